@@ -1,0 +1,99 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import { bodyLimit } from "hono/body-limit";
+import type { AppDeps, AppEnv } from "./deps.js";
+import { onError, problem } from "./errors.js";
+import { validationHook } from "./openapi.js";
+import { randomBase62 } from "./secrets.js";
+import { agentRoutes } from "./routes/agents.js";
+import { eventRoutes } from "./routes/events.js";
+import { healthRoutes } from "./routes/health.js";
+import { joinTokenRoutes } from "./routes/join-tokens.js";
+import { nodeRoutes } from "./routes/nodes.js";
+import { tokenRoutes } from "./routes/tokens.js";
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Compiles a route path (`/api/v1/nodes/:id/cordon`) to a matcher, for telling 405 from 404. */
+function pathMatcher(path: string): RegExp {
+  const body = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+");
+  return new RegExp(`^${body}/?$`);
+}
+
+/** The control API over the given dependencies; it holds no state of its own. */
+export function createApp(deps: AppDeps) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+  app.use("*", async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const id = incoming && REQUEST_ID.test(incoming) ? incoming : `req_${randomBase62(16)}`;
+    c.set("requestId", id);
+    c.set("deps", deps);
+    await next();
+    c.header("x-request-id", id);
+  });
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: deps.settings.maxBodyBytes,
+      onError: (c) => problem(c, 413, "payload_too_large", `request body larger than ${deps.settings.maxBodyBytes} bytes`),
+    }),
+  );
+
+  app.route("/", healthRoutes);
+  app.route("/", tokenRoutes);
+  app.route("/", joinTokenRoutes);
+  app.route("/", agentRoutes);
+  app.route("/", nodeRoutes);
+  app.route("/", eventRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "An admin token (`llmgw_adm_…`): printed at first start, or LLMGW_ADMIN_TOKEN, or from POST /api/v1/tokens",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "joinToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "A join token (`llmgw_join_…`) from POST /api/v1/join-tokens: registers new nodes only",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "nodeToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "A node token (`llmgw_node_…`) returned at registration: reaches only that node's agent endpoints",
+  });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "llmgw control API",
+      version: deps.settings.version,
+      description: "Inventory, tokens and the agents' endpoints of llmgw. Errors are application/problem+json (RFC 9457).",
+      license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
+    },
+    servers: [{ url: "/", description: "this server" }],
+    tags: [
+      { name: "health", description: "Liveness and readiness probes" },
+      { name: "tokens", description: "Admin and join tokens" },
+      { name: "agents", description: "Endpoints the node agents call, with their node token" },
+      { name: "nodes", description: "The fleet's nodes and what operators do to them" },
+      { name: "events", description: "What happened, newest first" },
+    ],
+  });
+  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "llmgw API" }));
+
+  const routes = () => app.routes.map((r) => ({ method: r.method.toUpperCase(), match: pathMatcher(r.path) }));
+  app.notFound((c) => {
+    const path = c.req.path;
+    const allowed = [...new Set(routes().filter((r) => r.method !== "ALL" && r.match.test(path)).map((r) => r.method))];
+    if (allowed.length) {
+      return problem(c, 405, "method_not_allowed", `${c.req.method} is not allowed on ${path}; use ${allowed.join(", ")}`, undefined, {
+        allow: allowed.join(", "),
+      });
+    }
+    return problem(c, 404, "not_found", `no route ${c.req.method} ${path}`);
+  });
+  app.onError((err, c) => onError(err, c, deps.log));
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

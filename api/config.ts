@@ -1,0 +1,81 @@
+import { z } from "../shared/z.js";
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** Every setting of `llmgw serve`, from LLMGW_* variables and flags (flags win). */
+export const ServerConfig = z.object({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: int(0, 65535).default(8080),
+  dbUrl: z
+    .string()
+    .regex(/^(file:|libsql:|https?:|wss?:)/, "a file: path or a libsql:, http(s): or ws(s): URL")
+    .default("file:./data/llmgw.db"),
+  dbAuthToken: z.string().min(1).optional(),
+  adminToken: z.string().min(24, "at least 24 characters").max(256).optional(),
+  nodeLostAfterS: int(10, 86400).default(180),
+  heartbeatIntervalS: int(1, 3600).default(60),
+  pollWaitS: int(1, 60).default(50),
+  sweepIntervalS: int(1, 3600).default(15),
+  maxBodyBytes: int(1024, 64 * 1024 * 1024).default(2 * 1024 * 1024),
+});
+export type ServerConfig = z.infer<typeof ServerConfig>;
+
+const ENV: Record<keyof ServerConfig, string> = {
+  host: "LLMGW_HOST",
+  port: "LLMGW_PORT",
+  dbUrl: "LLMGW_DB_URL",
+  dbAuthToken: "LLMGW_DB_AUTH_TOKEN",
+  adminToken: "LLMGW_ADMIN_TOKEN",
+  nodeLostAfterS: "LLMGW_NODE_LOST_AFTER_S",
+  heartbeatIntervalS: "LLMGW_HEARTBEAT_INTERVAL_S",
+  pollWaitS: "LLMGW_POLL_WAIT_S",
+  sweepIntervalS: "LLMGW_SWEEP_INTERVAL_S",
+  maxBodyBytes: "LLMGW_MAX_BODY_BYTES",
+};
+/** Variables other llmgw commands read (the CLI clients), not unknown to `serve`. */
+const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN"]);
+
+export type ServerFlags = { host?: string; port?: string; db?: string };
+
+/** `--db ./x.db` or `--db file:x.db` or a URL: a bare path becomes a file: URL. */
+export function dbUrlFromFlag(db: string): string {
+  return /^[a-z]+:/i.test(db) ? db : `file:${db}`;
+}
+
+export type ConfigResult = { ok: true; config: ServerConfig; warnings: string[] } | { ok: false; errors: string[] };
+
+/** Reads the server's configuration; on failure, every invalid value is listed by the name the user set it with. */
+export function loadServerConfig(env: Record<string, string | undefined>, flags: ServerFlags = {}): ConfigResult {
+  const raw: Record<string, unknown> = {};
+  const source: Record<string, string> = {};
+  for (const [key, name] of Object.entries(ENV)) {
+    const v = env[name];
+    if (v !== undefined && v !== "") {
+      raw[key] = v;
+      source[key] = name;
+    }
+  }
+  const fromFlags: [keyof ServerConfig, string, string | undefined][] = [
+    ["host", "--host", flags.host],
+    ["port", "--port", flags.port],
+    ["dbUrl", "--db", flags.db === undefined ? undefined : dbUrlFromFlag(flags.db)],
+  ];
+  for (const [key, flag, value] of fromFlags) {
+    if (value === undefined) continue;
+    raw[key] = value;
+    source[key] = flag;
+  }
+  const known = new Set(Object.values(ENV));
+  const warnings = Object.keys(env)
+    .filter((k) => k.startsWith("LLMGW_") && !known.has(k) && !CLIENT_VARS.has(k))
+    .map((k) => `${k} is not a setting of llmgw serve and is ignored`);
+  const parsed = ServerConfig.safeParse(raw);
+  if (!parsed.success) {
+    const errors = parsed.error.issues.map((i) => {
+      const key = String(i.path[0]);
+      return `${source[key] ?? ENV[key as keyof ServerConfig] ?? key}: ${i.message} (got ${JSON.stringify(raw[key])})`;
+    });
+    return { ok: false, errors };
+  }
+  return { ok: true, config: parsed.data, warnings };
+}

@@ -1,0 +1,118 @@
+import { asc, count, eq } from "drizzle-orm";
+import { devicesOf } from "../../shared/classes.js";
+import type { RegisterRequest } from "../../shared/schemas/agent.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
+import { nodeState } from "../liveness.js";
+import type { Q } from "./client.js";
+import { devices, nodes, shardStatus } from "./schema.js";
+
+export type NodeRow = typeof nodes.$inferSelect;
+
+/** The stored inventory of a node row (validated when it was written). */
+export function readInventory(row: Pick<NodeRow, "inventory">): Inventory {
+  return JSON.parse(row.inventory) as Inventory;
+}
+
+/** Fetches one node row. */
+export async function findNode(q: Q, id: string): Promise<NodeRow | undefined> {
+  const [row] = await q.select().from(nodes).where(eq(nodes.id, id));
+  return row;
+}
+
+/** Writes a registration: the node row (created or replaced) and its devices, derived from the inventory. */
+export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, now: number, existing?: NodeRow) {
+  const values = {
+    hostname: req.hostname,
+    mgmtAddr: req.mgmtAddr,
+    mgmtInterface: req.mgmtInterface ?? null,
+    pool: req.labels.pool ?? "default",
+    labels: req.labels,
+    agentVersion: req.agentVersion,
+    tokenHash,
+    portFirst: req.portRange?.first ?? null,
+    portLast: req.portRange?.last ?? null,
+    inventory: JSON.stringify(req.inventory),
+    lastSeenAt: now,
+    lostAt: null,
+  };
+  if (existing) await q.update(nodes).set(values).where(eq(nodes.id, req.nodeId));
+  else await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, ...values });
+  await replaceDevices(q, req.nodeId, req.inventory);
+}
+
+/** Rewrites the devices table rows of one node from its inventory. */
+export async function replaceDevices(q: Q, nodeId: string, inv: Inventory) {
+  await q.delete(devices).where(eq(devices.nodeId, nodeId));
+  const list = devicesOf(inv.gpus);
+  if (!list.length) return;
+  await q.insert(devices).values(
+    list.map((d) => ({
+      nodeId,
+      deviceId: d.id,
+      label: d.label,
+      class: d.class,
+      uuid: d.uuid,
+      card: d.card,
+      migIndex: d.migIndex ?? null,
+      memoryTotalMiB: d.memoryTotalMiB,
+    })),
+  );
+}
+
+/** Deletes a node and everything stored about it; false when there was none. */
+export async function deleteNode(q: Q, id: string): Promise<boolean> {
+  await q.delete(devices).where(eq(devices.nodeId, id));
+  await q.delete(shardStatus).where(eq(shardStatus.nodeId, id));
+  const gone = await q.delete(nodes).where(eq(nodes.id, id)).returning({ id: nodes.id });
+  return gone.length > 0;
+}
+
+/** Devices by class for one node or all of them: node id → class → count, classes sorted. */
+export async function classCounts(q: Q, nodeId?: string): Promise<Map<string, Record<string, number>>> {
+  const rows = await q
+    .select({ nodeId: devices.nodeId, class: devices.class, n: count() })
+    .from(devices)
+    .where(nodeId === undefined ? undefined : eq(devices.nodeId, nodeId))
+    .groupBy(devices.nodeId, devices.class)
+    .orderBy(asc(devices.nodeId), asc(devices.class));
+  const out = new Map<string, Record<string, number>>();
+  for (const r of rows) out.set(r.nodeId, { ...out.get(r.nodeId), [r.class]: r.n });
+  return out;
+}
+
+/** The summary every list shows of a node. */
+export function nodeSummary(row: NodeRow, classes: Record<string, number>, now: number, lostAfterS: number) {
+  return {
+    id: row.id,
+    hostname: row.hostname,
+    mgmtAddr: row.mgmtAddr,
+    pool: row.pool,
+    labels: row.labels,
+    state: nodeState(row, now, lostAfterS),
+    adminState: row.adminState,
+    agentVersion: row.agentVersion,
+    registeredAt: row.registeredAt,
+    lastHeartbeatAt: row.lastHeartbeatAt,
+    lastSeenAt: row.lastSeenAt,
+    classes,
+  };
+}
+
+/** All nodes, by id. */
+export async function listNodes(q: Q) {
+  return q.select().from(nodes).orderBy(asc(nodes.id));
+}
+
+/** One node in full: summary, devices, shard states and inventory. */
+export async function nodeDetail(q: Q, row: NodeRow, now: number, lostAfterS: number) {
+  const devs = await q.select().from(devices).where(eq(devices.nodeId, row.id)).orderBy(asc(devices.deviceId));
+  const shards = await q.select().from(shardStatus).where(eq(shardStatus.nodeId, row.id)).orderBy(asc(shardStatus.shardId));
+  const classes = (await classCounts(q, row.id)).get(row.id) ?? {};
+  return {
+    ...nodeSummary(row, classes, now, lostAfterS),
+    mgmtInterface: row.mgmtInterface,
+    devices: devs.map((d) => ({ id: d.deviceId, label: d.label, class: d.class, uuid: d.uuid, memoryTotalMiB: d.memoryTotalMiB })),
+    shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: s.state, message: s.message, updatedAt: s.updatedAt })),
+    inventory: readInventory(row),
+  };
+}

@@ -1,0 +1,40 @@
+import type { Store } from "./db/client.js";
+
+export type Log = {
+  info(msg: string, extra?: object): void;
+  warn(msg: string, extra?: object): void;
+  error(msg: string, extra?: object): void;
+};
+
+/** Settings the app reads on every request; the entries build them from their configuration. */
+export type AppSettings = {
+  version: string;
+  nodeLostAfterS: number;
+  heartbeatIntervalS: number;
+  pollWaitS: number;
+  maxBodyBytes: number;
+};
+
+/** Migration state the readiness probe compares with what the database has applied. */
+export type MigrationInfo = { expected: { tag: string; when: number }[] };
+
+/** Everything the app needs from outside; no module keeps state of its own. */
+export type AppDeps = {
+  store: Store;
+  now: () => number;
+  log: Log;
+  settings: AppSettings;
+  migrations: MigrationInfo;
+};
+
+export type Principal =
+  | { kind: "admin"; tokenId: string }
+  | { kind: "node"; nodeId: string; token: string };
+
+export type AppEnv = {
+  Variables: {
+    requestId: string;
+    deps: AppDeps;
+    principal: Principal;
+  };
+};

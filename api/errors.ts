@@ -1,0 +1,74 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ErrorCode, Problem } from "../shared/schemas/problem.js";
+import { z } from "../shared/z.js";
+
+const TITLES: Record<ErrorCode, string> = {
+  bad_request: "Bad request",
+  validation_failed: "Validation failed",
+  malformed_json: "Malformed JSON",
+  unsupported_media_type: "Unsupported media type",
+  unauthorized: "Unauthorized",
+  forbidden: "Forbidden",
+  not_found: "Not found",
+  method_not_allowed: "Method not allowed",
+  conflict: "Conflict",
+  node_exists: "Node already registered",
+  join_token_invalid: "Join token not usable",
+  precondition_failed: "Precondition failed",
+  payload_too_large: "Payload too large",
+  unavailable: "Service unavailable",
+  internal: "Internal server error",
+};
+
+/** An error a handler throws on purpose; onError turns it into problem+json. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ErrorCode,
+    detail: string,
+    readonly fields?: { path: string; message: string }[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail);
+  }
+}
+
+/** Builds the application/problem+json response for an error. */
+export function problem(c: Context, status: ContentfulStatusCode, code: ErrorCode, detail: string, fields?: Problem["errors"], headers?: Record<string, string>) {
+  const body: Problem = {
+    type: `urn:llmgw:problem:${code}`,
+    title: TITLES[code],
+    status,
+    detail,
+    code,
+    requestId: c.get("requestId") ?? "unknown",
+    ...(fields?.length ? { errors: fields } : {}),
+  };
+  return c.body(JSON.stringify(body), status, { "content-type": "application/problem+json", ...headers });
+}
+
+/** The zod issues of a failed validation as problem fields, each naming the field it is about. */
+export function zodFields(error: z.ZodError, prefix = ""): { path: string; message: string }[] {
+  return error.issues.flatMap((i) => {
+    const base = [prefix, ...i.path.map(String)].filter(Boolean).join(".");
+    if (i.code === "unrecognized_keys") {
+      return i.keys.map((k) => ({ path: base ? `${base}.${k}` : k, message: "unknown field" }));
+    }
+    return [{ path: base || "(body)", message: i.message }];
+  });
+}
+
+/** Turns any thrown error into problem+json; unexpected ones are logged and hidden. */
+export function onError(err: Error, c: Context, log: { error(msg: string, extra?: object): void }) {
+  if (err instanceof ApiError) return problem(c, err.status, err.code, err.message, err.fields, err.headers);
+  if (err instanceof HTTPException) {
+    if (err.status === 413) return problem(c, 413, "payload_too_large", err.message || "request body too large");
+    if (err.status === 400 && /JSON/i.test(err.message)) return problem(c, 400, "malformed_json", "the request body is not valid JSON");
+    if (err.status === 400) return problem(c, 400, "bad_request", err.message || "bad request");
+    return problem(c, err.status as ContentfulStatusCode, "bad_request", err.message);
+  }
+  log.error("unhandled error", { requestId: c.get("requestId"), error: err.stack ?? String(err) });
+  return problem(c, 500, "internal", "an internal error occurred; the request id is in the server log");
+}

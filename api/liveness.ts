@@ -1,0 +1,44 @@
+import { and, isNull, lt } from "drizzle-orm";
+import type { NodeState } from "../shared/schemas/node.js";
+import type { Store } from "./db/client.js";
+import { insertEvents } from "./db/events.js";
+import { nodes } from "./db/schema.js";
+
+/** A node's state as every view shows it: `lost` once silent for longer than `lostAfterS`, else what an operator set. */
+export function nodeState(n: { adminState: Exclude<NodeState, "lost">; lastSeenAt: number }, now: number, lostAfterS: number): NodeState {
+  return now - n.lastSeenAt > lostAfterS * 1000 ? "lost" : n.adminState;
+}
+
+/** Marks nodes that went silent as lost, once each, with an event; returns their ids. */
+export async function sweepLiveness(store: Store, now: number, lostAfterS: number): Promise<string[]> {
+  const cutoff = now - lostAfterS * 1000;
+  const stale = and(isNull(nodes.lostAt), lt(nodes.lastSeenAt, cutoff));
+  const candidates = await store.db.select({ id: nodes.id }).from(nodes).where(stale);
+  if (!candidates.length) return [];
+  return store.write(async (tx) => {
+    const lost = await tx.update(nodes).set({ lostAt: now }).where(stale).returning({ id: nodes.id, lastSeenAt: nodes.lastSeenAt });
+    await insertEvents(
+      tx,
+      now,
+      lost.map((n) => ({
+        type: "node_lost" as const,
+        nodeId: n.id,
+        message: `${n.id}: no heartbeat or poll for ${Math.round((now - n.lastSeenAt) / 1000)} s (limit ${lostAfterS} s)`,
+      })),
+    );
+    return lost.map((n) => n.id);
+  });
+}
+
+/** Runs the sweep every `intervalS` until `signal` aborts; a failed sweep is logged and retried next time. */
+export function startLivenessSweep(
+  deps: { store: Store; now: () => number; log: { warn(m: string, e?: object): void } },
+  opts: { intervalS: number; lostAfterS: number },
+  signal: AbortSignal,
+) {
+  const tick = () =>
+    sweepLiveness(deps.store, deps.now(), opts.lostAfterS).catch((e: unknown) => deps.log.warn("liveness sweep failed", { error: String(e) }));
+  const timer = setInterval(tick, opts.intervalS * 1000);
+  signal.addEventListener("abort", () => clearInterval(timer), { once: true });
+  return tick;
+}

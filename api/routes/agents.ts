@@ -1,0 +1,171 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
+import { NodeId } from "../../shared/schemas/common.js";
+import { z } from "../../shared/z.js";
+import { authenticateAdmin, authenticateNode, bearer, requireOwnNode } from "../auth.js";
+import type { Tx } from "../db/client.js";
+import { insertEvents } from "../db/events.js";
+import { findNode, readInventory, upsertNode, type NodeRow } from "../db/nodes.js";
+import { joinTokens, nodes } from "../db/schema.js";
+import { upsertShardReports } from "../db/shards.js";
+import { joinTokenUnusable } from "../db/tokens.js";
+import type { AppEnv } from "../deps.js";
+import { ApiError } from "../errors.js";
+import { nodeState } from "../liveness.js";
+import { applyHeartbeat } from "../inventory-merge.js";
+import { inventoryEvents, type NewEvent } from "../node-events.js";
+import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
+import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../secrets.js";
+
+const NodeParam = z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) });
+
+const register = createRoute({
+  method: "post",
+  path: "/api/v1/agents/register",
+  operationId: "registerNode",
+  tags: ["agents"],
+  summary: "Register a node with its inventory (idempotent by node id)",
+  description:
+    "Authenticate with a join token to register a new node id, with the node's own token to re-register it, " +
+    "or with an admin token to reset a node (its node token is replaced). A join token never takes over a registered node.",
+  security: registerSecurity,
+  request: { body: jsonBody(RegisterRequest) },
+  responses: {
+    200: jsonResponse(RegisterResponse, "Re-registered"),
+    201: jsonResponse(RegisterResponse, "Registered a new node"),
+    ...errorResponses(400, 401, 403, 409, 413),
+  },
+});
+
+const heartbeat = createRoute({
+  method: "post",
+  path: "/api/v1/agents/{node}/heartbeat",
+  operationId: "postHeartbeat",
+  tags: ["agents"],
+  summary: "Report what changed on the node: fabric, IMEX, health, memory, ports, shard states",
+  security: nodeSecurity,
+  middleware: [requireOwnNode] as const,
+  request: { params: NodeParam, body: jsonBody(Heartbeat) },
+  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 409, 413) },
+});
+
+const status = createRoute({
+  method: "post",
+  path: "/api/v1/agents/{node}/status",
+  operationId: "postShardStatus",
+  tags: ["agents"],
+  summary: "Report shard state transitions (batched)",
+  security: nodeSecurity,
+  middleware: [requireOwnNode] as const,
+  request: { params: NodeParam, body: jsonBody(StatusReport) },
+  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 413) },
+});
+
+type Caller = { kind: "join"; hash: string } | { kind: "node"; token: string } | { kind: "admin" };
+
+/** Who is registering, checked before any write. */
+async function registrationCaller(c: Parameters<typeof authenticateAdmin>[0], nodeId: string): Promise<Caller> {
+  const token = bearer(c);
+  switch (secretKind(token)) {
+    case "join":
+      return { kind: "join", hash: await hashSecret(token) };
+    case "node": {
+      const row = await authenticateNode(c, token);
+      if (row.id !== nodeId) throw new ApiError(403, "forbidden", `this node token belongs to node ${row.id}, not ${nodeId}`);
+      return { kind: "node", token };
+    }
+    default:
+      await authenticateAdmin(c, token);
+      return { kind: "admin" };
+  }
+}
+
+/** Spends one use of a join token inside the registration's transaction. */
+async function spendJoinToken(tx: Tx, hash: string, now: number) {
+  const [jt] = await tx.select().from(joinTokens).where(eq(joinTokens.hash, hash));
+  if (!jt || !constantTimeEqual(jt.hash, hash)) throw new ApiError(401, "unauthorized", "unknown join token");
+  const why = joinTokenUnusable(jt, now);
+  if (why) throw new ApiError(403, "join_token_invalid", `${why}; ask an admin for a new one`);
+  await tx.update(joinTokens).set({ uses: jt.uses + 1 }).where(eq(joinTokens.id, jt.id));
+}
+
+/** A `node_recovered` event when a node that was lost (or silent past the limit) is heard from again. */
+function heardFrom(row: NodeRow, now: number, lostAfterS: number): NewEvent[] {
+  if (row.lostAt === null && nodeState(row, now, lostAfterS) !== "lost") return [];
+  return [{ type: "node_recovered", nodeId: row.id, message: `${row.id} is back after ${Math.round((now - row.lastSeenAt) / 1000)} s of silence` }];
+}
+
+export const agentRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(register, async (c) => {
+    const req = c.req.valid("json");
+    const caller = await registrationCaller(c, req.nodeId);
+    const { store, now, settings } = c.var.deps;
+    const t = now();
+    const { created, nodeToken } = await store.write(async (tx) => {
+      const existing = await findNode(tx, req.nodeId);
+      if (caller.kind === "join") {
+        if (existing) {
+          throw new ApiError(409, "node_exists", `node ${req.nodeId} is already registered; re-register with its node token, or have an admin delete it first`);
+        }
+        await spendJoinToken(tx, caller.hash, t);
+      }
+      const token = caller.kind === "node" ? caller.token : newSecret("node");
+      await upsertNode(tx, req, await hashSecret(token), t, existing);
+      await upsertShardReports(tx, req.nodeId, req.runningShards, t);
+      const gpus = req.inventory.gpus.length;
+      const events: NewEvent[] = existing
+        ? [
+            { type: "node_reregistered", nodeId: req.nodeId, message: `${req.nodeId} registered again${caller.kind === "admin" ? " (admin reset: new node token)" : ""}` },
+            ...heardFrom(existing, t, settings.nodeLostAfterS),
+            ...inventoryEvents(req.nodeId, readInventory(existing), req.inventory),
+          ]
+        : [{ type: "node_registered", nodeId: req.nodeId, message: `${req.nodeId} registered with ${gpus} GPU${gpus === 1 ? "" : "s"} in pool ${req.labels.pool ?? "default"}` }];
+      await insertEvents(tx, t, events);
+      return { created: !existing, nodeToken: token };
+    });
+    const body = {
+      nodeId: req.nodeId,
+      nodeToken,
+      heartbeatIntervalS: settings.heartbeatIntervalS,
+      pollWaitS: settings.pollWaitS,
+      nodeLostAfterS: settings.nodeLostAfterS,
+    };
+    return created ? c.json(body, 201) : c.json(body, 200);
+  })
+  .openapi(heartbeat, async (c) => {
+    const hb = c.req.valid("json");
+    const { node } = c.req.valid("param");
+    const { store, now, settings } = c.var.deps;
+    const t = now();
+    await store.write(async (tx) => {
+      const row = await findNode(tx, node);
+      if (!row) throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
+      const before = readInventory(row);
+      const known = new Set(before.gpus.map((g) => g.uuid));
+      const unknown = hb.gpus.filter((g) => !known.has(g.uuid)).map((g) => g.uuid);
+      if (unknown.length) {
+        throw new ApiError(409, "conflict", `the heartbeat names GPUs the registered inventory does not have (${unknown.join(", ")}); register again`);
+      }
+      const after = applyHeartbeat(before, hb);
+      const events = [...heardFrom(row, t, settings.nodeLostAfterS), ...inventoryEvents(node, before, after)];
+      await tx.update(nodes).set({ inventory: JSON.stringify(after), lastHeartbeatAt: t, lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
+      await upsertShardReports(tx, node, hb.shards, t);
+      await insertEvents(tx, t, events);
+    });
+    return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
+  })
+  .openapi(status, async (c) => {
+    const { shards } = c.req.valid("json");
+    const { node } = c.req.valid("param");
+    const { store, now, settings } = c.var.deps;
+    const t = now();
+    await store.write(async (tx) => {
+      const row = await findNode(tx, node);
+      if (!row) throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
+      await upsertShardReports(tx, node, shards, t);
+      await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
+      await insertEvents(tx, t, heardFrom(row, t, settings.nodeLostAfterS));
+    });
+    return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
+  });

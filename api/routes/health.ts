@@ -1,0 +1,47 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { sql } from "drizzle-orm";
+import { z } from "../../shared/z.js";
+import { migrationStatus } from "../db/migration-status.js";
+import type { AppEnv } from "../deps.js";
+import { ApiError } from "../errors.js";
+import { errorResponses, jsonResponse } from "../openapi.js";
+
+const Health = z.object({ status: z.literal("ok"), version: z.string().openapi({ example: "0.1.0" }) }).openapi("Health");
+const Readiness = z
+  .object({ status: z.literal("ready"), checks: z.object({ database: z.literal("ok"), migrations: z.literal("current") }) })
+  .openapi("Readiness");
+
+const healthz = createRoute({
+  method: "get",
+  path: "/healthz",
+  operationId: "getHealth",
+  tags: ["health"],
+  summary: "Liveness: the process answers",
+  responses: { 200: jsonResponse(Health, "The process is up") },
+});
+
+const readyz = createRoute({
+  method: "get",
+  path: "/readyz",
+  operationId: "getReadiness",
+  tags: ["health"],
+  summary: "Readiness: the database answers and has every migration this build needs",
+  responses: {
+    200: jsonResponse(Readiness, "Ready to serve"),
+    ...errorResponses(503),
+  },
+});
+
+export const healthRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(healthz, (c) => c.json({ status: "ok" as const, version: c.var.deps.settings.version }, 200))
+  .openapi(readyz, async (c) => {
+    const { store, migrations } = c.var.deps;
+    try {
+      await store.db.run(sql`SELECT 1`);
+    } catch (e) {
+      throw new ApiError(503, "unavailable", `database unreachable: ${String(e instanceof Error ? e.message : e)}`);
+    }
+    const m = await migrationStatus(store.db, migrations);
+    if (!m.current) throw new ApiError(503, "unavailable", `database schema is behind this build: pending migrations ${m.pending.join(", ")}; run \`llmgw migrate\``);
+    return c.json({ status: "ready" as const, checks: { database: "ok" as const, migrations: "current" as const } }, 200);
+  });

@@ -1,0 +1,70 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { asc, eq } from "drizzle-orm";
+import { AdminToken, CreateAdminToken, CreatedAdminToken } from "../../shared/schemas/token.js";
+import { z } from "../../shared/z.js";
+import { requireAdmin } from "../auth.js";
+import { adminTokens } from "../db/schema.js";
+import { adminTokenView, insertAdminToken } from "../db/tokens.js";
+import type { AppEnv } from "../deps.js";
+import { ApiError } from "../errors.js";
+import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
+
+const TokenId = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "tok_3kq8Zp2v" }) });
+
+const create = createRoute({
+  method: "post",
+  path: "/api/v1/tokens",
+  operationId: "createAdminToken",
+  tags: ["tokens"],
+  summary: "Create an admin token (the secret is shown once)",
+  security: adminSecurity,
+  middleware: [requireAdmin] as const,
+  request: { body: jsonBody(CreateAdminToken) },
+  responses: { 201: jsonResponse(CreatedAdminToken, "Created; keep `token`, it is not shown again"), ...errorResponses(400, 401, 403, 413) },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/api/v1/tokens",
+  operationId: "listAdminTokens",
+  tags: ["tokens"],
+  summary: "List admin tokens (never their secrets)",
+  security: adminSecurity,
+  middleware: [requireAdmin] as const,
+  responses: { 200: jsonResponse(z.object({ items: z.array(AdminToken) }), "Admin tokens, oldest first"), ...errorResponses(401, 403) },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/api/v1/tokens/{id}",
+  operationId: "deleteAdminToken",
+  tags: ["tokens"],
+  summary: "Revoke an admin token",
+  description: "The last admin token cannot be revoked: create another first.",
+  security: adminSecurity,
+  middleware: [requireAdmin] as const,
+  request: { params: TokenId },
+  responses: { 204: { description: "Revoked" }, ...errorResponses(401, 403, 404, 409) },
+});
+
+export const tokenRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(create, async (c) => {
+    const { name } = c.req.valid("json");
+    const { store, now } = c.var.deps;
+    const { row, secret } = await store.write((tx) => insertAdminToken(tx, name, now()));
+    return c.json({ ...adminTokenView(row), token: secret }, 201);
+  })
+  .openapi(list, async (c) => {
+    const rows = await c.var.deps.store.db.select().from(adminTokens).orderBy(asc(adminTokens.createdAt), asc(adminTokens.id));
+    return c.json({ items: rows.map(adminTokenView) }, 200);
+  })
+  .openapi(remove, async (c) => {
+    const { id } = c.req.valid("param");
+    await c.var.deps.store.write(async (tx) => {
+      const all = await tx.select({ id: adminTokens.id }).from(adminTokens);
+      if (!all.some((t) => t.id === id)) throw new ApiError(404, "not_found", `no admin token ${id}`);
+      if (all.length === 1) throw new ApiError(409, "conflict", "this is the last admin token; create another before revoking it");
+      await tx.delete(adminTokens).where(eq(adminTokens.id, id));
+    });
+    return c.body(null, 204);
+  });

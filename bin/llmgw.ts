@@ -1,0 +1,39 @@
+// The one CLI entry: parses the subcommand and lazily imports the part it needs.
+import { Command, Option } from "commander";
+import { VERSION } from "../shared/version.js";
+
+const program = new Command("llmgw")
+  .description("llmgw runs large language models on fleets of NVIDIA GPU machines")
+  .version(VERSION)
+  .showHelpAfterError("(run with --help for usage)");
+
+program
+  .command("serve")
+  .description("Run the control plane (API, agents' endpoints) on the embedded libSQL file or a libSQL server")
+  .addOption(new Option("--host <host>", "address to listen on (env LLMGW_HOST, default 127.0.0.1)"))
+  .addOption(new Option("--port <port>", "port to listen on, 0 for any free one (env LLMGW_PORT, default 8080)"))
+  .addOption(new Option("--db <url-or-path>", "database: a file path, file: URL or libsql://… URL (env LLMGW_DB_URL, default file:./data/llmgw.db)"))
+  .addHelpText(
+    "after",
+    `
+Environment: LLMGW_DB_AUTH_TOKEN (remote database), LLMGW_ADMIN_TOKEN (use this admin token instead of
+generating one), LLMGW_NODE_LOST_AFTER_S (180), LLMGW_HEARTBEAT_INTERVAL_S (60), LLMGW_POLL_WAIT_S (50),
+LLMGW_SWEEP_INTERVAL_S (15), LLMGW_MAX_BODY_BYTES (2097152).
+
+An embedded file database is migrated at start. A remote one is not: run \`llmgw migrate\` first.`,
+  )
+  .action(async (flags: { host?: string; port?: string; db?: string }) => {
+    const { runServe } = await import("./serve.js");
+    process.exitCode = await runServe(flags);
+  });
+
+program
+  .command("migrate")
+  .description("Apply pending database migrations (run once before rolling out instances on a libSQL server)")
+  .addOption(new Option("--db <url-or-path>", "database (env LLMGW_DB_URL, default file:./data/llmgw.db)"))
+  .action(async (flags: { db?: string }) => {
+    const { runMigrate } = await import("./serve.js");
+    process.exitCode = await runMigrate(flags);
+  });
+
+await program.parseAsync(process.argv);

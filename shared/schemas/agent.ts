@@ -1,0 +1,83 @@
+import { z } from "../z.js";
+import { Labels, NodeId, Text } from "./common.js";
+import { GpuFabric, GpuHealth } from "./gpu.js";
+import { HcaPort } from "./hca.js";
+import { Imex, Inventory, RunningShard } from "./inventory.js";
+
+export const RegisterRequest = z
+  .strictObject({
+    nodeId: NodeId,
+    hostname: Text(253).openapi({ example: "gpu-node-01.lab" }),
+    mgmtAddr: Text(253).openapi({ example: "10.0.0.11", description: "address the control plane and peers reach this node on" }),
+    mgmtInterface: Text(64).optional().openapi({ example: "eth0" }),
+    agentVersion: Text(64).openapi({ example: "0.1.0" }),
+    labels: Labels.default({}),
+    portRange: z
+      .strictObject({ first: z.number().int().min(1).max(65535), last: z.number().int().min(1).max(65535) })
+      .refine((r) => r.first <= r.last, { message: "first must not exceed last" })
+      .optional(),
+    inventory: Inventory,
+    runningShards: z.array(RunningShard).max(256).default([]),
+  })
+  .openapi("RegisterRequest");
+export type RegisterRequest = z.infer<typeof RegisterRequest>;
+export type RegisterRequestInput = z.input<typeof RegisterRequest>;
+
+export const RegisterResponse = z
+  .object({
+    nodeId: NodeId,
+    nodeToken: z.string().openapi({ example: "llmgw_node_…", description: "keep it: it authenticates every later call of this node" }),
+    heartbeatIntervalS: z.number().int().positive(),
+    pollWaitS: z.number().int().positive(),
+    nodeLostAfterS: z.number().int().positive(),
+  })
+  .openapi("RegisterResponse");
+
+/** Per-GPU facts that change between registrations. */
+export const GpuHeartbeat = z
+  .strictObject({
+    uuid: Text(128),
+    memoryUsedMiB: z.number().int().nonnegative().optional(),
+    utilizationPercent: z.number().min(0).max(100).optional(),
+    fabric: GpuFabric.optional(),
+    health: GpuHealth.optional(),
+    migMemoryUsedMiB: z.record(z.string().regex(/^\d+$/), z.number().int().nonnegative()).optional().openapi({
+      description: "memory used per MIG instance index",
+    }),
+  })
+  .openapi("GpuHeartbeat");
+
+export const ShardReport = z
+  .strictObject({
+    shardId: Text(64),
+    replicaId: Text(64).optional(),
+    state: Text(32).openapi({ description: "pending, starting, loading, ready, draining, stopped or failed; anything else is read as failed" }),
+    message: Text(2048).optional(),
+    exitCode: z.number().int().optional(),
+    at: z.number().int().nonnegative().optional(),
+  })
+  .openapi("ShardReport");
+
+export const Heartbeat = z
+  .strictObject({
+    memoryAvailableMiB: z.number().int().nonnegative().optional(),
+    gpus: z.array(GpuHeartbeat).max(64).default([]),
+    imex: Imex.optional(),
+    ports: z
+      .array(HcaPort.extend({ hca: Text(64) }))
+      .max(256)
+      .default([])
+      .openapi({ description: "current state of each HCA port" }),
+    shards: z.array(ShardReport).max(256).default([]),
+  })
+  .openapi("Heartbeat");
+export type Heartbeat = z.infer<typeof Heartbeat>;
+
+export const StatusReport = z
+  .strictObject({ shards: z.array(ShardReport).min(1).max(256) })
+  .openapi("StatusReport");
+export type StatusReport = z.infer<typeof StatusReport>;
+
+export const AgentAck = z
+  .object({ nodeId: NodeId, receivedAt: z.number().int(), heartbeatIntervalS: z.number().int() })
+  .openapi("AgentAck");

@@ -1,0 +1,102 @@
+import { z } from "../z.js";
+import { ShardState, Text } from "./common.js";
+import { Gpu } from "./gpu.js";
+import { FabricAttachment, Hca } from "./hca.js";
+
+export const Host = z
+  .strictObject({
+    osId: Text(64).optional().openapi({ example: "ubuntu" }),
+    osVersion: Text(64).optional().openapi({ example: "24.04" }),
+    osCodename: Text(64).optional().openapi({ example: "noble" }),
+    arch: Text(32).openapi({ example: "x86_64" }),
+    kernel: Text(128).optional(),
+    cpuModel: Text(256).optional(),
+    cpuCount: z.number().int().nonnegative().optional(),
+    cpuFlags: z.array(Text(64)).max(512).default([]),
+    nvidiaDriver: Text(64).optional().openapi({ example: "580.105.08" }),
+  })
+  .openapi("Host");
+
+export const Memory = z
+  .strictObject({
+    totalMiB: z.number().int().nonnegative(),
+    availableMiB: z.number().int().nonnegative().optional(),
+  })
+  .openapi("Memory");
+
+export const Storage = z
+  .strictObject({
+    path: Text(1024).openapi({ example: "/models" }),
+    freeBytes: z.number().int().nonnegative(),
+    totalBytes: z.number().int().nonnegative(),
+    shared: z.boolean().openapi({ description: "on a network file system (NFS, Lustre, …) every node sees" }),
+    fsType: Text(64).optional(),
+  })
+  .openapi("Storage");
+
+export const LocalWeights = z
+  .strictObject({
+    path: Text(1024).openapi({ example: "/models/llama-3.1-70b-instruct" }),
+    sizeBytes: z.number().int().nonnegative(),
+    shared: z.boolean().optional(),
+  })
+  .openapi("LocalWeights");
+
+export const Engines = z
+  .strictObject({
+    probed: z.array(Text(32)).max(32).default([]).openapi({ example: ["vllm", "sglang", "llamacpp"] }),
+    versions: z.record(Text(32), Text(128)).default({}).openapi({ example: { vllm: "0.11.0" } }),
+  })
+  .openapi("Engines");
+
+export const ImexState = z.enum(["ready", "degraded", "down", "absent", "unknown"]).openapi("ImexState");
+export type ImexState = z.infer<typeof ImexState>;
+
+export const Imex = z
+  .strictObject({
+    state: ImexState,
+    domainState: Text(32).optional().openapi({ example: "UP" }),
+    channels: z.number().int().nonnegative(),
+    version: Text(64).optional(),
+  })
+  .openapi("Imex");
+
+/** A shard the agent found running at start, reported so the control plane can adopt it. */
+export const RunningShard = z
+  .strictObject({
+    shardId: Text(64),
+    replicaId: Text(64),
+    rank: z.number().int().nonnegative(),
+    state: Text(32).openapi({ description: `one of ${ShardState.options.join(", ")}; anything else is read as failed` }),
+    fingerprint: Text(128),
+    httpPort: z.number().int().min(1).max(65535).optional(),
+    pid: z.number().int().positive().optional(),
+    startedAt: z.number().int().nonnegative().optional(),
+  })
+  .openapi("RunningShard");
+
+export const DiscoveryError = z
+  .strictObject({
+    source: Text(64).openapi({ example: "nvidia-smi -q -x" }),
+    message: Text(2048),
+  })
+  .openapi("DiscoveryError");
+
+/** What the agent discovered on its node: every fact placement and the views use. */
+export const Inventory = z
+  .strictObject({
+    gpuSource: z.enum(["nvml", "nvidia-smi", "none"]).openapi({ description: "where the GPU facts came from" }),
+    host: Host,
+    memory: Memory,
+    storage: z.array(Storage).max(64).default([]),
+    weights: z.array(LocalWeights).max(4096).default([]),
+    engines: Engines,
+    gpus: z.array(Gpu).max(64),
+    imex: Imex,
+    hcas: z.array(Hca).max(64).default([]),
+    fabrics: z.array(FabricAttachment).max(16).default([]),
+    errors: z.array(DiscoveryError).max(64).default([]).openapi({ description: "sources that failed; the rest is still reported" }),
+  })
+  .openapi("Inventory");
+export type Inventory = z.infer<typeof Inventory>;
+export type InventoryInput = z.input<typeof Inventory>;
