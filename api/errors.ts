@@ -66,6 +66,7 @@ export function onError(err: Error, c: Context, log: { error(msg: string, extra?
   if (err instanceof HTTPException) {
     if (err.status === 413) return problem(c, 413, "payload_too_large", err.message || "request body too large");
     if (err.status === 400 && /JSON/i.test(err.message)) return problem(c, 400, "malformed_json", "the request body is not valid JSON");
+    if (err.status === 415) return problem(c, 415, "unsupported_media_type", "send the body as application/json");
     if (err.status === 400) return problem(c, 400, "bad_request", err.message || "bad request");
     return problem(c, err.status as ContentfulStatusCode, "bad_request", err.message);
   }

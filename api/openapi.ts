@@ -12,6 +12,7 @@ const DESCRIPTIONS: Record<number, string> = {
   409: "Conflicts with the current state",
   412: "`If-Match` does not match the current ETag",
   413: "Request body larger than the server's limit",
+  415: "The body is not application/json",
   503: "Not ready: the database is unreachable or its schema is behind this build",
 };
 

@@ -11,7 +11,8 @@ export async function migrationStatus(db: Db, info: MigrationInfo): Promise<Migr
     const rows = await db.all<{ created_at: number | string }>(sql`SELECT created_at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1`);
     if (rows[0]) last = Number(rows[0].created_at);
   } catch (e) {
-    if (!/no such table/i.test(String(e))) throw e;
+    const cause = e instanceof Error ? `${e.message} ${String(e.cause ?? "")}` : String(e);
+    if (!/no such table/i.test(cause)) throw e;
   }
   const pending = info.expected.filter((m) => m.when > last).map((m) => m.tag);
   return { current: pending.length === 0, pending };

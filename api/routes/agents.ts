@@ -34,7 +34,7 @@ const register = createRoute({
   responses: {
     200: jsonResponse(RegisterResponse, "Re-registered"),
     201: jsonResponse(RegisterResponse, "Registered a new node"),
-    ...errorResponses(400, 401, 403, 409, 413),
+    ...errorResponses(400, 401, 403, 409, 413, 415),
   },
 });
 
@@ -47,7 +47,7 @@ const heartbeat = createRoute({
   security: nodeSecurity,
   middleware: [requireOwnNode] as const,
   request: { params: NodeParam, body: jsonBody(Heartbeat) },
-  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 409, 413) },
+  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 409, 413, 415) },
 });
 
 const status = createRoute({
@@ -59,7 +59,7 @@ const status = createRoute({
   security: nodeSecurity,
   middleware: [requireOwnNode] as const,
   request: { params: NodeParam, body: jsonBody(StatusReport) },
-  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 413) },
+  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 413, 415) },
 });
 
 type Caller = { kind: "join"; hash: string } | { kind: "node"; token: string } | { kind: "admin" };

@@ -20,7 +20,7 @@ const create = createRoute({
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { body: jsonBody(CreateAdminToken) },
-  responses: { 201: jsonResponse(CreatedAdminToken, "Created; keep `token`, it is not shown again"), ...errorResponses(400, 401, 403, 413) },
+  responses: { 201: jsonResponse(CreatedAdminToken, "Created; keep `token`, it is not shown again"), ...errorResponses(400, 401, 403, 413, 415) },
 });
 
 const list = createRoute({

@@ -1,0 +1,58 @@
+import { createApp } from "../../api/app.js";
+import { expectedMigrations } from "../../api/db/journal.js";
+import type { AppSettings, Log } from "../../api/deps.js";
+import { applyMigrations, ensureAdminToken, openDb } from "../../api/node.js";
+import { VERSION } from "../../shared/version.js";
+import { tempDbUrl } from "./db.js";
+
+export const silentLog: Log = { info() {}, warn() {}, error() {} };
+
+export type TestClock = { now: () => number; advance: (ms: number) => void; set: (ms: number) => void };
+
+/** A clock tests move by hand. */
+export function testClock(start = Date.UTC(2026, 10, 30, 12)): TestClock {
+  let t = start;
+  return { now: () => t, advance: (ms) => (t += ms), set: (ms) => (t = ms) };
+}
+
+type Call = { token?: string; body?: unknown; headers?: Record<string, string> };
+
+/** The app on a fresh, migrated temp-file database with one admin token, plus a small request helper. */
+export async function createTestApp(opts: { settings?: Partial<AppSettings>; log?: Log } = {}) {
+  const tmp = tempDbUrl();
+  const { client, db, store } = await openDb(tmp.url);
+  await applyMigrations(db);
+  const clock = testClock();
+  const adminToken = (await ensureAdminToken(store, clock.now()))!;
+  const settings: AppSettings = { version: VERSION, nodeLostAfterS: 180, heartbeatIntervalS: 60, pollWaitS: 50, maxBodyBytes: 2 * 1024 * 1024, ...opts.settings };
+  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations });
+
+  async function call(method: string, path: string, c: Call = {}) {
+    const headers: Record<string, string> = { ...c.headers };
+    if (c.token) headers.authorization = `Bearer ${c.token}`;
+    let body: string | undefined;
+    if (c.body !== undefined) {
+      body = typeof c.body === "string" ? c.body : JSON.stringify(c.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await app.request(path, { method, headers, body });
+    const text = await res.text();
+    const json = text && /json/.test(res.headers.get("content-type") ?? "") ? JSON.parse(text) : undefined;
+    return { status: res.status, headers: res.headers, json, text };
+  }
+
+  return {
+    app,
+    store,
+    db,
+    clock,
+    adminToken,
+    call,
+    admin: (method: string, path: string, c: Call = {}) => call(method, path, { token: adminToken, ...c }),
+    close: () => {
+      client.close();
+      tmp.cleanup();
+    },
+  };
+}
+export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
