@@ -56,18 +56,37 @@ export async function ensureAdminToken(store: Store, now: number, fromEnv?: stri
   });
 }
 
+/** Resolves once the database has every migration this build needs; logs once while it does not. */
+async function waitForSchema(db: Db, log: Log, signal: AbortSignal, everyMs = 2000): Promise<void> {
+  let told = false;
+  while (!signal.aborted) {
+    const m = await migrationStatus(db, expectedMigrations).catch((e: unknown) => ({ current: false, pending: [String(e)] }));
+    if (m.current) {
+      if (told) log.info("database schema is current; serving");
+      return;
+    }
+    if (!told) log.error(`database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`);
+    told = true;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error("stopped before the database schema was current");
+}
+
 export type Running = { url: string; port: number; close(): Promise<void> };
 
 /** Starts `llmgw serve` with a parsed configuration; resolves once it listens. */
 export async function startServer(config: ServerConfig, log: Log, print: (line: string) => void): Promise<Running> {
   const { client, db, store } = await openDb(config.dbUrl, config.dbAuthToken);
   if (isFileDb(config.dbUrl)) await applyMigrations(db);
-  else {
-    const m = await migrationStatus(db, expectedMigrations);
-    if (!m.current) log.error(`database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`);
-  }
   const now = () => Date.now();
-  const firstToken = await ensureAdminToken(store, now(), config.adminToken);
+  const stop = new AbortController();
+  const adminTokenShown = (token: string | undefined) => {
+    if (!token) return;
+    print(`  admin token (shown once, on first start only; store it now):`);
+    print(`    ${token}`);
+  };
+  // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
+  const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
   const settings = {
     version: VERSION,
     nodeLostAfterS: config.nodeLostAfterS,
@@ -76,7 +95,6 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     maxBodyBytes: config.maxBodyBytes,
   };
   const app = createApp({ store, now, log, settings, migrations: expectedMigrations });
-  const stop = new AbortController();
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS }, stop.signal);
 
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
@@ -89,10 +107,9 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   print(`llmgw ${VERSION} serving on ${url} (database ${config.dbUrl.replace(/\/\/[^@/]*@/, "//***@")})`);
   print(`  API docs:  ${url}/docs`);
   print(`  OpenAPI:   ${url}/openapi.json`);
-  if (firstToken) {
-    print(`  admin token (shown once, on first start only; store it now):`);
-    print(`    ${firstToken}`);
-  }
+  schemaReady.then(adminTokenShown, (e: unknown) => {
+    if (!stop.signal.aborted) log.error("could not create the admin token", { error: String(e) });
+  });
   return {
     url,
     port,

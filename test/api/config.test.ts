@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { dbUrlFromFlag, loadServerConfig } from "../../api/config.js";
+import { createWriteQueue } from "../../api/db/client.js";
+import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../../api/secrets.js";
+
+describe("loadServerConfig", () => {
+  it("has defaults that serve the embedded file database on loopback", () => {
+    const r = loadServerConfig({});
+    expect(r).toMatchObject({ ok: true, config: { host: "127.0.0.1", port: 8080, dbUrl: "file:./data/llmgw.db", nodeLostAfterS: 180 } });
+  });
+
+  it("takes LLMGW_* variables, with flags winning", () => {
+    const r = loadServerConfig({ LLMGW_PORT: "9000", LLMGW_HOST: "0.0.0.0", LLMGW_DB_URL: "libsql://db.example:8080" }, { port: "9100", db: "/var/lib/llmgw/x.db" });
+    expect(r).toMatchObject({ ok: true, config: { port: 9100, host: "0.0.0.0", dbUrl: "file:/var/lib/llmgw/x.db" } });
+  });
+
+  it("lists every invalid value by the name it was set with", () => {
+    const r = loadServerConfig({ LLMGW_PORT: "eighty", LLMGW_NODE_LOST_AFTER_S: "1", LLMGW_ADMIN_TOKEN: "short" }, { db: "mysql://x" });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toHaveLength(4);
+    expect(r.errors.join("\n")).toMatch(/^LLMGW_PORT: .*"eighty"/m);
+    expect(r.errors.join("\n")).toMatch(/^LLMGW_NODE_LOST_AFTER_S: /m);
+    expect(r.errors.join("\n")).toMatch(/^LLMGW_ADMIN_TOKEN: at least 24 characters/m);
+    expect(r.errors.join("\n")).toMatch(/^--db: a file: path or a libsql:/m);
+  });
+
+  it("warns about LLMGW_ variables it does not know, but not the CLI's", () => {
+    const r = loadServerConfig({ LLMGW_PROT: "1", LLMGW_SERVER: "http://x", LLMGW_TOKEN: "t" });
+    expect(r).toMatchObject({ ok: true, warnings: ["LLMGW_PROT is not a setting of llmgw serve and is ignored"] });
+  });
+
+  it("turns a bare --db path into a file: URL and keeps URLs", () => {
+    expect(dbUrlFromFlag("./data/x.db")).toBe("file:./data/x.db");
+    expect(dbUrlFromFlag("http://127.0.0.1:8081")).toBe("http://127.0.0.1:8081");
+  });
+});
+
+describe("secrets", () => {
+  it("carry a recognisable prefix and hash to 64 hex digits", async () => {
+    const s = newSecret("join");
+    expect(secretKind(s)).toBe("join");
+    expect(secretKind("ghp_x")).toBeUndefined();
+    expect(await hashSecret("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(constantTimeEqual("abc", "abc")).toBe(true);
+    expect(constantTimeEqual("abc", "abd")).toBe(false);
+    expect(constantTimeEqual("abc", "ab")).toBe(false);
+  });
+});
+
+describe("createWriteQueue", () => {
+  it("runs jobs one at a time in order, and a failure does not stop the queue", async () => {
+    const enqueue = createWriteQueue();
+    const log: string[] = [];
+    let running = 0;
+    const job = (name: string, fail = false) => async () => {
+      running++;
+      expect(running).toBe(1);
+      await new Promise((r) => setImmediate(r));
+      log.push(name);
+      running--;
+      if (fail) throw new Error(name);
+      return name;
+    };
+    const results = await Promise.allSettled([enqueue(job("a")), enqueue(job("b", true)), enqueue(job("c"))]);
+    expect(log).toEqual(["a", "b", "c"]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  });
+});

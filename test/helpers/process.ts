@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dirname, "..", "..");
+export const LLMGW = join(ROOT, "bin", "llmgw.js");
+
+export type Proc = { child: ChildProcess; output: () => string; waitFor: (re: RegExp, ms?: number) => Promise<RegExpMatchArray>; exited: Promise<number | null> };
+
+/** Starts a process, collecting stdout and stderr together. */
+export function start(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Proc {
+  const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const waiters = new Set<() => void>();
+  const onData = (d: Buffer) => {
+    out += d.toString();
+    for (const w of waiters) w();
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  const exited = new Promise<number | null>((ok) => child.on("exit", (code) => {
+    ok(code);
+    for (const w of waiters) w();
+  }));
+  const waitFor = (re: RegExp, ms = 20_000) =>
+    new Promise<RegExpMatchArray>((ok, fail) => {
+      const deadline = setTimeout(() => done(new Error(`timed out after ${ms} ms waiting for ${re}; output so far:\n${out}`)), ms);
+      const check = () => {
+        const m = out.match(re);
+        if (m) done(undefined, m);
+        else if (child.exitCode !== null) done(new Error(`process exited (${child.exitCode}) before ${re}; output:\n${out}`));
+      };
+      const done = (err?: Error, m?: RegExpMatchArray) => {
+        clearTimeout(deadline);
+        waiters.delete(check);
+        if (err) fail(err);
+        else ok(m!);
+      };
+      waiters.add(check);
+      check();
+    });
+  return { child, output: () => out, waitFor, exited };
+}
+
+/** Runs `llmgw <args>` to completion and returns its exit code and output. */
+export async function runLlmgw(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}) {
+  const p = start(process.execPath, [LLMGW, ...args], opts);
+  const code = await p.exited;
+  return { code, output: p.output() };
+}
+
+/** Starts `llmgw serve` on a free port and waits until it prints its URL. */
+export async function startServe(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}) {
+  const p = start(process.execPath, [LLMGW, "serve", "--port", "0", ...args], opts);
+  const m = await p.waitFor(/serving on (http:\/\/[^\s]+)/);
+  return { ...p, url: m[1]! };
+}
+
+/** Sends SIGTERM and waits for the exit code. */
+export async function stop(p: Proc): Promise<number | null> {
+  if (p.child.exitCode !== null) return p.child.exitCode;
+  p.child.kill("SIGTERM");
+  return p.exited;
+}
+
+/** A TCP port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => ok(port));
+    });
+    s.on("error", fail);
+  });
+}
+
+/** Polls `fn` until it returns true, failing after `ms`. */
+export async function until(fn: () => Promise<boolean>, ms = 20_000, what = "condition"): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      if (await fn()) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
