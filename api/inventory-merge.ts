@@ -3,7 +3,7 @@ import type { Inventory } from "../shared/schemas/inventory.js";
 
 /** The inventory with a heartbeat's dynamic fields applied; GPUs and ports it does not name stay as they were. */
 export function applyHeartbeat(inv: Inventory, hb: Heartbeat): Inventory {
-  const byUuid = new Map(hb.gpus.map((g) => [g.uuid, g]));
+  const byUuid = new Map((hb.gpus ?? []).map((g) => [g.uuid, g]));
   const gpus = inv.gpus.map((gpu) => {
     const h = byUuid.get(gpu.uuid);
     if (!h) return gpu;
@@ -21,7 +21,7 @@ export function applyHeartbeat(inv: Inventory, hb: Heartbeat): Inventory {
     }
     return next;
   });
-  const ports = new Map(hb.ports.map(({ hca, ...p }) => [`${hca}/${p.port}`, p]));
+  const ports = new Map((hb.ports ?? []).map(({ hca, ...p }) => [`${hca}/${p.port}`, p]));
   const hcas = inv.hcas.map((h) => ({ ...h, ports: h.ports.map((p) => ports.get(`${h.name}/${p.port}`) ?? p) }));
   const memory = hb.memoryAvailableMiB === undefined ? inv.memory : { ...inv.memory, availableMiB: hb.memoryAvailableMiB };
   return { ...inv, gpus, hcas, memory, imex: hb.imex ?? inv.imex };

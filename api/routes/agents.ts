@@ -112,7 +112,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       }
       const token = caller.kind === "node" ? caller.token : newSecret("node");
       await upsertNode(tx, req, await hashSecret(token), t, existing);
-      await upsertShardReports(tx, req.nodeId, req.runningShards, t);
+      await upsertShardReports(tx, req.nodeId, req.runningShards ?? [], t);
       const gpus = req.inventory.gpus.length;
       const events: NewEvent[] = existing
         ? [
@@ -120,7 +120,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
             ...heardFrom(existing, t, settings.nodeLostAfterS),
             ...inventoryEvents(req.nodeId, readInventory(existing), req.inventory),
           ]
-        : [{ type: "node_registered", nodeId: req.nodeId, message: `${req.nodeId} registered with ${gpus} GPU${gpus === 1 ? "" : "s"} in pool ${req.labels.pool ?? "default"}` }];
+        : [{ type: "node_registered", nodeId: req.nodeId, message: `${req.nodeId} registered with ${gpus} GPU${gpus === 1 ? "" : "s"} in pool ${req.labels?.pool ?? "default"}` }];
       await insertEvents(tx, t, events);
       return { created: !existing, nodeToken: token };
     });
@@ -143,14 +143,14 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       if (!row) throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
       const before = readInventory(row);
       const known = new Set(before.gpus.map((g) => g.uuid));
-      const unknown = hb.gpus.filter((g) => !known.has(g.uuid)).map((g) => g.uuid);
+      const unknown = (hb.gpus ?? []).filter((g) => !known.has(g.uuid)).map((g) => g.uuid);
       if (unknown.length) {
         throw new ApiError(409, "conflict", `the heartbeat names GPUs the registered inventory does not have (${unknown.join(", ")}); register again`);
       }
       const after = applyHeartbeat(before, hb);
       const events = [...heardFrom(row, t, settings.nodeLostAfterS), ...inventoryEvents(node, before, after)];
       await tx.update(nodes).set({ inventory: JSON.stringify(after), lastHeartbeatAt: t, lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
-      await upsertShardReports(tx, node, hb.shards, t);
+      await upsertShardReports(tx, node, hb.shards ?? [], t);
       await insertEvents(tx, t, events);
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);

@@ -17,6 +17,7 @@ const healthz = createRoute({
   operationId: "getHealth",
   tags: ["health"],
   summary: "Liveness: the process answers",
+  security: [],
   responses: { 200: jsonResponse(Health, "The process is up") },
 });
 
@@ -26,6 +27,7 @@ const readyz = createRoute({
   operationId: "getReadiness",
   tags: ["health"],
   summary: "Readiness: the database answers and has every migration this build needs",
+  security: [],
   responses: {
     200: jsonResponse(Readiness, "Ready to serve"),
     ...errorResponses(503),

@@ -11,13 +11,13 @@ export const RegisterRequest = z
     mgmtAddr: Text(253).openapi({ example: "10.0.0.11", description: "address the control plane and peers reach this node on" }),
     mgmtInterface: Text(64).optional().openapi({ example: "eth0" }),
     agentVersion: Text(64).openapi({ example: "0.1.0" }),
-    labels: Labels.default({}),
+    labels: Labels.optional(),
     portRange: z
       .strictObject({ first: z.number().int().min(1).max(65535), last: z.number().int().min(1).max(65535) })
       .refine((r) => r.first <= r.last, { message: "first must not exceed last" })
       .optional(),
     inventory: Inventory,
-    runningShards: z.array(RunningShard).max(256).default([]),
+    runningShards: z.array(RunningShard).max(256).optional(),
   })
   .openapi("RegisterRequest");
 export type RegisterRequest = z.infer<typeof RegisterRequest>;
@@ -61,14 +61,14 @@ export const ShardReport = z
 export const Heartbeat = z
   .strictObject({
     memoryAvailableMiB: z.number().int().nonnegative().optional(),
-    gpus: z.array(GpuHeartbeat).max(64).default([]),
+    gpus: z.array(GpuHeartbeat).max(64).optional(),
     imex: Imex.optional(),
     ports: z
       .array(HcaPort.extend({ hca: Text(64) }))
       .max(256)
-      .default([])
+      .optional()
       .openapi({ description: "current state of each HCA port" }),
-    shards: z.array(ShardReport).max(256).default([]),
+    shards: z.array(ShardReport).max(256).optional(),
   })
   .openapi("Heartbeat");
 export type Heartbeat = z.infer<typeof Heartbeat>;

@@ -50,8 +50,8 @@ export const GpuHealth = z
     eccUncorrectableAggregate: z.number().int().nonnegative().optional(),
     retiredPagesPending: z.boolean().optional(),
     remappedRowsPending: z.boolean().optional(),
-    processes: z.array(GpuProcess).max(256).default([]),
-    problems: z.array(Text(512)).max(64).default([]).openapi({ description: "Plain-language reasons this GPU must not be placed on" }),
+    processes: z.array(GpuProcess).max(256),
+    problems: z.array(Text(512)).max(64).openapi({ description: "Plain-language reasons this GPU must not be placed on" }),
   })
   .openapi("GpuHealth");
 
@@ -65,7 +65,7 @@ export const MigInstance = z
     computeInstanceId: z.number().int().nonnegative().optional(),
     memoryTotalMiB: z.number().int().nonnegative().optional(),
     memoryUsedMiB: z.number().int().nonnegative().optional(),
-    processes: z.array(GpuProcess).max(256).default([]),
+    processes: z.array(GpuProcess).max(256),
   })
   .openapi("MigInstance");
 export type MigInstance = z.infer<typeof MigInstance>;
@@ -95,8 +95,8 @@ export const Gpu = z
     driverVersion: Text(64).optional(),
     cudaVersion: Text(32).optional(),
     utilizationPercent: z.number().min(0).max(100).optional().openapi({ description: "absent for a card in MIG mode" }),
-    nvlinkPeers: z.array(NvlinkPeer).max(64).default([]),
-    nics: z.array(NicPath).max(64).default([]).openapi({ description: "NICs ranked nearest first" }),
+    nvlinkPeers: z.array(NvlinkPeer).max(64),
+    nics: z.array(NicPath).max(64).openapi({ description: "NICs ranked nearest first" }),
     nearestNic: Text(64).optional(),
     fabric: GpuFabric.optional(),
     platform: PlatformInfo.optional(),
@@ -105,7 +105,7 @@ export const Gpu = z
       .strictObject({
         current: Text(32).openapi({ example: "Enabled" }),
         pending: Text(32).optional(),
-        instances: z.array(MigInstance).max(16).default([]),
+        instances: z.array(MigInstance).max(16),
       })
       .optional(),
   })

@@ -12,7 +12,7 @@ export const Host = z
     kernel: Text(128).optional(),
     cpuModel: Text(256).optional(),
     cpuCount: z.number().int().nonnegative().optional(),
-    cpuFlags: z.array(Text(64)).max(512).default([]),
+    cpuFlags: z.array(Text(64)).max(512),
     nvidiaDriver: Text(64).optional().openapi({ example: "580.105.08" }),
   })
   .openapi("Host");
@@ -44,8 +44,8 @@ export const LocalWeights = z
 
 export const Engines = z
   .strictObject({
-    probed: z.array(Text(32)).max(32).default([]).openapi({ example: ["vllm", "sglang", "llamacpp"] }),
-    versions: z.record(Text(32), Text(128)).default({}).openapi({ example: { vllm: "0.11.0" } }),
+    probed: z.array(Text(32)).max(32).openapi({ example: ["vllm", "sglang", "llamacpp"] }),
+    versions: z.record(Text(32), Text(128)).openapi({ example: { vllm: "0.11.0" } }),
   })
   .openapi("Engines");
 
@@ -88,14 +88,14 @@ export const Inventory = z
     gpuSource: z.enum(["nvml", "nvidia-smi", "none"]).openapi({ description: "where the GPU facts came from" }),
     host: Host,
     memory: Memory,
-    storage: z.array(Storage).max(64).default([]),
-    weights: z.array(LocalWeights).max(4096).default([]),
+    storage: z.array(Storage).max(64),
+    weights: z.array(LocalWeights).max(4096),
     engines: Engines,
     gpus: z.array(Gpu).max(64),
     imex: Imex,
-    hcas: z.array(Hca).max(64).default([]),
-    fabrics: z.array(FabricAttachment).max(16).default([]),
-    errors: z.array(DiscoveryError).max(64).default([]).openapi({ description: "sources that failed; the rest is still reported" }),
+    hcas: z.array(Hca).max(64),
+    fabrics: z.array(FabricAttachment).max(16),
+    errors: z.array(DiscoveryError).max(64).openapi({ description: "sources that failed; the rest is still reported" }),
   })
   .openapi("Inventory");
 export type Inventory = z.infer<typeof Inventory>;
