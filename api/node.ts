@@ -6,17 +6,15 @@ import { serve } from "@hono/node-server";
 import { createClient, type Client } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { eq } from "drizzle-orm";
 import { createApp } from "./app.js";
 import type { ServerConfig } from "./config.js";
 import { createStore, type Db, type Store } from "./db/client.js";
 import { expectedMigrations } from "./db/journal.js";
 import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
-import { countAdminTokens, insertAdminToken } from "./db/tokens.js";
+import { ensureAdminToken } from "./db/tokens.js";
 import type { Log } from "./deps.js";
 import { startLivenessSweep } from "./liveness.js";
-import { hashSecret } from "./secrets.js";
 import { VERSION } from "../shared/version.js";
 
 
@@ -40,20 +38,6 @@ export async function openDb(url: string, authToken?: string): Promise<{ client:
 /** Applies every pending migration from migrations/. */
 export async function applyMigrations(db: Db) {
   await migrate(db, { migrationsFolder: MIGRATIONS });
-}
-
-/** Makes sure an admin token exists: LLMGW_ADMIN_TOKEN if given, else one generated on first start (returned once). */
-export async function ensureAdminToken(store: Store, now: number, fromEnv?: string): Promise<string | undefined> {
-  return store.write(async (tx) => {
-    if (fromEnv) {
-      const hash = await hashSecret(fromEnv);
-      const [found] = await tx.select().from(schema.adminTokens).where(eq(schema.adminTokens.hash, hash));
-      if (!found) await insertAdminToken(tx, "LLMGW_ADMIN_TOKEN", now, fromEnv);
-      return undefined;
-    }
-    if ((await countAdminTokens(tx)) > 0) return undefined;
-    return (await insertAdminToken(tx, "first-start", now)).secret;
-  });
 }
 
 /** Resolves once the database has every migration this build needs; logs once while it does not. */

@@ -1,6 +1,6 @@
 import { count, eq } from "drizzle-orm";
 import { hashSecret, newSecret, randomBase62 } from "../secrets.js";
-import type { Q } from "./client.js";
+import type { Q, Store } from "./client.js";
 import { adminTokens, joinTokens } from "./schema.js";
 
 export type AdminTokenRow = typeof adminTokens.$inferSelect;
@@ -66,4 +66,17 @@ export function joinTokenView(row: JoinTokenRow, now: number) {
 /** An admin token as the API shows it (never the hash). */
 export function adminTokenView(row: AdminTokenRow) {
   return { id: row.id, name: row.name, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt };
+}
+
+/** Makes sure an admin token exists: LLMGW_ADMIN_TOKEN if given, else one generated on first start (returned once). */
+export async function ensureAdminToken(store: Store, now: number, fromEnv?: string): Promise<string | undefined> {
+  return store.write(async (tx) => {
+    if (fromEnv) {
+      const hash = await hashSecret(fromEnv);
+      if (!(await findAdminToken(tx, hash))) await insertAdminToken(tx, "LLMGW_ADMIN_TOKEN", now, fromEnv);
+      return undefined;
+    }
+    if ((await countAdminTokens(tx)) > 0) return undefined;
+    return (await insertAdminToken(tx, "first-start", now)).secret;
+  });
 }

@@ -1,7 +1,8 @@
 import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import type { AppSettings, Log } from "../../api/deps.js";
-import { applyMigrations, ensureAdminToken, openDb } from "../../api/node.js";
+import { ensureAdminToken } from "../../api/db/tokens.js";
+import { applyMigrations, openDb } from "../../api/node.js";
 import { VERSION } from "../../shared/version.js";
 import { tempDbUrl } from "./db.js";
 

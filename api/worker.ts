@@ -1,0 +1,53 @@
+// The Cloudflare Workers entry: the same app on a remote libSQL database, with a cron trigger for the liveness sweep.
+// Migrations are applied out of band (`llmgw migrate`); /readyz fails until they are.
+import { createClient } from "@libsql/client/web";
+import { drizzle } from "drizzle-orm/libsql/web";
+import { VERSION } from "../shared/version.js";
+import { createApp } from "./app.js";
+import { loadServerConfig, type ServerConfig } from "./config.js";
+import { createStore } from "./db/client.js";
+import { expectedMigrations } from "./db/journal.js";
+import * as schema from "./db/schema.js";
+import { ensureAdminToken } from "./db/tokens.js";
+import { sweepLiveness } from "./liveness.js";
+import { createLog } from "./log.js";
+
+type Env = Record<string, string | undefined>;
+type Ctx = { waitUntil(p: Promise<unknown>): void };
+
+const log = createLog((line) => console.log(line));
+
+/** Config, store and app for this isolate's environment (rebuilt when the environment object changes). */
+let built: { env: Env; config: ServerConfig; app: ReturnType<typeof createApp>; store: ReturnType<typeof createStore>; admin: Promise<unknown> } | undefined;
+function build(env: Env) {
+  if (built?.env === env) return built;
+  const result = loadServerConfig(env);
+  if (!result.ok) throw new Error(`invalid configuration: ${result.errors.join("; ")}`);
+  const config = result.config;
+  const client = createClient({ url: config.dbUrl, authToken: config.dbAuthToken });
+  const store = createStore(drizzle(client, { schema }), false);
+  const settings = {
+    version: VERSION,
+    nodeLostAfterS: config.nodeLostAfterS,
+    heartbeatIntervalS: config.heartbeatIntervalS,
+    pollWaitS: config.pollWaitS,
+    maxBodyBytes: config.maxBodyBytes,
+  };
+  const app = createApp({ store, now: Date.now, log, settings, migrations: expectedMigrations });
+  // A Worker prints nothing at first start: the admin token must come from the LLMGW_ADMIN_TOKEN secret.
+  const admin = config.adminToken ? ensureAdminToken(store, Date.now(), config.adminToken).catch((e: unknown) => log.error("admin token", { error: String(e) })) : Promise.resolve();
+  built = { env, config, app, store, admin };
+  return built;
+}
+
+export default {
+  async fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> {
+    const b = build(env);
+    await b.admin;
+    return b.app.fetch(request, env, ctx as never);
+  },
+  async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
+    const b = build(env);
+    ctx.waitUntil(sweepLiveness(b.store, Date.now(), b.config.nodeLostAfterS));
+  },
+};
