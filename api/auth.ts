@@ -1,8 +1,9 @@
 import { eq } from "drizzle-orm";
-import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
-import { findAdminToken } from "./db/tokens.js";
-import { adminTokens, nodes } from "./db/schema.js";
+import { createMiddleware } from "hono/factory";
+import type { Q } from "./db/client.js";
+import { adminTokens, joinTokens, nodes } from "./db/schema.js";
+import { findAdminToken, joinTokenUnusable } from "./db/tokens.js";
 import type { AppEnv } from "./deps.js";
 import { ApiError } from "./errors.js";
 import { constantTimeEqual, hashSecret, secretKind } from "./secrets.js";
@@ -10,57 +11,82 @@ import { constantTimeEqual, hashSecret, secretKind } from "./secrets.js";
 const CHALLENGE = { "www-authenticate": 'Bearer realm="llmgw"' };
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+const unauthorized = (detail: string) => new ApiError(401, "unauthorized", detail, undefined, CHALLENGE);
+
 /** The bearer token of a request; 401 when there is none. */
 export function bearer(c: Context): string {
   const header = c.req.header("authorization");
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!m) throw new ApiError(401, "unauthorized", "missing bearer token: send `Authorization: Bearer <token>`", undefined, CHALLENGE);
+  if (!m) throw unauthorized("missing bearer token: send `Authorization: Bearer <token>`");
   return m[1]!;
 }
 
-/** Resolves an admin token to its row, or throws 401/403. */
-export async function authenticateAdmin(c: Context<AppEnv>, token: string) {
-  const kind = secretKind(token);
-  if (kind === "node" || kind === "join" || kind === "key") {
-    throw new ApiError(403, "forbidden", `this route needs an admin token; a ${kind} token was sent`);
-  }
+type Identity =
+  | { kind: "admin"; row: typeof adminTokens.$inferSelect }
+  | { kind: "node"; row: typeof nodes.$inferSelect; token: string }
+  | { kind: "join"; row: typeof joinTokens.$inferSelect };
+
+/** Finds whose token this is (admin, node or join); 401 when it is nobody's. */
+async function identify(c: Context<AppEnv>, token: string): Promise<Identity> {
   const { store, now } = c.var.deps;
   const hash = await hashSecret(token);
+  const kind = secretKind(token);
+  if (kind === "node") {
+    const [row] = await store.db.select().from(nodes).where(eq(nodes.tokenHash, hash));
+    if (!row || !constantTimeEqual(row.tokenHash, hash)) throw unauthorized("unknown node token: the node may have been deleted; register again");
+    return { kind, row, token };
+  }
+  if (kind === "join") {
+    const [row] = await store.db.select().from(joinTokens).where(eq(joinTokens.hash, hash));
+    if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized("unknown join token");
+    return { kind, row };
+  }
   const row = await findAdminToken(store.db, hash);
-  if (!row || !constantTimeEqual(row.hash, hash)) throw new ApiError(401, "unauthorized", "unknown or revoked token", undefined, CHALLENGE);
+  if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized("unknown or revoked token");
   const t = now();
   if (row.lastUsedAt === null || t - row.lastUsedAt > LAST_USED_RESOLUTION_MS) {
     await store.write((tx) => tx.update(adminTokens).set({ lastUsedAt: t }).where(eq(adminTokens.id, row.id)));
   }
-  return row;
+  return { kind: "admin", row };
 }
 
-/** Resolves a node token to its node row, or throws 401/403. */
-export async function authenticateNode(c: Context<AppEnv>, token: string) {
-  if (secretKind(token) !== "node") throw new ApiError(403, "forbidden", "agent endpoints need the node's own token (llmgw_node_…)");
-  const hash = await hashSecret(token);
-  const [row] = await c.var.deps.store.db.select().from(nodes).where(eq(nodes.tokenHash, hash));
-  if (!row || !constantTimeEqual(row.tokenHash, hash)) {
-    throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again", undefined, CHALLENGE);
-  }
-  return row;
+/** The join token with this hash if it can register a node now; else 401 (unknown) or 403 (expired, spent, revoked). */
+export async function usableJoinToken(q: Q, hash: string, now: number) {
+  const [jt] = await q.select().from(joinTokens).where(eq(joinTokens.hash, hash));
+  if (!jt || !constantTimeEqual(jt.hash, hash)) throw unauthorized("unknown join token");
+  const why = joinTokenUnusable(jt, now);
+  if (why) throw new ApiError(403, "join_token_invalid", `${why}; ask an admin for a new one`);
+  return jt;
 }
 
 /** Admin-only routes. */
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
-  const row = await authenticateAdmin(c, bearer(c));
-  c.set("principal", { kind: "admin", tokenId: row.id });
+  const id = await identify(c, bearer(c));
+  if (id.kind !== "admin") throw new ApiError(403, "forbidden", `this route needs an admin token; a ${id.kind} token was sent`);
+  c.set("principal", { kind: "admin", tokenId: id.row.id });
   await next();
 });
 
 /** Agent routes under /api/v1/agents/{node}/…: only that node's own token. */
 export const requireOwnNode = createMiddleware<AppEnv>(async (c, next) => {
-  const token = bearer(c);
-  const row = await authenticateNode(c, token);
+  const id = await identify(c, bearer(c));
+  if (id.kind !== "node") throw new ApiError(403, "forbidden", `agent endpoints need the node's own token (llmgw_node_…); a ${id.kind} token was sent`);
   const wanted = c.req.param("node");
-  if (wanted !== undefined && wanted !== row.id) {
-    throw new ApiError(403, "forbidden", `this node token belongs to node ${row.id}, not ${wanted}`);
+  if (wanted !== undefined && wanted !== id.row.id) throw new ApiError(403, "forbidden", `this node token belongs to node ${id.row.id}, not ${wanted}`);
+  c.set("principal", { kind: "node", nodeId: id.row.id, token: id.token });
+  await next();
+});
+
+/** Registration: a join token (new node), the node's own token, or an admin token (reset); checked before the body. */
+export const requireRegistrar = createMiddleware<AppEnv>(async (c, next) => {
+  const id = await identify(c, bearer(c));
+  if (id.kind === "join") {
+    await usableJoinToken(c.var.deps.store.db, id.row.hash, c.var.deps.now());
+    c.set("principal", { kind: "join", hash: id.row.hash });
+  } else if (id.kind === "node") {
+    c.set("principal", { kind: "node", nodeId: id.row.id, token: id.token });
+  } else {
+    c.set("principal", { kind: "admin", tokenId: id.row.id });
   }
-  c.set("principal", { kind: "node", nodeId: row.id, token });
   await next();
 });

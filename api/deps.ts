@@ -29,7 +29,8 @@ export type AppDeps = {
 
 export type Principal =
   | { kind: "admin"; tokenId: string }
-  | { kind: "node"; nodeId: string; token: string };
+  | { kind: "node"; nodeId: string; token: string }
+  | { kind: "join"; hash: string };
 
 export type AppEnv = {
   Variables: {

@@ -3,20 +3,19 @@ import { eq } from "drizzle-orm";
 import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
 import { NodeId } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
-import { authenticateAdmin, authenticateNode, bearer, requireOwnNode } from "../auth.js";
+import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
 import { insertEvents } from "../db/events.js";
 import { findNode, readInventory, upsertNode, type NodeRow } from "../db/nodes.js";
 import { joinTokens, nodes } from "../db/schema.js";
 import { upsertShardReports } from "../db/shards.js";
-import { joinTokenUnusable } from "../db/tokens.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { nodeState } from "../liveness.js";
 import { applyHeartbeat } from "../inventory-merge.js";
 import { inventoryEvents, type NewEvent } from "../node-events.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
-import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../secrets.js";
+import { hashSecret, newSecret } from "../secrets.js";
 
 const NodeParam = z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) });
 
@@ -30,6 +29,7 @@ const register = createRoute({
     "Authenticate with a join token to register a new node id, with the node's own token to re-register it, " +
     "or with an admin token to reset a node (its node token is replaced). A join token never takes over a registered node.",
   security: registerSecurity,
+  middleware: [requireRegistrar] as const,
   request: { body: jsonBody(RegisterRequest) },
   responses: {
     200: jsonResponse(RegisterResponse, "Re-registered"),
@@ -62,31 +62,9 @@ const status = createRoute({
   responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 413, 415) },
 });
 
-type Caller = { kind: "join"; hash: string } | { kind: "node"; token: string } | { kind: "admin" };
-
-/** Who is registering, checked before any write. */
-async function registrationCaller(c: Parameters<typeof authenticateAdmin>[0], nodeId: string): Promise<Caller> {
-  const token = bearer(c);
-  switch (secretKind(token)) {
-    case "join":
-      return { kind: "join", hash: await hashSecret(token) };
-    case "node": {
-      const row = await authenticateNode(c, token);
-      if (row.id !== nodeId) throw new ApiError(403, "forbidden", `this node token belongs to node ${row.id}, not ${nodeId}`);
-      return { kind: "node", token };
-    }
-    default:
-      await authenticateAdmin(c, token);
-      return { kind: "admin" };
-  }
-}
-
 /** Spends one use of a join token inside the registration's transaction. */
 async function spendJoinToken(tx: Tx, hash: string, now: number) {
-  const [jt] = await tx.select().from(joinTokens).where(eq(joinTokens.hash, hash));
-  if (!jt || !constantTimeEqual(jt.hash, hash)) throw new ApiError(401, "unauthorized", "unknown join token");
-  const why = joinTokenUnusable(jt, now);
-  if (why) throw new ApiError(403, "join_token_invalid", `${why}; ask an admin for a new one`);
+  const jt = await usableJoinToken(tx, hash, now);
   await tx.update(joinTokens).set({ uses: jt.uses + 1 }).where(eq(joinTokens.id, jt.id));
 }
 
@@ -99,7 +77,10 @@ function heardFrom(row: NodeRow, now: number, lostAfterS: number): NewEvent[] {
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(register, async (c) => {
     const req = c.req.valid("json");
-    const caller = await registrationCaller(c, req.nodeId);
+    const caller = c.var.principal;
+    if (caller.kind === "node" && caller.nodeId !== req.nodeId) {
+      throw new ApiError(403, "forbidden", `this node token belongs to node ${caller.nodeId}, not ${req.nodeId}`);
+    }
     const { store, now, settings } = c.var.deps;
     const t = now();
     const { created, nodeToken } = await store.write(async (tx) => {
