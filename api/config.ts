@@ -1,4 +1,6 @@
+import { VERSION } from "../shared/version.js";
 import { z } from "../shared/z.js";
+import type { AppSettings } from "./deps.js";
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -78,4 +80,10 @@ export function loadServerConfig(env: Record<string, string | undefined>, flags:
     return { ok: false, errors };
   }
   return { ok: true, config: parsed.data, warnings };
+}
+
+/** The part of the configuration the app reads on requests. */
+export function appSettings(config: ServerConfig): AppSettings {
+  const { nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes } = config;
+  return { version: VERSION, nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes };
 }

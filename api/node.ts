@@ -7,7 +7,7 @@ import { createClient, type Client } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { createApp } from "./app.js";
-import type { ServerConfig } from "./config.js";
+import { appSettings, type ServerConfig } from "./config.js";
 import { createStore, type Db, type Store } from "./db/client.js";
 import { expectedMigrations } from "./db/journal.js";
 import { migrationStatus } from "./db/migration-status.js";
@@ -71,14 +71,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   };
   // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
   const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
-  const settings = {
-    version: VERSION,
-    nodeLostAfterS: config.nodeLostAfterS,
-    heartbeatIntervalS: config.heartbeatIntervalS,
-    pollWaitS: config.pollWaitS,
-    maxBodyBytes: config.maxBodyBytes,
-  };
-  const app = createApp({ store, now, log, settings, migrations: expectedMigrations });
+  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations });
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS }, stop.signal);
 
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });

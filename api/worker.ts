@@ -2,9 +2,8 @@
 // Migrations are applied out of band (`llmgw migrate`); /readyz fails until they are.
 import { createClient } from "@libsql/client/web";
 import { drizzle } from "drizzle-orm/libsql/web";
-import { VERSION } from "../shared/version.js";
 import { createApp } from "./app.js";
-import { loadServerConfig, type ServerConfig } from "./config.js";
+import { appSettings, loadServerConfig, type ServerConfig } from "./config.js";
 import { createStore } from "./db/client.js";
 import { expectedMigrations } from "./db/journal.js";
 import * as schema from "./db/schema.js";
@@ -26,14 +25,7 @@ function build(env: Env) {
   const config = result.config;
   const client = createClient({ url: config.dbUrl, authToken: config.dbAuthToken });
   const store = createStore(drizzle(client, { schema }), false);
-  const settings = {
-    version: VERSION,
-    nodeLostAfterS: config.nodeLostAfterS,
-    heartbeatIntervalS: config.heartbeatIntervalS,
-    pollWaitS: config.pollWaitS,
-    maxBodyBytes: config.maxBodyBytes,
-  };
-  const app = createApp({ store, now: Date.now, log, settings, migrations: expectedMigrations });
+  const app = createApp({ store, now: Date.now, log, settings: appSettings(config), migrations: expectedMigrations });
   // A Worker prints nothing at first start: the admin token must come from the LLMGW_ADMIN_TOKEN secret.
   const admin = config.adminToken ? ensureAdminToken(store, Date.now(), config.adminToken).catch((e: unknown) => log.error("admin token", { error: String(e) })) : Promise.resolve();
   built = { env, config, app, store, admin };

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { CreateJoinToken, CreatedJoinToken, JoinToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
@@ -56,7 +56,7 @@ export const joinTokenRoutes = new OpenAPIHono<AppEnv>()
     return c.json({ ...joinTokenView(row, t), token: secret }, 201);
   })
   .openapi(list, async (c) => {
-    const rows = await c.var.deps.store.db.select().from(joinTokens).orderBy(asc(joinTokens.createdAt), asc(joinTokens.id));
+    const rows = await c.var.deps.store.db.select().from(joinTokens).orderBy(asc(joinTokens.createdAt), sql`rowid`);
     const t = c.var.deps.now();
     return c.json({ items: rows.filter((r) => r.revokedAt === null).map((r) => joinTokenView(r, t)) }, 200);
   })

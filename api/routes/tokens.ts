@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import { AdminToken, CreateAdminToken, CreatedAdminToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
@@ -55,7 +55,7 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
     return c.json({ ...adminTokenView(row), token: secret }, 201);
   })
   .openapi(list, async (c) => {
-    const rows = await c.var.deps.store.db.select().from(adminTokens).orderBy(asc(adminTokens.createdAt), asc(adminTokens.id));
+    const rows = await c.var.deps.store.db.select().from(adminTokens).orderBy(asc(adminTokens.createdAt), sql`rowid`);
     return c.json({ items: rows.map(adminTokenView) }, 200);
   })
   .openapi(remove, async (c) => {

@@ -3,7 +3,7 @@ import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { openDb } from "../../api/node.js";
 import { VERSION } from "../../shared/version.js";
-import { createTestApp, silentLog, type TestApp } from "../helpers/app.js";
+import { createTestApp, defaultSettings, silentLog, type TestApp } from "../helpers/app.js";
 import { tempDbUrl } from "../helpers/db.js";
 
 let t: TestApp;
@@ -25,7 +25,7 @@ describe("health", () => {
       store,
       now: Date.now,
       log: silentLog,
-      settings: { version: VERSION, nodeLostAfterS: 180, heartbeatIntervalS: 60, pollWaitS: 50, maxBodyBytes: 1 << 20 },
+      settings: defaultSettings(),
       migrations: expectedMigrations,
     });
     const r = await app.request("/readyz");

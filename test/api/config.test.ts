@@ -1,4 +1,8 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { VERSION } from "../../shared/version.js";
+import { ROOT } from "../helpers/process.js";
 import { dbUrlFromFlag, loadServerConfig } from "../../api/config.js";
 import { createWriteQueue } from "../../api/db/client.js";
 import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../../api/secrets.js";
@@ -65,5 +69,11 @@ describe("createWriteQueue", () => {
     const results = await Promise.allSettled([enqueue(job("a")), enqueue(job("b", true)), enqueue(job("c"))]);
     expect(log).toEqual(["a", "b", "c"]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  });
+});
+
+describe("VERSION", () => {
+  it("is package.json's version", () => {
+    expect(VERSION).toBe(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
   });
 });

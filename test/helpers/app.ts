@@ -3,7 +3,7 @@ import { expectedMigrations } from "../../api/db/journal.js";
 import type { AppSettings, Log } from "../../api/deps.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import { applyMigrations, openDb } from "../../api/node.js";
-import { VERSION } from "../../shared/version.js";
+import { appSettings, ServerConfig } from "../../api/config.js";
 import { tempDbUrl } from "./db.js";
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };
@@ -16,6 +16,9 @@ export function testClock(start = Date.UTC(2026, 10, 30, 12)): TestClock {
   return { now: () => t, advance: (ms) => (t += ms), set: (ms) => (t = ms) };
 }
 
+/** The settings `llmgw serve` has with no configuration. */
+export const defaultSettings = () => appSettings(ServerConfig.parse({}));
+
 type Call = { token?: string; body?: unknown; headers?: Record<string, string> };
 
 /** The app on a fresh, migrated temp-file database with one admin token, plus a small request helper. */
@@ -25,7 +28,7 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
   await applyMigrations(db);
   const clock = testClock();
   const adminToken = (await ensureAdminToken(store, clock.now()))!;
-  const settings: AppSettings = { version: VERSION, nodeLostAfterS: 180, heartbeatIntervalS: 60, pollWaitS: 50, maxBodyBytes: 2 * 1024 * 1024, ...opts.settings };
+  const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
   const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations });
 
   async function call(method: string, path: string, c: Call = {}) {
