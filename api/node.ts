@@ -78,6 +78,10 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const port = await new Promise<number>((ok, fail) => {
     server.once("listening", () => ok((server.address() as { port: number }).port));
     server.once("error", fail);
+  }).catch((e: unknown) => {
+    stop.abort();
+    client.close();
+    throw e;
   });
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;

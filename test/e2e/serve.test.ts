@@ -48,6 +48,15 @@ describe("llmgw serve on the embedded file database", () => {
     expect(r.output).toMatch(/LLMGW_NODE_LOST_AFTER_S: /);
   });
 
+  it("exits with a clear message when its port is taken", async () => {
+    const first = await startServe(["--db", join(tmp.dir, "port.db")]);
+    const port = new URL(first.url).port;
+    const r = await runLlmgw(["serve", "--port", port, "--db", join(tmp.dir, "port.db")]);
+    expect(r.code).toBe(1);
+    expect(r.output).toContain("could not start: listen EADDRINUSE");
+    await stop(first);
+  });
+
   it("shows help for its flags", async () => {
     const r = await runLlmgw(["serve", "--help"]);
     expect(r.code).toBe(0);
