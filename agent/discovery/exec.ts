@@ -1,0 +1,21 @@
+// The one way discovery runs a command: a timeout, no stdin, and failures turned into one clear sentence.
+import { execa } from "execa";
+
+export type RunResult = { ok: true; stdout: string; stderr: string } | { ok: false; missing: boolean; error: string };
+export type Runner = (cmd: string, args: string[], timeoutMs: number) => Promise<RunResult>;
+
+/** Runs a command and returns its stdout, or why it could not (missing binary, timeout, exit status, permission). */
+export const run: Runner = async (cmd, args, timeoutMs) => {
+  try {
+    const r = await execa(cmd, args, { timeout: timeoutMs, stdin: "ignore", reject: true, stripFinalNewline: false });
+    return { ok: true, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code?: string; timedOut?: boolean; exitCode?: number; stderr?: string; shortMessage?: string };
+    const what = `${cmd} ${args.join(" ")}`.trim();
+    if (err.code === "ENOENT") return { ok: false, missing: true, error: `${what}: not found (is it installed and on PATH?)` };
+    if (err.code === "EACCES") return { ok: false, missing: false, error: `${what}: permission denied (not executable?)` };
+    if (err.timedOut) return { ok: false, missing: false, error: `${what}: no answer within ${timeoutMs} ms` };
+    const stderr = (err.stderr ?? "").trim().split("\n")[0];
+    return { ok: false, missing: false, error: `${what}: exited with status ${err.exitCode ?? "?"}${stderr ? `: ${stderr}` : ""}` };
+  }
+};
