@@ -22,3 +22,34 @@ export function notJoinedReason(f: GpuFabric | undefined): string | undefined {
   if (f.status !== "Success") return `fabric status ${f.status ?? "not reported"}`;
   return "not in a multi-node NVLink domain (cluster UUID is zero)";
 }
+
+export type NodeFabric = {
+  /** The node's domain key when every card reports the same non-zero cluster; undefined otherwise. */
+  domain?: string;
+  /** Distinct domain keys the cards report (more than one: mixed cluster UUIDs on one node). */
+  domains: string[];
+  joined: number;
+  total: number;
+  /** The worst fabric health summary any card reports (`Unhealthy` > `Limited Capacity` > `Healthy`). */
+  health?: string;
+  /** Cards whose bandwidth is reported `Degraded`. */
+  degraded: number[];
+};
+
+const HEALTH_RANK = ["Healthy", "Limited Capacity", "Unhealthy"];
+
+/** A node's NVLink fabric summed up from its cards: its domain, how many cards are joined, and its health. */
+export function nodeFabric(gpus: readonly { index: number; fabric?: GpuFabric }[]): NodeFabric {
+  const keys = gpus.map((g) => domainKey(g.fabric));
+  const domains = [...new Set(keys.filter((k): k is string => k !== undefined))].sort();
+  const summaries = gpus.map((g) => g.fabric?.health?.summary).filter((s): s is string => !!s);
+  const health = summaries.sort((a, b) => HEALTH_RANK.indexOf(b) - HEALTH_RANK.indexOf(a))[0];
+  return {
+    ...(domains.length === 1 && keys.every((k) => k === domains[0]) ? { domain: domains[0] } : {}),
+    domains,
+    joined: gpus.filter((g) => isJoined(g.fabric)).length,
+    total: gpus.length,
+    ...(health ? { health } : {}),
+    degraded: gpus.filter((g) => g.fabric?.health?.bandwidth === "Degraded").map((g) => g.index),
+  };
+}

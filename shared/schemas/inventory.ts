@@ -85,7 +85,7 @@ export const DiscoveryError = z
 /** What the agent discovered on its node: every fact placement and the views use. */
 export const Inventory = z
   .strictObject({
-    gpuSource: z.enum(["nvml", "nvidia-smi", "none"]).openapi({ description: "where the GPU facts came from" }),
+    gpuSource: z.enum(["nvml", "nvidia-smi", "unavailable", "none"]).openapi({ description: "where the GPU facts came from: `unavailable` when no source could be read, `none` when GPUs were skipped" }),
     host: Host,
     memory: Memory,
     storage: z.array(Storage).max(64),

@@ -1,0 +1,84 @@
+// agent.yaml: one zod schema for the agent's configuration; every bad key is reported at once.
+import { readFile } from "node:fs/promises";
+import { parse } from "yaml";
+import { Labels } from "../shared/schemas/common.js";
+import { z } from "../shared/z.js";
+import { DEFAULT_PROBES } from "./discovery/engines.js";
+
+const Path = z.string().min(1);
+
+export const AgentConfigFile = z
+  .strictObject({
+    server: z.url().optional(),
+    join_token: z.string().min(1).optional(),
+    join_token_file: Path.optional(),
+    node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/).optional(),
+    hostname: z.string().min(1).optional(),
+    mgmt_addr: z.string().min(1).optional(),
+    mgmt_interface: z.string().min(1).optional(),
+    labels: Labels.default({}),
+    tls: z.strictObject({ ca_file: Path.optional(), cert_file: Path.optional(), key_file: Path.optional(), insecure: z.boolean().default(false) }).optional(),
+    fabrics: z.array(z.strictObject({ name: z.string().min(1).max(64), hcas: z.array(z.string().min(1)).min(1) })).default([]),
+    state_dir: Path.default("/var/lib/llmgw"),
+    port_range: z
+      .strictObject({ first: z.number().int().min(1024).max(65535), last: z.number().int().min(1024).max(65535) })
+      .refine((r) => r.first <= r.last, "first must not exceed last")
+      .default({ first: 20000, last: 20999 }),
+    weights_dirs: z.array(Path).default([]),
+    storage_paths: z.array(Path).default([]),
+    engines: z.record(z.string(), z.strictObject({ probe: z.array(z.string().min(1)).min(1) })).optional(),
+    nvidia_smi: Path.default("nvidia-smi"),
+    nvml: z.boolean().default(false),
+    ib_root: Path.default("/sys/class/infiniband"),
+    imex_ctl: Path.default("nvidia-imex-ctl"),
+    imex_channels_dir: Path.default("/dev/nvidia-caps-imex-channels"),
+    class_overrides: z.record(z.string(), z.string().regex(/^[a-z0-9][a-z0-9.-]*$/)).default({}),
+  })
+  .transform((c) => ({
+    server: c.server,
+    joinToken: c.join_token,
+    joinTokenFile: c.join_token_file,
+    nodeId: c.node_id,
+    hostname: c.hostname,
+    mgmtAddr: c.mgmt_addr,
+    mgmtInterface: c.mgmt_interface,
+    labels: c.labels,
+    tls: c.tls && { caFile: c.tls.ca_file, certFile: c.tls.cert_file, keyFile: c.tls.key_file, insecure: c.tls.insecure },
+    fabrics: c.fabrics,
+    stateDir: c.state_dir,
+    portRange: c.port_range,
+    weightsDirs: c.weights_dirs,
+    storagePaths: c.storage_paths,
+    engineProbes: c.engines ? Object.entries(c.engines).map(([engine, e]) => ({ engine, command: e.probe })) : DEFAULT_PROBES,
+    nvidiaSmi: c.nvidia_smi,
+    nvml: c.nvml,
+    ibRoot: c.ib_root,
+    imexCtl: c.imex_ctl,
+    imexChannelsDir: c.imex_channels_dir,
+    classOverrides: c.class_overrides,
+  }));
+export type AgentConfig = z.infer<typeof AgentConfigFile>;
+
+/** The configuration with nothing set: every default. */
+export const defaultAgentConfig = (): AgentConfig => AgentConfigFile.parse({});
+
+/** Parses agent.yaml text; throws one Error listing every bad key by its path. */
+export function parseAgentConfig(text: string, source = "agent.yaml"): AgentConfig {
+  let raw: unknown;
+  try {
+    raw = parse(text) ?? {};
+  } catch (e) {
+    throw new Error(`${source}: not valid YAML: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`);
+  }
+  const r = AgentConfigFile.safeParse(raw);
+  if (r.success) return r.data;
+  const lines = r.error.issues.flatMap((i) =>
+    i.code === "unrecognized_keys" ? i.keys.map((k) => `${[...i.path, k].join(".")}: unknown key`) : [`${i.path.join(".") || "(top level)"}: ${i.message}`],
+  );
+  throw new Error(`${source}: invalid configuration:\n${lines.map((l) => `  ${l}`).join("\n")}`);
+}
+
+/** Reads and parses an agent.yaml file. */
+export async function loadAgentConfig(path: string): Promise<AgentConfig> {
+  return parseAgentConfig(await readFile(path, "utf8"), path);
+}

@@ -1,0 +1,62 @@
+// Pure composition of the GPU sources: `-q -x` (or NVML) cards, `-L` MIG names, `topo -m`, class overrides, problems.
+import { gpuClass, migChangePending, migClass } from "../../shared/classes.js";
+import type { Gpu } from "../../shared/schemas/gpu.js";
+import type { ListedGpu } from "./smi-list.js";
+import type { Topo } from "./topo.js";
+
+export type GpuSources = {
+  cards: Gpu[];
+  list?: ListedGpu[];
+  topo?: Topo;
+  classOverrides?: Record<string, string>;
+  /** Processes that are llmgw's own engines: not "another process" on the card. */
+  ownPids?: ReadonlySet<number>;
+};
+
+/** Plain-language reasons a card must not be placed on. */
+export function gpuProblems(g: Gpu, ownPids: ReadonlySet<number> = new Set()): string[] {
+  const out: string[] = [];
+  const h = g.health;
+  if (h.eccUncorrectableVolatile) out.push(`${h.eccUncorrectableVolatile} uncorrectable ECC errors since the driver loaded`);
+  if (h.retiredPagesPending) out.push("page retirement pending: reset the GPU");
+  if (h.remappedRowsPending) out.push("row remapping pending: reset the GPU");
+  if (g.mig && migChangePending(g)) out.push(`MIG mode change pending (current ${g.mig.current}, pending ${g.mig.pending}): reset the GPU to apply it`);
+  else if (g.mig?.current.toLowerCase() === "enabled" && !g.mig.instances.length) {
+    out.push("MIG mode is enabled but no instances are carved: create them (nvidia-smi mig -cgi … -C) or disable MIG");
+  }
+  const procs = [...h.processes, ...(g.mig?.instances.flatMap((m) => m.processes) ?? [])];
+  const foreign = procs.filter((p) => !ownPids.has(p.pid));
+  if (foreign.length) out.push(`in use by another process: ${foreign.map((p) => `${p.name ?? "?"} (pid ${p.pid})`).join(", ")}`);
+  return out;
+}
+
+/** Every GPU with MIG names joined, topology applied, classes overridden where agent.yaml says, and its problems. */
+export function composeGpus(s: GpuSources): Gpu[] {
+  const listed = new Map((s.list ?? []).map((l) => [l.index, l]));
+  const topo = new Map((s.topo?.gpus ?? []).map((t) => [t.index, t]));
+  return s.cards.map((card) => {
+    const cls = s.classOverrides?.[card.name] ?? (card.class || gpuClass(card.name, card.memoryTotalMiB));
+    const g: Gpu = { ...card, class: cls };
+    const l = listed.get(card.index);
+    if (g.mig) {
+      const names = new Map((l?.mig ?? []).map((m) => [m.index, m]));
+      g.mig = {
+        ...g.mig,
+        instances: g.mig.instances.map((m) => {
+          const n = names.get(m.index);
+          const profile = m.profile ?? n?.profile;
+          return { ...m, ...(n && !m.uuid ? { uuid: n.uuid } : {}), ...(profile ? { profile, class: migClass(cls, profile) } : {}) };
+        }),
+      };
+    }
+    const t = topo.get(card.index);
+    if (t) {
+      if (t.nvlinkPeers.length || !g.nvlinkPeers.length) g.nvlinkPeers = t.nvlinkPeers;
+      g.numaNode = t.numaNode;
+      g.nics = t.nics;
+      if (t.nearestNic) g.nearestNic = t.nearestNic;
+    }
+    g.health = { ...g.health, problems: [...new Set([...g.health.problems, ...gpuProblems(g, s.ownPids)])] };
+    return g;
+  });
+}
