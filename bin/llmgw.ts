@@ -36,4 +36,25 @@ program
     process.exitCode = await runMigrate(flags);
   });
 
+const agent = program.command("agent").description("The node agent (its run loop arrives with a later release) and its tools");
+agent
+  .command("inventory")
+  .description("Show what the scheduler would see on this node: GPUs, MIG instances, NVLink fabric, IMEX, InfiniBand")
+  .option("--json", "print the exact inventory the agent would register")
+  .option("--nvidia-smi <path>", "nvidia-smi to run (default: nvidia-smi on PATH)")
+  .option("--ib-root <dir>", "InfiniBand sysfs directory (default /sys/class/infiniband)")
+  .option("--no-gpu", "skip GPU discovery")
+  .option("--nvml", "read GPUs through NVML (libnvidia-ml.so.1) first, falling back to nvidia-smi")
+  .option("--config <agent.yaml>", "agent configuration: fabrics, weights dirs, storage paths, engine probes, class overrides")
+  .addHelpText(
+    "after",
+    `
+Sources that cannot be read (a missing nvidia-smi, garbage output, a timeout, unreadable sysfs) are listed as
+warnings and the rest is still shown; the exit status is 0 unless agent.yaml is invalid (2).`,
+  )
+  .action(async (flags: import("./agent.js").InventoryFlags) => {
+    const { runInventory } = await import("./agent.js");
+    process.exitCode = await runInventory(flags);
+  });
+
 await program.parseAsync(process.argv);
