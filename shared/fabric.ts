@@ -20,6 +20,7 @@ export function notJoinedReason(f: GpuFabric | undefined): string | undefined {
   if (!f) return "no NVLink fabric reported";
   if (f.state !== "Completed") return `fabric ${f.state}`;
   if (f.status !== "Success") return `fabric status ${f.status ?? "not reported"}`;
+  if (!f.clusterUuid) return "no cluster UUID reported (a single machine, or a driver older than 560)";
   return "not in a multi-node NVLink domain (cluster UUID is zero)";
 }
 
