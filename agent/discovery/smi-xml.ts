@@ -87,8 +87,31 @@ function migInstances(g: X, procs: ReturnType<typeof processes>): MigInstance[] 
   });
 }
 
+/** The children of `<gpu>` this parser reads; the rest (clock tables, inforom, encoder stats …) is most of the text. */
+const KEPT = new Set([
+  "product_name", "uuid", "fb_memory_usage", "pci", "compute_cap", "utilization", "ecc_errors", "retired_pages", "remapped_rows",
+  "temperature", "gpu_power_readings", "power_readings", "processes", "mig_mode", "mig_devices", "fabric", "platformInfo",
+]);
+const CHILD = /<([A-Za-z_][\w.-]*)\b[^>]*?(?:\/>|>[\s\S]*?<\/\1>)/g;
+
+/** Drops the `<gpu>` children the parser does not read, so that validating and parsing touch a quarter of the text. */
+function prune(xml: string): string {
+  return xml.replace(/(<gpu\b[^>]*>)([\s\S]*?)(<\/gpu>)/g, (_, open: string, body: string, close: string) => {
+    let kept = "";
+    for (const m of body.matchAll(CHILD)) {
+      if (m[1] === "pci") kept += `<pci>${/<pci_bus_id>[^<]*<\/pci_bus_id>/.exec(m[0])?.[0] ?? ""}</pci>`;
+      else if (KEPT.has(m[1]!)) kept += m[0];
+    }
+    return open + kept + close;
+  });
+}
+
 /** Parses `nvidia-smi -q -x`; throws an Error naming the source when the XML is malformed. */
-export function parseSmiXml(xml: string): { driverVersion?: string; cudaVersion?: string; gpus: Gpu[] } {
+export function parseSmiXml(output: string): { driverVersion?: string; cudaVersion?: string; gpus: Gpu[] } {
+  if (!/<\/nvidia_smi_log>\s*$/.test(output)) {
+    throw new Error(`nvidia-smi -q -x: ${output.trim() ? "output is truncated or not XML (no closing </nvidia_smi_log>)" : "empty output"}`);
+  }
+  const xml = prune(output);
   const valid = XMLValidator.validate(xml);
   if (valid !== true) throw new Error(`nvidia-smi -q -x: malformed XML at line ${valid.err.line}: ${valid.err.msg}`);
   const root = at(parser.parse(xml) as X, "nvidia_smi_log");
