@@ -49,7 +49,7 @@ export const AgentConfigFile = z
     portRange: c.port_range,
     weightsDirs: c.weights_dirs,
     storagePaths: c.storage_paths,
-    engineProbes: c.engines ? Object.entries(c.engines).map(([engine, e]) => ({ engine, command: e.probe })) : DEFAULT_PROBES,
+    engineProbes: c.engines ? Object.entries(c.engines).map(([engine, e]) => ({ engine, command: e.probe })) : DEFAULT_PROBES.map((p) => ({ ...p, command: [...p.command] })),
     nvidiaSmi: c.nvidia_smi,
     nvml: c.nvml,
     ibRoot: c.ib_root,

@@ -75,7 +75,7 @@ export function formatInventory(inv: Inventory): string {
   }
   const f = nodeFabric(inv.gpus);
   lines.push("", "NVLink fabric");
-  if (f.domain) lines.push(`  domain ${f.domain}: ${f.joined} of ${f.total} GPUs joined, health ${f.health ?? "not reported"}`);
+  if (f.domains.length === 1) lines.push(`  domain ${f.domains[0]}: ${f.joined} of ${f.total} GPUs joined, health ${f.health ?? "not reported"}`);
   else if (f.domains.length) lines.push(`  mixed domains: ${f.domains.join(", ")}`);
   else lines.push("  no multi-node NVLink domain (no fabric, or a single machine's NVSwitch)");
   const imex = inv.imex;

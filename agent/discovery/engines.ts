@@ -12,10 +12,15 @@ export const DEFAULT_PROBES: EngineProbe[] = [
   { engine: "trtllm", command: ["trtllm-serve", "--version"] },
 ];
 
-/** The first version-looking token of a probe's output ("0.11.0", "b6123", "version: 6123 (abc)"). */
+/**
+ * The version in a probe's output: what follows "version" when the output names it (llama.cpp's
+ * "version: 6123 (abc)", "TensorRT-LLM version: 1.0.0"), else the first dotted version ("0.11.0", "0.5.2rc1").
+ */
 export function versionFrom(output: string): string | undefined {
-  const m = /(\d+\.\d+(?:\.\d+)?(?:[.+-][0-9A-Za-z.+-]+)?)/.exec(output) ?? /version:?\s*(\S+)/i.exec(output) ?? /\b(b\d{3,})\b/.exec(output);
-  return m?.[1];
+  const named = /\bversion:?\s*v?(\d[\w.+-]*)/i.exec(output);
+  if (named) return named[1];
+  const dotted = /\b(\d+\.\d+(?:\.\d+)*(?:(?:a|b|rc|dev|post)\d+)?(?:[.+-][0-9A-Za-z.+-]+)?)/.exec(output);
+  return dotted?.[1] ?? /\b(b\d{3,})\b/.exec(output)?.[1];
 }
 
 /** Runs every probe; an engine is present when its probe exits 0. Absent engines are not errors. */

@@ -9,7 +9,7 @@ type Storage = Inventory["storage"][number];
 type Weights = Inventory["weights"][number];
 
 /** File systems every node of a cluster typically sees the same way. */
-const SHARED_FS = /^(nfs4?|lustre|gpfs|cephfs|ceph|beegfs|cifs|smb3|glusterfs|fuse\.(juicefs|glusterfs|s3fs|gcsfuse|sshfs)|wekafs|panfs|9p|virtiofs)$/;
+const SHARED_FS = /^(nfs4?|lustre|gpfs|cephfs|ceph|beegfs|cifs|smb3|glusterfs|fuse\.(juicefs|glusterfs|s3fs|gcsfuse|sshfs|ceph-fuse)|wekafs|panfs|9p|virtiofs)$/;
 
 /** `ID`, `VERSION_ID`, `VERSION_CODENAME` of /etc/os-release. */
 export function parseOsRelease(text: string): Pick<Host, "osId" | "osVersion" | "osCodename"> {
@@ -26,7 +26,8 @@ export function parseOsRelease(text: string): Pick<Host, "osId" | "osVersion" | 
 /** CPU model, logical CPU count and flags (x86 `flags`, Arm `Features`) from /proc/cpuinfo. */
 export function parseCpuinfo(text: string): Pick<Host, "cpuModel" | "cpuCount" | "cpuFlags"> {
   const lines = text.split("\n");
-  const field = (name: RegExp) => lines.map((l) => l.split(":")).find(([k]) => name.test(k?.trim() ?? ""))?.[1]?.trim();
+  const pairs = lines.map((l) => [l.slice(0, Math.max(0, l.indexOf(":"))).trim(), l.slice(l.indexOf(":") + 1).trim()] as const);
+  const field = (name: RegExp) => pairs.find(([k]) => name.test(k))?.[1];
   const count = lines.filter((l) => /^processor\s*:/.test(l)).length;
   const flags = (field(/^(flags|Features)$/) ?? "").split(/\s+/).filter(Boolean).sort();
   return defined({ cpuModel: field(/^(model name|Model)$/), cpuCount: count || undefined, cpuFlags: flags });
@@ -56,7 +57,8 @@ export function parseMounts(text: string): Mount[] {
 export function fsTypeOf(path: string, mounts: Mount[]): string | undefined {
   const p = resolve(path);
   const within = mounts.filter((m) => p === m.mountPoint || p.startsWith(m.mountPoint.endsWith("/") ? m.mountPoint : `${m.mountPoint}/`));
-  return within.sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0]?.fsType;
+  // The last mount on a mount point is the visible one (an autofs trigger is listed before the NFS mount on top of it).
+  return within.reverse().sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0]?.fsType;
 }
 
 /** True for network and cluster file systems (NFS, Lustre, …). */
@@ -75,7 +77,7 @@ export async function readHost(root: string, errors: Errors): Promise<{ host: Ho
     try {
       return await readFile(join(root, path), "utf8");
     } catch (e) {
-      errors.push({ source: path, message: why(e) });
+      errors.push({ source: `/${path}`, message: why(e) });
       return undefined;
     }
   };

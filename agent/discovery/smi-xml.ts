@@ -94,14 +94,22 @@ const KEPT = new Set([
 ]);
 const CHILD = /<([A-Za-z_][\w.-]*)\b[^>]*?(?:\/>|>[\s\S]*?<\/\1>)/g;
 
-/** Drops the `<gpu>` children the parser does not read, so that validating and parsing touch a quarter of the text. */
+/**
+ * Drops the `<gpu>` children the parser does not read, so that validating and parsing touch a quarter of the text.
+ * Anything between the children that is not an element is malformed and reported, not dropped.
+ */
 function prune(xml: string): string {
   return xml.replace(/(<gpu\b[^>]*>)([\s\S]*?)(<\/gpu>)/g, (_, open: string, body: string, close: string) => {
     let kept = "";
+    let at = 0;
     for (const m of body.matchAll(CHILD)) {
+      if (body.slice(at, m.index).trim()) break;
+      at = m.index + m[0].length;
       if (m[1] === "pci") kept += `<pci>${/<pci_bus_id>[^<]*<\/pci_bus_id>/.exec(m[0])?.[0] ?? ""}</pci>`;
       else if (KEPT.has(m[1]!)) kept += m[0];
     }
+    const rest = body.slice(at).trim();
+    if (rest) throw new Error(`nvidia-smi -q -x: malformed XML in <gpu>: ${JSON.stringify(rest.slice(0, 80))}`);
     return open + kept + close;
   });
 }

@@ -89,8 +89,16 @@ describe("parseSmiXml", () => {
     expect(parseSmiXml(fixture("smi-xml/l40s-1gpu-595.91.07-k8stestinfra.xml")).gpus[0]!.fabric).toBeUndefined();
   });
 
+  it("names the source when the output is truncated, empty or not XML", () => {
+    const xml = fixture(GB200_XML);
+    expect(() => parseSmiXml(xml.slice(0, xml.length / 2))).toThrow("nvidia-smi -q -x: output is truncated or not XML (no closing </nvidia_smi_log>)");
+    expect(() => parseSmiXml("")).toThrow("nvidia-smi -q -x: empty output");
+    expect(() => parseSmiXml("\u0000\u0001PK\u0003\u0004garbage")).toThrow(/^nvidia-smi -q -x: output is truncated or not XML/);
+    expect(() => parseSmiXml("<nvidia_smi_log><gpu><uuid>x</gpu></nvidia_smi_log>")).toThrow(/^nvidia-smi -q -x: malformed XML/);
+  });
+
   it("names the source when the XML is malformed", () => {
-    expect(() => parseSmiXml("<nvidia_smi_log><gpu>")).toThrow(/^nvidia-smi -q -x: malformed XML at line 1/);
-    expect(() => parseSmiXml("<other/>")).toThrow("nvidia-smi -q -x: no <nvidia_smi_log> element");
+    expect(() => parseSmiXml("<nvidia_smi_log><driver_version>1</nvidia_smi_log>")).toThrow(/^nvidia-smi -q -x: malformed XML at line 1/);
+    expect(() => parseSmiXml("<other></other></nvidia_smi_log>")).toThrow(/^nvidia-smi -q -x: malformed XML/);
   });
 });
