@@ -7,9 +7,28 @@ export const LLMGW = join(ROOT, "bin", "llmgw.js");
 
 export type Proc = { child: ChildProcess; output: () => string; waitFor: (re: RegExp, ms?: number) => Promise<RegExpMatchArray>; exited: Promise<number | null> };
 
+const running = new Set<ChildProcess>();
+
+/** Kills every process a test started and left running (a failed test must not leak servers). */
+export async function killAll(): Promise<void> {
+  await Promise.all(
+    [...running].map(
+      (child) =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          child.once("exit", () => done());
+          child.kill("SIGKILL");
+        }),
+    ),
+  );
+  running.clear();
+}
+
 /** Starts a process, collecting stdout and stderr together. */
 export function start(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Proc {
   const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   let out = "";
   const waiters = new Set<() => void>();
   const onData = (d: Buffer) => {
