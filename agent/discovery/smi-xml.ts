@@ -93,6 +93,8 @@ const KEPT = new Set([
   "temperature", "gpu_power_readings", "power_readings", "processes", "mig_mode", "mig_devices", "fabric", "platformInfo",
 ]);
 const CHILD = /<([A-Za-z_][\w.-]*)\b[^>]*?(?:\/>|>[\s\S]*?<\/\1>)/g;
+/** Blocks inside kept children that nothing reads. */
+const UNREAD = /<(row_remapper_histogram|aggregate_uncorrectable_sram_sources|multiple_single_bit_retirement|double_bit_retirement|device_attributes|bar1_memory_usage)>[\s\S]*?<\/\1>/g;
 
 /**
  * Drops the `<gpu>` children the parser does not read, so that validating and parsing touch a quarter of the text.
@@ -106,7 +108,7 @@ function prune(xml: string): string {
       if (body.slice(at, m.index).trim()) break;
       at = m.index + m[0].length;
       if (m[1] === "pci") kept += `<pci>${/<pci_bus_id>[^<]*<\/pci_bus_id>/.exec(m[0])?.[0] ?? ""}</pci>`;
-      else if (KEPT.has(m[1]!)) kept += m[0];
+      else if (KEPT.has(m[1]!)) kept += m[0].replace(UNREAD, "");
     }
     const rest = body.slice(at).trim();
     if (rest) throw new Error(`nvidia-smi -q -x: malformed XML in <gpu>: ${JSON.stringify(rest.slice(0, 80))}`);
