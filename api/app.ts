@@ -6,9 +6,11 @@ import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
 import { randomBase62 } from "./secrets.js";
 import { agentRoutes } from "./routes/agents.js";
+import { deploymentRoutes } from "./routes/deployments.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { joinTokenRoutes } from "./routes/join-tokens.js";
+import { modelRoutes } from "./routes/models.js";
 import { nodeRoutes } from "./routes/nodes.js";
 import { tokenRoutes } from "./routes/tokens.js";
 
@@ -46,6 +48,8 @@ export function createApp(deps: AppDeps) {
   app.route("/", agentRoutes);
   app.route("/", nodeRoutes);
   app.route("/", eventRoutes);
+  app.route("/", modelRoutes);
+  app.route("/", deploymentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",
@@ -77,6 +81,8 @@ export function createApp(deps: AppDeps) {
       { name: "agents", description: "Endpoints the node agents call, with their node token" },
       { name: "nodes", description: "The fleet's nodes and what operators do to them" },
       { name: "events", description: "What happened, newest first" },
+      { name: "models", description: "The catalog: models and the profiles they can run with (declarative: PUT to create or replace)" },
+      { name: "deployments", description: "What should run: N replicas of a model in a pool (declarative: PUT to create or replace)" },
     ],
   });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "llmgw API" }));

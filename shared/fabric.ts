@@ -54,3 +54,39 @@ export function nodeFabric(gpus: readonly { index: number; fabric?: GpuFabric }[
     degraded: gpus.filter((g) => g.fabric?.health?.bandwidth === "Degraded").map((g) => g.index),
   };
 }
+
+export type DomainEligibility = {
+  /** The node's domain key when every card is joined to one domain. */
+  domain?: string;
+  /** True when the node can host a shard of a multi-node NVLink replica. */
+  eligible: boolean;
+  /** Every reason it cannot, naming the GPU or IMEX ("GPU 2 fabric In Progress", "IMEX down"). */
+  reasons: string[];
+  /** Some card's bandwidth is degraded or its health is Limited Capacity: such domains are chosen last. */
+  degraded: boolean;
+};
+
+/**
+ * Whether a node may host a shard of a multi-node NVLink replica (DESIGN §4): every card joined to one domain,
+ * fabric health not Unhealthy, IMEX ready with at least one channel. Nodes in no domain at all are not eligible
+ * and have no reasons (they are simply not part of one).
+ */
+export function domainEligibility(
+  gpus: readonly { index: number; fabric?: GpuFabric }[],
+  imex: { state: string; channels: number },
+): DomainEligibility {
+  const f = nodeFabric(gpus);
+  const degraded = f.degraded.length > 0 || f.health === "Limited Capacity";
+  if (!f.domains.length) return { eligible: false, reasons: [], degraded: false };
+  const reasons: string[] = [];
+  if (f.domains.length > 1) reasons.push(`GPUs report different NVLink domains (${f.domains.join(", ")})`);
+  for (const g of gpus) {
+    const why = notJoinedReason(g.fabric);
+    if (why) reasons.push(`GPU ${g.index} ${why}`);
+    else if (g.fabric?.health?.summary === "Unhealthy") reasons.push(`GPU ${g.index} fabric health Unhealthy`);
+  }
+  if (imex.state !== "ready") reasons.push(`IMEX ${imex.state}`);
+  else if (imex.channels < 1) reasons.push("IMEX has no channel");
+  const domain = f.domains.length === 1 ? f.domains[0] : undefined;
+  return { ...(domain ? { domain } : {}), eligible: reasons.length === 0, reasons, degraded };
+}

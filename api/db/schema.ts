@@ -91,3 +91,32 @@ export const events = sqliteTable(
   },
   (t) => [index("events_node").on(t.nodeId, t.id), index("events_type").on(t.type, t.id)],
 );
+
+/** Declared models: the spec as written (JSON text, returned as is) and its version. */
+export const models = sqliteTable("models", {
+  name: text("name").primaryKey(),
+  spec: text("spec").notNull(),
+  version: integer("version").notNull(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** Declared deployments; `model` is the spec's model, kept as a column because placement and views query by it. */
+export const deployments = sqliteTable(
+  "deployments",
+  {
+    name: text("name").primaryKey(),
+    model: text("model").notNull(),
+    spec: text("spec").notNull(),
+    version: integer("version").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("deployments_model").on(t.model)],
+);
+
+/** One row of cluster-wide counters: `generation` is bumped by every change that can alter placement. */
+export const cluster = sqliteTable("cluster", {
+  id: integer("id").primaryKey(),
+  generation: integer("generation").notNull(),
+});

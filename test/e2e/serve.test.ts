@@ -1,10 +1,12 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { expectedMigrations } from "../../api/db/journal.js";
 import { tempDir } from "../helpers/db.js";
 import { registerBody } from "../helpers/inventory.js";
 import { freePort, ROOT, runLlmgw, start, startServe, stop, until } from "../helpers/process.js";
 
 const tmp = tempDir();
+const ALL = expectedMigrations.expected.map((m) => m.tag).join(", ");
 afterAll(() => tmp.cleanup());
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
@@ -77,13 +79,13 @@ describe("on a libSQL server (sqld)", () => {
       await until(async () => (await fetch(`${url}/health`)).ok, 20_000, "sqld");
       const env = { LLMGW_DB_URL: url, LLMGW_ADMIN_TOKEN: "remote-admin-token-0000000000000" };
       const s = await startServe([], { env });
-      await s.waitFor(/database schema is behind this build \(pending: 0000_init\); run `llmgw migrate`/);
+      await s.waitFor(new RegExp(`database schema is behind this build \\(pending: ${ALL}\\); run \`llmgw migrate\``));
       const notReady = await fetch(`${s.url}/readyz`);
       expect(notReady.status).toBe(503);
-      expect((await notReady.json()).detail).toContain("pending migrations 0000_init");
+      expect((await notReady.json()).detail).toContain(`pending migrations ${ALL}`);
 
       const m = await runLlmgw(["migrate", "--db", url]);
-      expect(m.output).toContain("applied 0000_init");
+      expect(m.output).toContain(`applied ${ALL}`);
       expect(m.code).toBe(0);
       expect((await runLlmgw(["migrate", "--db", url])).output).toContain("already current");
 
