@@ -6,6 +6,7 @@ import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
 import { randomBase62 } from "./secrets.js";
 import { agentRoutes } from "./routes/agents.js";
+import { assignmentRoutes } from "./routes/assignments.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
@@ -46,6 +47,7 @@ export function createApp(deps: AppDeps) {
   app.route("/", tokenRoutes);
   app.route("/", joinTokenRoutes);
   app.route("/", agentRoutes);
+  app.route("/", assignmentRoutes);
   app.route("/", nodeRoutes);
   app.route("/", eventRoutes);
   app.route("/", modelRoutes);

@@ -1,4 +1,5 @@
 import type { Store } from "./db/client.js";
+import type { AssignmentWaiter } from "./poll-hub.js";
 
 export type Log = {
   info(msg: string, extra?: object): void;
@@ -25,6 +26,8 @@ export type AppDeps = {
   log: Log;
   settings: AppSettings;
   migrations: MigrationInfo;
+  /** How waiting polls learn that their node's assignments moved (one watcher per instance on Node). */
+  waiter: AssignmentWaiter;
 };
 
 export type Principal =

@@ -15,6 +15,7 @@ import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { Log } from "./deps.js";
 import { startLivenessSweep } from "./liveness.js";
+import { createPollHub } from "./poll-hub.js";
 import { VERSION } from "../shared/version.js";
 
 
@@ -71,7 +72,8 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   };
   // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
   const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
-  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations });
+  const waiter = createPollHub(store, 500, (e) => log.warn("assignment watcher", { error: String(e) }));
+  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter });
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS }, stop.signal);
 
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });

@@ -10,6 +10,7 @@ import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import { sweepLiveness } from "./liveness.js";
 import { createLog } from "./log.js";
+import { createRowPoller } from "./poll-hub.js";
 
 type Env = Record<string, string | undefined>;
 type Ctx = { waitUntil(p: Promise<unknown>): void };
@@ -25,7 +26,7 @@ function build(env: Env) {
   const config = result.config;
   const client = createClient({ url: config.dbUrl, authToken: config.dbAuthToken });
   const store = createStore(drizzle(client, { schema }), false);
-  const app = createApp({ store, now: Date.now, log, settings: appSettings(config), migrations: expectedMigrations });
+  const app = createApp({ store, now: Date.now, log, settings: appSettings(config), migrations: expectedMigrations, waiter: createRowPoller(store) });
   // A Worker prints nothing at first start: the admin token must come from the LLMGW_ADMIN_TOKEN secret.
   const admin = config.adminToken ? ensureAdminToken(store, Date.now(), config.adminToken).catch((e: unknown) => log.error("admin token", { error: String(e) })) : Promise.resolve();
   built = { env, config, app, store, admin };

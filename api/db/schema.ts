@@ -42,8 +42,10 @@ export const nodes = sqliteTable(
     lastSeenAt: integer("last_seen_at").notNull(),
     /** Set by the liveness sweep when the node went silent; cleared when it is heard from again. */
     lostAt: integer("lost_at"),
+    /** Bumped whenever the node's desired shard set changes: the long-poll index. */
+    assignIndex: integer("assign_index").notNull().default(0),
   },
-  (t) => [index("nodes_pool").on(t.pool), index("nodes_last_seen").on(t.lastSeenAt)],
+  (t) => [index("nodes_pool").on(t.pool), index("nodes_last_seen").on(t.lastSeenAt), index("nodes_assign_index").on(t.assignIndex)],
 );
 
 /** What placement hands out, derived from the inventory at every registration. */
@@ -111,6 +113,8 @@ export const deployments = sqliteTable(
     version: integer("version").notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Why replicas are not placed, as the last placement found: `[{count, reason}]`, shown in the status. */
+    pending: text("pending", { mode: "json" }).$type<{ count: number; reason: string }[]>(),
   },
   (t) => [index("deployments_model").on(t.model)],
 );
@@ -119,4 +123,59 @@ export const deployments = sqliteTable(
 export const cluster = sqliteTable("cluster", {
   id: integer("id").primaryKey(),
   generation: integer("generation").notNull(),
+  /** The generation the last placement ran on: equal to `generation` means nothing to do. */
+  placedGeneration: integer("placed_generation").notNull().default(0),
+  /** The next replica sequence number (replica ids are `r<seq>`). */
+  nextSeq: integer("next_seq").notNull().default(1),
+  /** The last assignment index handed to a node. */
+  assignSeq: integer("assign_seq").notNull().default(0),
 });
+
+/** Placed replicas of deployments. */
+export const replicas = sqliteTable(
+  "replicas",
+  {
+    id: text("id").primaryKey(),
+    deployment: text("deployment").notNull(),
+    profile: text("profile").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    seq: integer("seq").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("replicas_deployment").on(t.deployment)],
+);
+
+/** The shards of placed replicas, one per node; `spec` is what the agent is told to start. */
+export const shards = sqliteTable(
+  "shards",
+  {
+    id: text("id").primaryKey(),
+    replicaId: text("replica_id").notNull(),
+    nodeId: text("node_id").notNull(),
+    rank: integer("rank").notNull(),
+    spec: text("spec").notNull(),
+  },
+  (t) => [index("shards_node").on(t.nodeId), index("shards_replica").on(t.replicaId)],
+);
+
+/** Devices held by active shards: the primary key makes handing one device to two shards impossible. */
+export const allocations = sqliteTable(
+  "allocations",
+  {
+    nodeId: text("node_id").notNull(),
+    deviceId: integer("device_id").notNull(),
+    shardId: text("shard_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.nodeId, t.deviceId] }), index("allocations_shard").on(t.shardId)],
+);
+
+/** Ports held by active shards, one owner per node and port. */
+export const portAllocations = sqliteTable(
+  "port_allocations",
+  {
+    nodeId: text("node_id").notNull(),
+    port: integer("port").notNull(),
+    shardId: text("shard_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.nodeId, t.port] }), index("port_allocations_shard").on(t.shardId)],
+);

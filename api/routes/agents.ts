@@ -5,13 +5,14 @@ import { NodeId } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
+import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
-import { findNode, readInventory, upsertNode, type NodeRow } from "../db/nodes.js";
+import { findNode, readInventory, upsertNode } from "../db/nodes.js";
 import { joinTokens, nodes } from "../db/schema.js";
 import { upsertShardReports } from "../db/shards.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { nodeState } from "../liveness.js";
+import { heardFrom } from "../liveness.js";
 import { applyHeartbeat } from "../inventory-merge.js";
 import { inventoryEvents, type NewEvent } from "../node-events.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
@@ -68,12 +69,6 @@ async function spendJoinToken(tx: Tx, hash: string, now: number) {
   await tx.update(joinTokens).set({ uses: jt.uses + 1 }).where(eq(joinTokens.id, jt.id));
 }
 
-/** A `node_recovered` event when a node that was lost (or silent past the limit) is heard from again. */
-function heardFrom(row: NodeRow, now: number, lostAfterS: number): NewEvent[] {
-  if (row.lostAt === null && nodeState(row, now, lostAfterS) !== "lost") return [];
-  return [{ type: "node_recovered", nodeId: row.id, message: `${row.id} is back after ${Math.round((now - row.lastSeenAt) / 1000)} s of silence` }];
-}
-
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(register, async (c) => {
     const req = c.req.valid("json");
@@ -103,6 +98,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
           ]
         : [{ type: "node_registered", nodeId: req.nodeId, message: `${req.nodeId} registered with ${gpus} GPU${gpus === 1 ? "" : "s"} in pool ${req.labels?.pool ?? "default"}` }];
       await insertEvents(tx, t, events);
+      await bumpGeneration(tx);
       return { created: !existing, nodeToken: token };
     });
     const body = {
@@ -133,6 +129,10 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       await tx.update(nodes).set({ inventory: JSON.stringify(after), lastHeartbeatAt: t, lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
       await upsertShardReports(tx, node, hb.shards ?? [], t);
       await insertEvents(tx, t, events);
+      // fabric, IMEX, health or liveness changes can change what may be placed here
+      if (events.length || JSON.stringify(before.gpus.map((g) => g.health.problems)) !== JSON.stringify(after.gpus.map((g) => g.health.problems))) {
+        await bumpGeneration(tx);
+      }
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   })

@@ -1,12 +1,12 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { Deployment, DeploymentSpec } from "../../shared/schemas/deployment.js";
 import { type ModelSpec, ResourceName } from "../../shared/schemas/model.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import type { Q } from "../db/client.js";
-import { deployments, models } from "../db/schema.js";
+import { deployments, models, replicas, shards, shardStatus } from "../db/schema.js";
 import { checkIfMatch, etagOf, metadataOf, nextVersion } from "../declarative.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
@@ -21,16 +21,24 @@ type Row = typeof deployments.$inferSelect;
 async function deploymentViews(q: Q, rows: Row[]) {
   const names = [...new Set(rows.map((r) => r.model))];
   const known = new Set(names.length ? (await q.select({ name: models.name }).from(models).where(inArray(models.name, names))).map((m) => m.name) : []);
+  const placed = rows.length
+    ? await q
+        .select({ deployment: replicas.deployment, replica: replicas.id, state: shardStatus.state })
+        .from(replicas)
+        .innerJoin(shards, eq(shards.replicaId, replicas.id))
+        .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)))
+        .where(inArray(replicas.deployment, rows.map((r) => r.name)))
+    : [];
   return rows.map((r) => {
     const spec = JSON.parse(r.spec) as DeploymentSpec;
-    const reason = known.has(r.model) ? "waiting for placement: it runs when an agent polls" : `model ${r.model} does not exist`;
-    const pending = spec.replicas > 0 ? [{ count: spec.replicas, reason }] : [];
-    return {
-      name: r.name,
-      spec,
-      status: { phase: spec.replicas > 0 ? ("Pending" as const) : ("Ready" as const), desired: spec.replicas, placed: 0, ready: 0, pending },
-      metadata: metadataOf(r),
-    };
+    const mine = placed.filter((p) => p.deployment === r.name);
+    const replicaIds = [...new Set(mine.map((p) => p.replica))];
+    const ready = replicaIds.filter((id) => mine.filter((p) => p.replica === id).every((p) => p.state === "ready")).length;
+    const missing = Math.max(0, spec.replicas - replicaIds.length);
+    const fallback = known.has(r.model) ? "waiting for placement: it runs when an agent polls" : `model ${r.model} does not exist`;
+    const pending = missing ? (r.pending?.length ? r.pending : [{ count: missing, reason: fallback }]) : [];
+    const phase = ready >= spec.replicas ? ("Ready" as const) : missing ? ("Pending" as const) : ("Starting" as const);
+    return { name: r.name, spec, status: { phase, desired: spec.replicas, placed: replicaIds.length, ready, pending }, metadata: metadataOf(r) };
   });
 }
 
@@ -114,7 +122,7 @@ export const deploymentRoutes = new OpenAPIHono<AppEnv>()
       checkIfMatch(c.req.header("if-match"), "deployment", name, current);
       await checkProfiles(tx, body.spec);
       const next = nextVersion(current, name, written, now());
-      const row = { ...next.row, model: body.spec.model };
+      const row = { ...next.row, model: body.spec.model, pending: current?.pending ?? null };
       if (next.changed) {
         await tx.insert(deployments).values(row).onConflictDoUpdate({ target: deployments.name, set: row });
         await bumpGeneration(tx);

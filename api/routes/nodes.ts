@@ -4,6 +4,7 @@ import { NodeId } from "../../shared/schemas/common.js";
 import { Node, NodeState, NodeSummary } from "../../shared/schemas/node.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
+import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { classCounts, deleteNode, findNode, listNodes, nodeDetail, nodeSummary } from "../db/nodes.js";
 import { nodes } from "../db/schema.js";
@@ -98,6 +99,7 @@ const app = new OpenAPIHono<AppEnv>()
     await store.write(async (tx) => {
       if (!(await deleteNode(tx, id))) throw new ApiError(404, "not_found", `no node ${id}`);
       await insertEvents(tx, now(), [{ type: "node_deleted", nodeId: id, message: `${id} was deleted by an admin` }]);
+      await bumpGeneration(tx);
     });
     return c.body(null, 204);
   });
@@ -114,6 +116,7 @@ for (const verb of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {
       if (before.adminState === adminState) return before;
       const [after] = await tx.update(nodes).set({ adminState }).where(eq(nodes.id, id)).returning();
       await insertEvents(tx, t, [{ type: event, nodeId: id, message: `${id}: ${before.adminState} → ${adminState}` }]);
+      await bumpGeneration(tx);
       return after!;
     });
     const classes = (await classCounts(store.db, id)).get(id) ?? {};

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { openDb } from "../../api/node.js";
+import { createRowPoller } from "../../api/poll-hub.js";
 import { VERSION } from "../../shared/version.js";
 import { createTestApp, defaultSettings, silentLog, type TestApp } from "../helpers/app.js";
 import { tempDbUrl } from "../helpers/db.js";
@@ -26,6 +27,7 @@ describe("health", () => {
       now: Date.now,
       log: silentLog,
       settings: defaultSettings(),
+      waiter: createRowPoller(store),
       migrations: expectedMigrations,
     });
     const r = await app.request("/readyz");

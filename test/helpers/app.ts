@@ -3,6 +3,7 @@ import { expectedMigrations } from "../../api/db/journal.js";
 import type { AppSettings, Log } from "../../api/deps.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import { applyMigrations, openDb } from "../../api/node.js";
+import { createPollHub } from "../../api/poll-hub.js";
 import { appSettings, ServerConfig } from "../../api/config.js";
 import { tempDbUrl } from "./db.js";
 
@@ -29,7 +30,8 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
   const clock = testClock();
   const adminToken = (await ensureAdminToken(store, clock.now()))!;
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
-  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations });
+  const waiter = createPollHub(store, 50);
+  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter });
 
   async function call(method: string, path: string, c: Call = {}) {
     const headers: Record<string, string> = { ...c.headers };

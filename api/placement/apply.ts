@@ -1,0 +1,117 @@
+// The one place placement touches the database: read everything, plan(), write the difference — in one write
+// transaction, and only when the cluster generation moved since the last placement.
+import { eq, inArray, sql } from "drizzle-orm";
+import type { StartShard } from "../../shared/schemas/assignment.js";
+import type { Store, Tx } from "../db/client.js";
+import { allocations, cluster, deployments, models, nodes, portAllocations, replicas, shards } from "../db/schema.js";
+import { planInput } from "./input.js";
+import { plan } from "./plan.js";
+import type { PlanInput, Replica } from "./types.js";
+
+export type PlaceResult = { ran: boolean; changedNodes: string[]; assigned: number; released: number };
+const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
+
+/** The agent's view of a placed shard: the plan's shard with its model, profile and deployment filled in. */
+export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][number], mgmtInterface?: string): StartShard {
+  const d = input.deployments.find((x) => x.name === r.deployment)!;
+  const m = input.models.find((x) => x.name === d.model)!;
+  const p = m.profiles.find((x) => x.name === r.profile)!;
+  return {
+    shardId: s.shardId,
+    replicaId: r.id,
+    deployment: d.name,
+    model: m.servedName,
+    weightsPath: m.weightsPath,
+    rank: s.rank,
+    nnodes: s.nnodes,
+    leaderAddr: s.leaderAddr,
+    leaderPort: s.leaderPort,
+    httpPort: s.httpPort,
+    deviceIds: s.deviceIds,
+    visibleDevices: s.visibleDevices,
+    hcas: s.hcas,
+    ...(mgmtInterface ? { mgmtInterface } : {}),
+    profile: { name: p.name, engine: p.engine as StartShard["profile"]["engine"], tp: p.tp, pp: p.pp, gpusPerNode: p.gpusPerNode, nodes: p.nodes, args: p.args, env: p.env, startupTimeoutS: p.startupTimeoutS },
+    env: s.env,
+    pool: d.pool,
+    fabric: s.fabric,
+    fingerprint: r.fingerprint,
+  };
+}
+
+/** Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes. */
+async function placeIn(tx: Tx, now: number, lostAfterS: number): Promise<PlaceResult> {
+  const [c] = await tx.select().from(cluster).where(eq(cluster.id, 1));
+  if (!c || c.generation === c.placedGeneration) return NOTHING;
+  const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows] = await Promise.all([
+    tx.select().from(nodes),
+    tx.select({ name: models.name, spec: models.spec }).from(models),
+    tx.select({ name: deployments.name, spec: deployments.spec, pending: deployments.pending }).from(deployments),
+    tx.select().from(replicas),
+    tx.select().from(shards),
+  ]);
+  const input = planInput({ nodes: nodeRows, models: modelRows, deployments: deploymentRows, replicas: replicaRows, shards: shardRows, nextSeq: c.nextSeq, now, lostAfterS });
+  const p = plan(input);
+  const changed = new Set<string>();
+
+  if (p.release.length) {
+    const gone = shardRows.filter((s) => p.release.includes(s.replicaId));
+    for (const s of gone) changed.add(s.nodeId);
+    const ids = gone.map((s) => s.id);
+    if (ids.length) {
+      await tx.delete(allocations).where(inArray(allocations.shardId, ids));
+      await tx.delete(portAllocations).where(inArray(portAllocations.shardId, ids));
+      await tx.delete(shards).where(inArray(shards.id, ids));
+    }
+    await tx.delete(replicas).where(inArray(replicas.id, p.release));
+  }
+  const iface = new Map(nodeRows.map((n) => [n.id, n.mgmtInterface ?? undefined]));
+  for (const r of p.assign) {
+    await tx.insert(replicas).values({ id: r.id, deployment: r.deployment, profile: r.profile, fingerprint: r.fingerprint, seq: r.seq, createdAt: now });
+    for (const s of r.shards) {
+      changed.add(s.nodeId);
+      const spec = startShard(input, r, s, iface.get(s.nodeId));
+      await tx.insert(shards).values({ id: s.shardId, replicaId: r.id, nodeId: s.nodeId, rank: s.rank, spec: JSON.stringify(spec) });
+      await tx.insert(allocations).values(s.deviceIds.map((deviceId) => ({ nodeId: s.nodeId, deviceId, shardId: s.shardId })));
+      const ports = [...new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort] : [])])];
+      await tx.insert(portAllocations).values(ports.map((port) => ({ nodeId: s.nodeId, port, shardId: s.shardId })));
+    }
+  }
+  const pendingBy = new Map(p.pending.map((x) => [x.deployment, [{ count: x.count, reason: x.reason }]]));
+  for (const d of deploymentRows) {
+    const next = pendingBy.get(d.name) ?? null;
+    if (JSON.stringify(next) !== JSON.stringify(d.pending)) await tx.update(deployments).set({ pending: next }).where(eq(deployments.name, d.name));
+  }
+  const seq = changed.size ? c.assignSeq + 1 : c.assignSeq;
+  if (changed.size) await tx.update(nodes).set({ assignIndex: seq }).where(inArray(nodes.id, [...changed]));
+  await tx
+    .update(cluster)
+    .set({ placedGeneration: c.generation, nextSeq: c.nextSeq + p.assign.length, assignSeq: seq })
+    .where(eq(cluster.id, 1));
+  return { ran: true, changedNodes: [...changed].sort(), assigned: p.assign.length, released: p.release.length };
+}
+
+const isConflict = (e: unknown) => /UNIQUE constraint failed|SQLITE_CONSTRAINT|SQLITE_BUSY|database is locked/i.test(`${String(e)} ${String((e as { cause?: unknown })?.cause ?? "")}`);
+
+/**
+ * Places what the declarations ask for, when anything changed since the last placement. An unchanged cluster costs
+ * one plain read; a transaction that conflicts with another instance's is retried.
+ */
+export async function placeIfNeeded(store: Store, now: number, lostAfterS: number): Promise<PlaceResult> {
+  const [c] = await store.db.select({ g: cluster.generation, p: cluster.placedGeneration }).from(cluster).where(eq(cluster.id, 1));
+  if (!c || c.g === c.p) return NOTHING;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.write((tx) => placeIn(tx, now, lostAfterS));
+    } catch (e) {
+      if (attempt >= 5 || !isConflict(e)) throw e;
+    }
+  }
+}
+
+/** The node's full desired shard set and its assignment index. */
+export async function nodeAssignments(store: Store, nodeId: string): Promise<{ index: number; shards: StartShard[] }> {
+  const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
+  const rows = await store.db.select({ spec: shards.spec }).from(shards).where(eq(shards.nodeId, nodeId)).orderBy(sql`${shards.id}`);
+  return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
+}

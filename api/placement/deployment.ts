@@ -1,0 +1,68 @@
+// Planning one deployment: keep or release what exists, then place the missing replicas one by one.
+import type { Attempt, PlaceContext } from "./context.js";
+import { allowedProfiles, keepOrRelease } from "./existing.js";
+import { profileFingerprint } from "./fingerprint.js";
+import { hold, type Ledger } from "./ledger.js";
+import { placeMulti } from "./multi.js";
+import { catalogReason, combineReasons, profileReason, scopeReason } from "./reasons.js";
+import { scopeOf } from "./scope.js";
+import { placeSingle } from "./single.js";
+import type { Pending, PlaceDeployment, PlaceModel, PlaceNode, Replica } from "./types.js";
+
+export type DeploymentPlan = { assign: Replica[]; release: string[]; pending?: Pending; nextSeq: number };
+
+/**
+ * Plans one deployment against the ledger, which it updates with every replica it assigns. Each missing replica
+ * takes the first allowed profile that fits; the first that fits none leaves it and the rest pending.
+ */
+export function planDeployment(
+  d: PlaceDeployment,
+  model: PlaceModel | undefined,
+  existing: readonly Replica[],
+  nodes: readonly PlaceNode[],
+  ledger: Ledger,
+  nextSeq: number,
+): DeploymentPlan {
+  const want = Number.isInteger(d.replicas) && d.replicas > 0 ? d.replicas : 0;
+  const allowed = allowedProfiles(d, model);
+  const { keep, release } = keepOrRelease(existing, model, allowed, want);
+  const out: DeploymentPlan = { assign: [], release: release.map((r) => r.id), nextSeq };
+  const missing = want - keep.length;
+  if (missing <= 0) return out;
+  const noCatalog = catalogReason(d, model, allowed);
+  if (noCatalog || !model) return { ...out, pending: { deployment: d.name, count: missing, reason: noCatalog ?? "" } };
+  const spread = new Map<string, number>();
+  const count = (r: Replica): void => r.shards.forEach((s) => spread.set(s.nodeId, (spread.get(s.nodeId) ?? 0) + 1));
+  keep.forEach(count);
+  for (let i = 0; i < missing; i++) {
+    const tries: { profile: string; reason: string }[] = [];
+    let placed: Replica | undefined;
+    for (const profile of allowed) {
+      const ctx: PlaceContext = {
+        nodes, deployment: d, model, profile, fingerprint: profileFingerprint(model, profile), ledger, spread, seq: out.nextSeq,
+      };
+      const attempt = tryProfile(ctx);
+      if ("replica" in attempt) {
+        placed = attempt.replica;
+        break;
+      }
+      tries.push({ profile: profile.name, reason: attempt.reason });
+    }
+    if (!placed) return { ...out, pending: { deployment: d.name, count: missing - i, reason: combineReasons(tries) } };
+    out.assign.push(placed);
+    hold(ledger, placed);
+    count(placed);
+    out.nextSeq++;
+  }
+  return out;
+}
+
+/** One replica of one profile: refused as declared, out of scope, or placed on one node or a gang. */
+function tryProfile(ctx: PlaceContext): Attempt {
+  const refused = profileReason(ctx.profile);
+  if (refused) return { reason: refused };
+  const scope = scopeOf(ctx.nodes, ctx.deployment, ctx.profile);
+  const outOfScope = scopeReason(scope, ctx.deployment, ctx.profile);
+  if (outOfScope) return { reason: outOfScope };
+  return ctx.profile.nodes === 1 ? placeSingle(ctx, scope) : placeMulti(ctx, scope);
+}

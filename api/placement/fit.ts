@@ -1,0 +1,46 @@
+// How one node fits one shard of a profile: its free devices, the set it would give, the ports it has left.
+import { chooseDevices, type DeviceSet } from "./devices.js";
+import type { Ledger } from "./ledger.js";
+import { freePorts } from "./ports.js";
+import { freeDevices } from "./scope.js";
+import type { PlaceNode } from "./types.js";
+
+export type NodeFit = {
+  node: PlaceNode;
+  /** How many devices of the class are free on the node. */
+  free: number;
+  /** The devices a shard would get; undefined when fewer than needed are free. */
+  set?: DeviceSet;
+  /** Lowest free ports, at most two (an http port, and a leader port when the shard is rank 0). */
+  ports: number[];
+};
+
+/** How the node fits a shard of `k` devices of the class. */
+export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger): NodeFit {
+  const free = freeDevices(node, cls, ledger);
+  const set = chooseDevices(node.cards, free, k);
+  return { node, free: free.length, ...(set ? { set } : {}), ports: freePorts(node, ledger, 2) };
+}
+
+/** True when the node can host the shard, as leader (two ports) or as a follower (one). */
+export function fits(f: NodeFit, leader: boolean): f is NodeFit & { set: DeviceSet } {
+  return !!f.set && f.ports.length >= (leader ? 2 : 1);
+}
+
+/** Compares score tuples element by element. */
+export function compareScores(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** Picks a gang of `n` from fits in preference order: the first that can lead is rank 0, then the next n - 1 in order. */
+export function pickGang(ordered: readonly NodeFit[], n: number): (NodeFit & { set: DeviceSet })[] | undefined {
+  const leader = ordered.find((f) => fits(f, true));
+  if (!leader || !fits(leader, true)) return undefined;
+  const rest = ordered.filter((f) => f !== leader && fits(f, false)).slice(0, n - 1);
+  if (rest.length < n - 1) return undefined;
+  return [leader, ...(rest as (NodeFit & { set: DeviceSet })[])];
+}

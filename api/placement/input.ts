@@ -1,0 +1,150 @@
+// Rows from the database → PlanInput. Pure: the transaction in apply.ts reads the rows and hands them in.
+import { devicesOf } from "../../shared/classes.js";
+import { domainEligibility } from "../../shared/fabric.js";
+import type { StartShard } from "../../shared/schemas/assignment.js";
+import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
+import { type ModelSpec, profileShape } from "../../shared/schemas/model.js";
+import { nodeState } from "../liveness.js";
+import type { PlaceDeployment, PlaceModel, PlaceNode, PlanInput, Replica } from "./types.js";
+
+export const DEFAULT_PORT_RANGE = { first: 20000, last: 20999 };
+export const DEFAULT_STARTUP_TIMEOUT_S = 1800;
+
+type NodeRow = {
+  id: string;
+  mgmtAddr: string;
+  mgmtInterface: string | null;
+  pool: string;
+  labels: Record<string, string>;
+  adminState: "ready" | "cordoned" | "draining";
+  lastSeenAt: number;
+  portFirst: number | null;
+  portLast: number | null;
+  inventory: string;
+};
+type SpecRow = { name: string; spec: string };
+type ReplicaRow = { id: string; deployment: string; profile: string; fingerprint: string; seq: number };
+type ShardRow = { id: string; replicaId: string; nodeId: string; rank: number; spec: string };
+
+/** A node as placement sees it: its devices with their problems, topology, NVLink eligibility and IB fabrics. */
+export function placeNode(row: NodeRow, now: number, lostAfterS: number): PlaceNode {
+  const inv = JSON.parse(row.inventory) as Inventory;
+  const state = nodeState(row, now, lostAfterS);
+  const problems = new Map(inv.gpus.map((g) => [g.index, g.health.problems]));
+  const activeHcas = new Map(inv.hcas.map((h) => [h.name, { active: h.ports.some((p) => p.state === "ACTIVE"), numaNode: h.numaNode ?? null }]));
+  const nvlink = domainEligibility(inv.gpus, inv.imex);
+  const tray = inv.gpus.find((g) => g.platform?.trayIndex !== undefined)?.platform?.trayIndex;
+  return {
+    id: row.id,
+    mgmtAddr: row.mgmtAddr,
+    ...(row.mgmtInterface ? { mgmtInterface: row.mgmtInterface } : {}),
+    pool: row.pool,
+    labels: row.labels,
+    schedulable: state === "ready",
+    ...(state === "ready" ? {} : { notSchedulable: state }),
+    engines: Object.keys(inv.engines.versions).sort(),
+    devices: devicesOf(inv.gpus).map((d) => ({
+      id: d.id,
+      label: d.label,
+      class: d.class,
+      card: d.card,
+      ...(d.migIndex === undefined ? {} : { migIndex: d.migIndex }),
+      uuid: d.uuid,
+      problems: problems.get(d.card) ?? [],
+    })),
+    cards: inv.gpus.map((g) => ({ index: g.index, numaNode: g.numaNode ?? null, nvlinkPeers: g.nvlinkPeers.map((p) => p.gpu), nics: g.nics.map((n) => n.nic) })),
+    nvlink: { ...nvlink, ...(tray === undefined ? {} : { trayIndex: tray }) },
+    ibFabrics: inv.fabrics.map((f) => ({
+      name: f.fabric,
+      hcas: f.hcas.map((h) => ({ name: h, active: activeHcas.get(h)?.active ?? false, numaNode: activeHcas.get(h)?.numaNode ?? null })),
+    })),
+    weights: inv.weights.map((w) => w.path),
+    portRange: row.portFirst !== null && row.portLast !== null ? { first: row.portFirst, last: row.portLast } : DEFAULT_PORT_RANGE,
+  };
+}
+
+/** A model with every profile's defaults filled in. */
+export function placeModel(row: SpecRow): PlaceModel {
+  const spec = JSON.parse(row.spec) as ModelSpec;
+  return {
+    name: row.name,
+    servedName: spec.servedName ?? row.name,
+    weightsPath: spec.weightsPath,
+    profiles: spec.profiles.map((p) => ({
+      name: p.name,
+      engine: p.engine,
+      gpuClass: p.gpuClass,
+      ...profileShape(p),
+      args: p.args ?? [],
+      env: p.env ?? {},
+      startupTimeoutS: p.startupTimeoutS ?? DEFAULT_STARTUP_TIMEOUT_S,
+    })),
+  };
+}
+
+/** A deployment with its pool defaulted. */
+export function placeDeployment(row: SpecRow): PlaceDeployment {
+  const spec = JSON.parse(row.spec) as DeploymentSpec;
+  return {
+    name: row.name,
+    model: spec.model,
+    replicas: spec.replicas,
+    pool: spec.pool ?? "default",
+    ...(spec.profiles ? { profiles: spec.profiles } : {}),
+    ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+  };
+}
+
+/** Placed replicas with their shards, from the replicas and shards tables. */
+export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[]): Replica[] {
+  const byReplica = new Map<string, ShardRow[]>();
+  for (const s of shardRows) byReplica.set(s.replicaId, [...(byReplica.get(s.replicaId) ?? []), s]);
+  return replicaRows.map((r) => ({
+    id: r.id,
+    deployment: r.deployment,
+    profile: r.profile,
+    fingerprint: r.fingerprint,
+    seq: r.seq,
+    shards: (byReplica.get(r.id) ?? [])
+      .sort((a, b) => a.rank - b.rank)
+      .map((s) => {
+        const spec = JSON.parse(s.spec) as StartShard;
+        return {
+          shardId: s.id,
+          replicaId: r.id,
+          nodeId: s.nodeId,
+          rank: s.rank,
+          nnodes: spec.nnodes,
+          deviceIds: spec.deviceIds,
+          visibleDevices: spec.visibleDevices,
+          hcas: spec.hcas,
+          httpPort: spec.httpPort,
+          leaderAddr: spec.leaderAddr,
+          leaderPort: spec.leaderPort,
+          fabric: spec.fabric,
+          env: spec.env,
+        };
+      }),
+  }));
+}
+
+/** Everything plan() needs, from the rows of one read. */
+export function planInput(rows: {
+  nodes: NodeRow[];
+  models: SpecRow[];
+  deployments: SpecRow[];
+  replicas: ReplicaRow[];
+  shards: ShardRow[];
+  nextSeq: number;
+  now: number;
+  lostAfterS: number;
+}): PlanInput {
+  return {
+    nodes: rows.nodes.map((n) => placeNode(n, rows.now, rows.lostAfterS)),
+    models: rows.models.map(placeModel),
+    deployments: rows.deployments.map(placeDeployment),
+    replicas: placedReplicas(rows.replicas, rows.shards),
+    nextSeq: rows.nextSeq,
+  };
+}

@@ -1,0 +1,41 @@
+// What is taken on each node while one plan is being made: devices held and ports bound by shards.
+import type { Replica, Shard } from "./types.js";
+
+export type NodeUse = { devices: Set<number>; ports: Set<number> };
+
+/** Taken devices and ports by node id. Local to one plan() call, which adds each replica it assigns. */
+export type Ledger = Map<string, NodeUse>;
+
+/** The ledger of the replicas that exist: every shard's devices and both of its ports count as taken. */
+export function ledgerOf(replicas: readonly Replica[]): Ledger {
+  const ledger: Ledger = new Map();
+  for (const r of replicas) hold(ledger, r);
+  return ledger;
+}
+
+/** Marks a replica's devices and ports as taken on the nodes its shards run on. */
+export function hold(ledger: Ledger, replica: Replica): void {
+  for (const s of replica.shards) holdShard(ledger, s);
+}
+
+function holdShard(ledger: Ledger, s: Shard): void {
+  const use = useOf(ledger, s.nodeId);
+  for (const d of s.deviceIds) use.devices.add(d);
+  // A follower's leaderPort belongs to rank 0's node; counting it here too only ever wastes a port, never doubles one.
+  use.ports.add(s.httpPort);
+  use.ports.add(s.leaderPort);
+}
+
+function useOf(ledger: Ledger, nodeId: string): NodeUse {
+  let use = ledger.get(nodeId);
+  if (!use) {
+    use = { devices: new Set(), ports: new Set() };
+    ledger.set(nodeId, use);
+  }
+  return use;
+}
+
+/** True when a device of the node is held by some shard. */
+export function isHeld(ledger: Ledger, nodeId: string, deviceId: number): boolean {
+  return ledger.get(nodeId)?.devices.has(deviceId) ?? false;
+}

@@ -1,0 +1,39 @@
+// The placement core (DESIGN §4): plan(input) → {assign, release, pending}. Pure and deterministic.
+import { planDeployment } from "./deployment.js";
+import { bySeq } from "./existing.js";
+import { ledgerOf } from "./ledger.js";
+import type { Pending, Plan, PlanInput, PlaceModel, PlaceNode, Replica } from "./types.js";
+
+const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Decides where replicas go: deployments in name order, each keeping its valid replicas, releasing the rest and
+ * placing what is missing; replicas of deleted deployments are released. Same input, same plan, whatever the
+ * order of nodes, models, deployments or replicas in it.
+ */
+export function plan(input: PlanInput): Plan {
+  const nodes: PlaceNode[] = [...input.nodes].sort((a, b) => byKey(a.id, b.id));
+  const models = new Map<string, PlaceModel>();
+  for (const m of input.models) if (!models.has(m.name)) models.set(m.name, m);
+  const deployments = [...input.deployments].sort((a, b) => byKey(a.name, b.name));
+  const existing = [...input.replicas].sort(bySeq);
+  const ledger = ledgerOf(existing);
+  const declared = new Set(deployments.map((d) => d.name));
+  const release = new Set(existing.filter((r) => !declared.has(r.deployment)).map((r) => r.id));
+  const assign: Replica[] = [];
+  const pending: Pending[] = [];
+  let nextSeq = input.nextSeq;
+  const seen = new Set<string>();
+  for (const d of deployments) {
+    if (seen.has(d.name)) continue;
+    seen.add(d.name);
+    const mine = existing.filter((r) => r.deployment === d.name);
+    const out = planDeployment(d, models.get(d.model), mine, nodes, ledger, nextSeq);
+    assign.push(...out.assign);
+    out.release.forEach((id) => release.add(id));
+    if (out.pending) pending.push(out.pending);
+    nextSeq = out.nextSeq;
+  }
+  const order = new Map(existing.map((r, i) => [r.id, i]));
+  return { assign, release: [...release].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)), pending };
+}

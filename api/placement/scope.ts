@@ -1,0 +1,42 @@
+// Which nodes and devices a deployment's profile may use (DESIGN §4.1), kept in stages so a reason can say where it ended.
+import { isHeld, type Ledger } from "./ledger.js";
+import type { PlaceDeployment, PlaceDevice, PlaceNode, PlaceProfile } from "./types.js";
+
+export type Scope = {
+  /** Nodes of the deployment's pool. */
+  inPool: PlaceNode[];
+  /** … whose labels match the nodeSelector. */
+  matching: PlaceNode[];
+  /** … with the profile's engine installed: the nodes whose state a reason may talk about. */
+  withEngine: PlaceNode[];
+  /** … that are schedulable and have devices of the profile's class: the candidates. */
+  schedulable: PlaceNode[];
+};
+
+/** The nodes a deployment's profile may land on, stage by stage; input nodes sorted by id keep every stage sorted. */
+export function scopeOf(nodes: readonly PlaceNode[], d: PlaceDeployment, p: PlaceProfile): Scope {
+  const inPool = nodes.filter((n) => n.pool === d.pool);
+  const selector = Object.entries(d.nodeSelector ?? {});
+  const matching = inPool.filter((n) => selector.every(([k, v]) => n.labels[k] === v));
+  const withEngine = matching.filter((n) => p.engine === "command" || n.engines.includes(p.engine));
+  const schedulable = withEngine.filter((n) => n.schedulable && n.devices.some((d) => d.class === p.gpuClass));
+  return { inPool, matching, withEngine, schedulable };
+}
+
+/** Devices of the class on the node that are healthy and held by no shard, lowest id first. */
+export function freeDevices(node: PlaceNode, cls: string, ledger: Ledger): PlaceDevice[] {
+  return node.devices
+    .filter((d) => d.class === cls && d.problems.length === 0 && !isHeld(ledger, node.id, d.id))
+    .sort((a, b) => a.id - b.id);
+}
+
+/** True for a MIG instance class (`a100-80g-mig-3g.40gb`). */
+export function isMigClass(cls: string): boolean {
+  return cls.includes("-mig-");
+}
+
+/** The card class of a MIG class (`a100-80g-mig-3g.40gb` → `a100-80g`); the class itself otherwise. */
+export function cardClassOf(cls: string): string {
+  const at = cls.indexOf("-mig-");
+  return at < 0 ? cls : cls.slice(0, at);
+}

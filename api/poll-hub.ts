@@ -1,0 +1,88 @@
+// Waiting for a node's assignment index to move. One watcher per API instance reads only the indexes that moved
+// (`assign_index > seen`) on a short interval and wakes their waiters; a write on this instance wakes them at once.
+import { eq, gt, max } from "drizzle-orm";
+import type { Store } from "./db/client.js";
+import { nodes } from "./db/schema.js";
+
+export type AssignmentWaiter = {
+  /** Resolves when `nodeId`'s index exceeds `index`, after `ms`, or when `signal` aborts — whichever is first. */
+  wait(nodeId: string, index: number, ms: number, signal?: AbortSignal): Promise<void>;
+  /** Something was written on this instance: look now rather than at the next tick. */
+  notify(): void;
+};
+
+type Waiter = { index: number; done: () => void };
+
+/** The Node entry's waiter: one shared watcher, ticking only while someone waits. */
+export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown) => void = () => {}): AssignmentWaiter {
+  const waiting = new Map<string, Set<Waiter>>();
+  let seen: number | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let running = false;
+
+  async function tick() {
+    timer = undefined;
+    if (running) return;
+    running = true;
+    try {
+      if (seen === undefined) {
+        const [m] = await store.db.select({ v: max(nodes.assignIndex) }).from(nodes);
+        seen = m?.v ?? 0;
+      }
+      const moved = await store.db.select({ id: nodes.id, index: nodes.assignIndex }).from(nodes).where(gt(nodes.assignIndex, seen));
+      for (const m of moved) {
+        seen = Math.max(seen, m.index);
+        for (const w of waiting.get(m.id) ?? []) if (m.index > w.index) w.done();
+      }
+    } catch (e) {
+      onError(e);
+    } finally {
+      running = false;
+      schedule(everyMs);
+    }
+  }
+  function schedule(ms: number) {
+    if (timer === undefined && waiting.size) timer = setTimeout(() => void tick(), ms);
+  }
+
+  return {
+    wait(nodeId, index, ms, signal) {
+      return new Promise<void>((resolve) => {
+        const set = waiting.get(nodeId) ?? new Set<Waiter>();
+        waiting.set(nodeId, set);
+        const finish = () => {
+          clearTimeout(deadline);
+          signal?.removeEventListener("abort", finish);
+          set.delete(w);
+          if (!set.size) waiting.delete(nodeId);
+          resolve();
+        };
+        const w: Waiter = { index, done: finish };
+        set.add(w);
+        const deadline = setTimeout(finish, ms);
+        signal?.addEventListener("abort", finish, { once: true });
+        schedule(everyMs);
+      });
+    },
+    notify() {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      void tick();
+    },
+  };
+}
+
+/** Where no memory is shared between requests (Workers): each waiting request re-reads its own row. */
+export function createRowPoller(store: Store, everyMs = 1000): AssignmentWaiter {
+  return {
+    async wait(nodeId, index, ms, signal) {
+      const end = Date.now() + ms;
+      while (Date.now() < end && !signal?.aborted) {
+        await new Promise((r) => setTimeout(r, Math.min(everyMs, Math.max(0, end - Date.now()))));
+        const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
+        if (!n || n.index > index) return;
+      }
+    },
+    notify() {},
+  };
+}

@@ -1,0 +1,68 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { Assignments } from "../../shared/schemas/assignment.js";
+import { NodeId } from "../../shared/schemas/common.js";
+import { z } from "../../shared/z.js";
+import { requireOwnNode } from "../auth.js";
+import { bumpGeneration } from "../db/cluster.js";
+import { insertEvents } from "../db/events.js";
+import { findNode } from "../db/nodes.js";
+import { nodes } from "../db/schema.js";
+import type { AppEnv } from "../deps.js";
+import { heardFrom } from "../liveness.js";
+import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
+import { nodeAssignments, placeIfNeeded } from "../placement/apply.js";
+
+const MAX_WAIT_S = 60;
+/** A poll refreshes the node's liveness at most this often, so that polling costs no write most of the time. */
+const SEEN_RESOLUTION_MS = 10_000;
+
+const poll = createRoute({
+  method: "get",
+  path: "/api/v1/agents/{node}/assignments",
+  operationId: "pollAssignments",
+  tags: ["agents"],
+  summary: "Long-poll for the node's full desired shard set",
+  description:
+    "Runs placement if anything changed since it last ran, then answers at once when the node's index differs from `index`, " +
+    "else waits until it moves or `wait` seconds pass (at most 60, jittered). The reply is always the full set, so a timeout reply is harmless.",
+  security: nodeSecurity,
+  middleware: requireOwnNode,
+  request: {
+    params: z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) }),
+    query: z.object({
+      index: z.coerce.number().int().min(0).optional().openapi({ param: { name: "index", in: "query" }, description: "the last X-Llmgw-Index seen (0 or absent: answer at once)" }),
+      wait: z.coerce.number().min(0).max(3600).optional().openapi({ param: { name: "wait", in: "query" }, description: "seconds to wait for a change (capped at 60)" }),
+    }),
+  },
+  responses: {
+    200: { ...jsonResponse(Assignments, "The node's desired shards"), headers: { "X-Llmgw-Index": { schema: { type: "integer" }, description: "the node's assignment index" } } },
+    ...errorResponses(400, 401, 403),
+  },
+});
+
+export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c) => {
+  const { node } = c.req.valid("param");
+  const { index, wait } = c.req.valid("query");
+  const { store, now, settings, waiter } = c.var.deps;
+  const t = now();
+  const row = await findNode(store.db, node);
+  if (row && (row.lostAt !== null || t - row.lastSeenAt > SEEN_RESOLUTION_MS)) {
+    await store.write(async (tx) => {
+      await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
+      const back = heardFrom(row, t, settings.nodeLostAfterS);
+      await insertEvents(tx, t, back);
+      if (back.length) await bumpGeneration(tx);
+    });
+  }
+  const placed = await placeIfNeeded(store, t, settings.nodeLostAfterS);
+  if (placed.changedNodes.length) waiter.notify();
+  let current = await nodeAssignments(store, node);
+  if (index !== undefined && index === current.index && wait) {
+    const ms = Math.min(wait, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
+    await waiter.wait(node, index, ms, c.req.raw.signal);
+    current = await nodeAssignments(store, node);
+  }
+  c.header("x-llmgw-index", String(current.index));
+  return c.json(current, 200);
+});
