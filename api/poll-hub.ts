@@ -1,6 +1,6 @@
 // Waiting for a node's assignment index to move. One watcher per API instance reads only the indexes that moved
 // (`assign_index > seen`) on a short interval and wakes their waiters; a write on this instance wakes them at once.
-import { eq, gt, max } from "drizzle-orm";
+import { eq, gt } from "drizzle-orm";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
 
@@ -25,10 +25,7 @@ export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown)
     if (running) return;
     running = true;
     try {
-      if (seen === undefined) {
-        const [m] = await store.db.select({ v: max(nodes.assignIndex) }).from(nodes);
-        seen = m?.v ?? 0;
-      }
+      if (seen === undefined) return;
       const moved = await store.db.select({ id: nodes.id, index: nodes.assignIndex }).from(nodes).where(gt(nodes.assignIndex, seen));
       for (const m of moved) {
         seen = Math.max(seen, m.index);
@@ -59,6 +56,8 @@ export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown)
         };
         const w: Waiter = { index, done: finish };
         set.add(w);
+        // The watermark never passes a waiter's own index, or a change that lands before the next tick is missed.
+        seen = seen === undefined ? index : Math.min(seen, index);
         const deadline = setTimeout(finish, ms);
         signal?.addEventListener("abort", finish, { once: true });
         schedule(everyMs);

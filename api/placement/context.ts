@@ -1,4 +1,5 @@
 // What placing one replica of one profile needs to know, and what it comes back with.
+import type { FitCache } from "./fit.js";
 import type { Ledger } from "./ledger.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlaceProfile, Replica } from "./types.js";
 
@@ -10,6 +11,8 @@ export type PlaceContext = {
   profile: PlaceProfile;
   fingerprint: string;
   ledger: Ledger;
+  /** Node fits already worked out in this plan() call. */
+  fits: FitCache;
   /** Shards of this deployment's replicas per node id, to spread replicas when the fit is equal. */
   spread: ReadonlyMap<string, number>;
   /** The seq the replica gets if it is placed. */

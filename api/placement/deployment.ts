@@ -2,6 +2,7 @@
 import type { Attempt, PlaceContext } from "./context.js";
 import { allowedProfiles, keepOrRelease } from "./existing.js";
 import { profileFingerprint } from "./fingerprint.js";
+import type { FitCache } from "./fit.js";
 import { hold, type Ledger } from "./ledger.js";
 import { placeMulti } from "./multi.js";
 import { catalogReason, combineReasons, profileReason, scopeReason } from "./reasons.js";
@@ -12,7 +13,8 @@ import type { Pending, PlaceDeployment, PlaceModel, PlaceNode, Replica } from ".
 export type DeploymentPlan = { assign: Replica[]; release: string[]; pending?: Pending; nextSeq: number };
 
 /**
- * Plans one deployment against the ledger, which it updates with every replica it assigns. Each missing replica
+ * Plans one deployment against the ledger, which it updates with every replica it assigns (`fits` caches node fits
+ * across the whole plan). Each missing replica
  * takes the first allowed profile that fits; the first that fits none leaves it and the rest pending.
  */
 export function planDeployment(
@@ -21,6 +23,7 @@ export function planDeployment(
   existing: readonly Replica[],
   nodes: readonly PlaceNode[],
   ledger: Ledger,
+  fits: FitCache,
   nextSeq: number,
 ): DeploymentPlan {
   const want = Number.isInteger(d.replicas) && d.replicas > 0 ? d.replicas : 0;
@@ -39,7 +42,7 @@ export function planDeployment(
     let placed: Replica | undefined;
     for (const profile of allowed) {
       const ctx: PlaceContext = {
-        nodes, deployment: d, model, profile, fingerprint: profileFingerprint(model, profile), ledger, spread, seq: out.nextSeq,
+        nodes, deployment: d, model, profile, fingerprint: profileFingerprint(model, profile), ledger, fits, spread, seq: out.nextSeq,
       };
       const attempt = tryProfile(ctx);
       if ("replica" in attempt) {

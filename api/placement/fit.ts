@@ -1,6 +1,6 @@
 // How one node fits one shard of a profile: its free devices, the set it would give, the ports it has left.
 import { chooseDevices, type DeviceSet } from "./devices.js";
-import type { Ledger } from "./ledger.js";
+import { versionOf, type Ledger } from "./ledger.js";
 import { freePorts } from "./ports.js";
 import { freeDevices } from "./scope.js";
 import type { PlaceNode } from "./types.js";
@@ -20,6 +20,20 @@ export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger)
   const free = freeDevices(node, cls, ledger);
   const set = chooseDevices(node.cards, free, k);
   return { node, free: free.length, ...(set ? { set } : {}), ports: freePorts(node, ledger, 2) };
+}
+
+/** Fits already worked out in one plan() call, by node, class and device count, with the ledger version they saw. */
+export type FitCache = Map<string, { version: number; fit: NodeFit }>;
+
+/** fitNode, reused while nothing was added on the node since (most nodes, most of the time, in a large plan). */
+export function cachedFit(cache: FitCache, node: PlaceNode, cls: string, k: number, ledger: Ledger): NodeFit {
+  const key = `${node.id}\u0000${cls}\u0000${k}`;
+  const version = versionOf(ledger, node.id);
+  const hit = cache.get(key);
+  if (hit && hit.version === version) return hit.fit;
+  const fit = fitNode(node, cls, k, ledger);
+  cache.set(key, { version, fit });
+  return fit;
 }
 
 /** True when the node can host the shard, as leader (two ports) or as a follower (one). */

@@ -1,7 +1,8 @@
 // What is taken on each node while one plan is being made: devices held and ports bound by shards.
 import type { Replica, Shard } from "./types.js";
 
-export type NodeUse = { devices: Set<number>; ports: Set<number> };
+/** `version` counts the shards added, so that what was worked out from an unchanged node can be reused. */
+export type NodeUse = { devices: Set<number>; ports: Set<number>; version: number };
 
 /** Taken devices and ports by node id. Local to one plan() call, which adds each replica it assigns. */
 export type Ledger = Map<string, NodeUse>;
@@ -24,12 +25,13 @@ function holdShard(ledger: Ledger, s: Shard): void {
   // A follower's leaderPort belongs to rank 0's node; counting it here too only ever wastes a port, never doubles one.
   use.ports.add(s.httpPort);
   use.ports.add(s.leaderPort);
+  use.version++;
 }
 
 function useOf(ledger: Ledger, nodeId: string): NodeUse {
   let use = ledger.get(nodeId);
   if (!use) {
-    use = { devices: new Set(), ports: new Set() };
+    use = { devices: new Set(), ports: new Set(), version: 0 };
     ledger.set(nodeId, use);
   }
   return use;
@@ -38,4 +40,9 @@ function useOf(ledger: Ledger, nodeId: string): NodeUse {
 /** True when a device of the node is held by some shard. */
 export function isHeld(ledger: Ledger, nodeId: string, deviceId: number): boolean {
   return ledger.get(nodeId)?.devices.has(deviceId) ?? false;
+}
+
+/** How many shards were added on the node: changes whenever its free devices or ports may have. */
+export function versionOf(ledger: Ledger, nodeId: string): number {
+  return ledger.get(nodeId)?.version ?? 0;
 }

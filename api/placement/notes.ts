@@ -16,25 +16,23 @@ export function joinNotes(notes: readonly string[], max = MAX_NOTES): string {
 /**
  * Why nodes that could otherwise take devices of the class do not offer them: the node not schedulable, a device of
  * the class with problems, a card in MIG mode with no device at all and a problem (nothing carved, a mode change
- * pending), a node whose port range is used up.
+ * pending), a node whose port range is used up. Nodes with neither devices of the class nor such a card say nothing.
  */
 export function classNotes(nodes: readonly PlaceNode[], cls: string, fitsById?: ReadonlyMap<string, NodeFit>): string[] {
   const out: string[] = [];
   const cardClass = cardClassOf(cls);
   for (const n of nodes) {
+    const sick = n.devices.filter((d) => d.class === cls && d.problems.length);
+    const bare = n.cards.filter(
+      (c) => c.problems?.length && (c.class === undefined || c.class === cardClass) && !n.devices.some((d) => d.card === c.index),
+    );
+    if (!sick.length && !bare.length && !n.devices.some((d) => d.class === cls)) continue;
     if (!n.schedulable) {
       out.push(`node ${n.id} ${n.notSchedulable ?? "not schedulable"}`);
       continue;
     }
-    for (const d of [...n.devices].sort((a, b) => a.id - b.id)) {
-      if (d.class === cls && d.problems.length) out.push(`GPU ${d.label} on ${n.id}: ${d.problems.join("; ")}`);
-    }
-    for (const c of [...n.cards].sort((a, b) => a.index - b.index)) {
-      const bare = !n.devices.some((d) => d.card === c.index);
-      if (bare && c.problems?.length && (c.class === undefined || c.class === cardClass)) {
-        out.push(`card ${c.index} on ${n.id}: ${c.problems.join("; ")}`);
-      }
-    }
+    for (const d of sick.sort((a, b) => a.id - b.id)) out.push(`GPU ${d.label} on ${n.id}: ${d.problems.join("; ")}`);
+    for (const c of bare.sort((a, b) => a.index - b.index)) out.push(`card ${c.index} on ${n.id}: ${c.problems!.join("; ")}`);
     const fit = fitsById?.get(n.id);
     if (fit?.set && fit.ports.length < 2) out.push(`node ${n.id} has no free port in ${rangeText(n)}`);
   }
@@ -43,9 +41,10 @@ export function classNotes(nodes: readonly PlaceNode[], cls: string, fitsById?: 
 
 /** "held: 3 of 8 by replicas", when some devices of the class are held, for reasons that have nothing better to say. */
 export function heldNote(nodes: readonly PlaceNode[], cls: string, free: number): string | undefined {
-  const healthy = nodes.filter((n) => n.schedulable).flatMap((n) => n.devices.filter((d) => d.class === cls && !d.problems.length));
-  const held = healthy.length - free;
-  return held > 0 ? `${held} of ${healthy.length} held by replicas` : undefined;
+  let healthy = 0;
+  for (const n of nodes) if (n.schedulable) for (const d of n.devices) if (d.class === cls && !d.problems.length) healthy++;
+  const held = healthy - free;
+  return held > 0 ? `${held} of ${healthy} held by replicas` : undefined;
 }
 
 /** Trays in order: by tray index (unknown last), then node id. */

@@ -1,6 +1,7 @@
 // The placement core (DESIGN §4): plan(input) → {assign, release, pending}. Pure and deterministic.
 import { planDeployment } from "./deployment.js";
 import { bySeq } from "./existing.js";
+import type { FitCache } from "./fit.js";
 import { ledgerOf } from "./ledger.js";
 import type { Pending, Plan, PlanInput, PlaceModel, PlaceNode, Replica } from "./types.js";
 
@@ -18,6 +19,7 @@ export function plan(input: PlanInput): Plan {
   const deployments = [...input.deployments].sort((a, b) => byKey(a.name, b.name));
   const existing = [...input.replicas].sort(bySeq);
   const ledger = ledgerOf(existing);
+  const fits: FitCache = new Map();
   const declared = new Set(deployments.map((d) => d.name));
   const release = new Set(existing.filter((r) => !declared.has(r.deployment)).map((r) => r.id));
   const assign: Replica[] = [];
@@ -28,7 +30,7 @@ export function plan(input: PlanInput): Plan {
     if (seen.has(d.name)) continue;
     seen.add(d.name);
     const mine = existing.filter((r) => r.deployment === d.name);
-    const out = planDeployment(d, models.get(d.model), mine, nodes, ledger, nextSeq);
+    const out = planDeployment(d, models.get(d.model), mine, nodes, ledger, fits, nextSeq);
     assign.push(...out.assign);
     out.release.forEach((id) => release.add(id));
     if (out.pending) pending.push(out.pending);

@@ -1,7 +1,7 @@
 // Single-node replicas (DESIGN §4.2): `gpusPerNode` devices on one node, or one MIG instance.
 import type { Attempt, PlaceContext } from "./context.js";
 import { nodeTiebreak } from "./context.js";
-import { compareScores, fitNode, fits } from "./fit.js";
+import { cachedFit, compareScores, fits } from "./fit.js";
 import { singleReason } from "./reasons.js";
 import { buildReplica } from "./replica.js";
 import type { Scope } from "./scope.js";
@@ -13,7 +13,7 @@ import type { Scope } from "./scope.js";
 export function placeSingle(ctx: PlaceContext, scope: Scope): Attempt {
   const { profile } = ctx;
   const k = profile.gpusPerNode;
-  const all = scope.schedulable.map((node) => fitNode(node, profile.gpuClass, k, ctx.ledger));
+  const all = scope.schedulable.map((node) => cachedFit(ctx.fits, node, profile.gpuClass, k, ctx.ledger));
   const scored = all
     .filter((f) => fits(f, true))
     .map((f) => ({ f, score: [f.set!.peers ? 0 : 1, f.set!.numa ? 0 : 1, f.free - k, ...nodeTiebreak(ctx, f.node)] }));

@@ -44,14 +44,14 @@ describe("reasons", () => {
     expect(say([hgx("a", { schedulable: false })])).toBeUndefined();
   });
 
-  it("names unschedulable nodes, sick devices, bare MIG cards", () => {
+  it("names unschedulable nodes, sick devices, bare MIG cards, each only for its class", () => {
     const sick = hgx("gpu-1");
     sick.devices[2] = { ...sick.devices[2]!, problems: ["in use by another process: python (pid 7)"] };
     const nodes = [sick, hgx("gpu-2", { schedulable: false }), a100Mig("mig-1", { carved: false })];
     expect(classNotes(nodes, "h100-80g")).toEqual(["GPU 2 on gpu-1: in use by another process: python (pid 7)", "node gpu-2 not schedulable"]);
-    expect(classNotes(nodes, MIG_CLASS)).toEqual(["node gpu-2 not schedulable", expect.stringMatching(/^card 0 on mig-1: MIG mode is enabled but no instances are carved/)]);
-    expect(classNotes(nodes, "a100-80g-mig-1g.10gb")).toHaveLength(2);
-    expect(classNotes(nodes, "b200-180g-mig-1g.23gb")).toEqual(["node gpu-2 not schedulable"]);
+    expect(classNotes(nodes, MIG_CLASS)).toEqual([expect.stringMatching(/^card 0 on mig-1: MIG mode is enabled but no instances are carved/)]);
+    expect(classNotes(nodes, "a100-80g-mig-1g.10gb")).toHaveLength(1);
+    expect(classNotes(nodes, "b200-180g-mig-1g.23gb")).toEqual([]);
   });
 
   it("tells every tray's trouble in a domain", () => {

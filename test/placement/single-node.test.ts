@@ -77,7 +77,7 @@ describe("single-node reasons", () => {
   it.each([
     {
       name: "not enough free devices on any node",
-      nodes: [hgx("gpu-3"), hgx("gpu-4", { schedulable: false, notSchedulable: "cordoned" })],
+      nodes: [hgx("gpu-3"), hgx("gpu-4", { schedulable: false, notSchedulable: "cordoned" }), l40s("l-9", { schedulable: false, notSchedulable: "lost" })],
       existing: [holding("gpu-3", [0, 1, 2, 3, 4, 5])],
       reason: "needs 4 free h100-80g on one node; best node gpu-3 has 2 free (6 of 8 held by replicas, node gpu-4 cordoned)",
     },
