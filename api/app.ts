@@ -13,6 +13,7 @@ import { healthRoutes } from "./routes/health.js";
 import { joinTokenRoutes } from "./routes/join-tokens.js";
 import { modelRoutes } from "./routes/models.js";
 import { nodeRoutes } from "./routes/nodes.js";
+import { replicaRoutes } from "./routes/replicas.js";
 import { tokenRoutes } from "./routes/tokens.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -52,6 +53,7 @@ export function createApp(deps: AppDeps) {
   app.route("/", eventRoutes);
   app.route("/", modelRoutes);
   app.route("/", deploymentRoutes);
+  app.route("/", replicaRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",
@@ -84,6 +86,7 @@ export function createApp(deps: AppDeps) {
       { name: "nodes", description: "The fleet's nodes and what operators do to them" },
       { name: "events", description: "What happened, newest first" },
       { name: "models", description: "The catalog: models and the profiles they can run with (declarative: PUT to create or replace)" },
+      { name: "replicas", description: "What placement decided: replicas, their shards, nodes and devices" },
       { name: "deployments", description: "What should run: N replicas of a model in a pool (declarative: PUT to create or replace)" },
     ],
   });

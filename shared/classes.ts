@@ -34,6 +34,11 @@ export function deviceNumber(card: number, migIndex?: number): number {
   return migIndex === undefined ? card : 1000 + 100 * card + migIndex;
 }
 
+/** The label of a device number: `3`, or `3/mig1` for 1000 + 100 × 3 + 1. */
+export function labelOfDeviceNumber(id: number): string {
+  return id < 1000 ? deviceLabel(id) : deviceLabel(Math.floor((id - 1000) / 100), (id - 1000) % 100);
+}
+
 export type Device = {
   id: number;
   label: string;

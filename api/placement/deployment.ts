@@ -14,8 +14,8 @@ export type DeploymentPlan = { assign: Replica[]; release: string[]; pending?: P
 
 /**
  * Plans one deployment against the ledger, which it updates with every replica it assigns (`fits` caches node fits
- * across the whole plan). Each missing replica
- * takes the first allowed profile that fits; the first that fits none leaves it and the rest pending.
+ * across the whole plan). Each missing replica takes the first allowed profile that fits; the first replica that
+ * fits none leaves it and the rest pending.
  */
 export function planDeployment(
   d: PlaceDeployment,
@@ -37,12 +37,13 @@ export function planDeployment(
   const spread = new Map<string, number>();
   const count = (r: Replica): void => r.shards.forEach((s) => spread.set(s.nodeId, (spread.get(s.nodeId) ?? 0) + 1));
   keep.forEach(count);
+  const fingerprints = new Map(allowed.map((p) => [p.name, profileFingerprint(model, p)]));
   for (let i = 0; i < missing; i++) {
     const tries: { profile: string; reason: string }[] = [];
     let placed: Replica | undefined;
     for (const profile of allowed) {
       const ctx: PlaceContext = {
-        nodes, deployment: d, model, profile, fingerprint: profileFingerprint(model, profile), ledger, fits, spread, seq: out.nextSeq,
+        nodes, deployment: d, model, profile, fingerprint: fingerprints.get(profile.name)!, ledger, fits, spread, seq: out.nextSeq,
       };
       const attempt = tryProfile(ctx);
       if ("replica" in attempt) {

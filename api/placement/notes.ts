@@ -39,7 +39,7 @@ export function classNotes(nodes: readonly PlaceNode[], cls: string, fitsById?: 
   return out;
 }
 
-/** "held: 3 of 8 by replicas", when some devices of the class are held, for reasons that have nothing better to say. */
+/** "3 of 8 held by replicas", when some devices of the class are held, for reasons that have nothing better to say. */
 export function heldNote(nodes: readonly PlaceNode[], cls: string, free: number): string | undefined {
   let healthy = 0;
   for (const n of nodes) if (n.schedulable) for (const d of n.devices) if (d.class === cls && !d.problems.length) healthy++;

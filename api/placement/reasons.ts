@@ -11,7 +11,8 @@ export function profileReason(p: PlaceProfile): string | undefined {
     const off = Object.entries(counts).filter(([, v]) => v !== 1);
     if (off.length) {
       const has = off.map(([k, v]) => `${k} ${v}`).join(", ");
-      return `profile ${p.name} runs on MIG class ${p.gpuClass} but has ${has}: a MIG profile needs tp = pp = gpusPerNode = nodes = 1 (a process opens one MIG device; instances have no NVLink)`;
+      const why = "a process opens one MIG device; instances have no NVLink";
+      return `profile ${p.name} runs on MIG class ${p.gpuClass} but has ${has}: a MIG profile needs tp = pp = gpusPerNode = nodes = 1 (${why})`;
     }
   }
   const bad = Object.entries(counts).filter(([, v]) => !Number.isInteger(v) || v < 1);
@@ -25,7 +26,8 @@ export function catalogReason(d: PlaceDeployment, model: PlaceModel | undefined,
   if (allowed.length) return undefined;
   if (!model.profiles.length) return `model ${model.name} has no profiles`;
   if (!d.profiles?.length) return `deployment ${d.name} allows no profile`;
-  return `none of the allowed profiles (${(d.profiles ?? []).join(", ")}) is a profile of model ${model.name} (it has ${model.profiles.map((p) => p.name).join(", ")})`;
+  const has = model.profiles.map((p) => p.name).join(", ");
+  return `none of the allowed profiles (${d.profiles.join(", ")}) is a profile of model ${model.name} (it has ${has})`;
 }
 
 /** Why the deployment's pool, selector or the profile's engine or class leave no node at all; else undefined. */

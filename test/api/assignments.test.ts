@@ -74,6 +74,14 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
     const s = r.json.shards.find((x: { deployment: string }) => x.deployment === "chat");
     await t.call("POST", "/api/v1/agents/hgx-1/status", { token: tokens.get("hgx-1"), body: { shards: [{ shardId: s.shardId, replicaId: s.replicaId, state: "ready" }] } });
     expect((await t.admin("GET", "/api/v1/deployments/chat")).json.status).toMatchObject({ phase: "Ready", placed: 1, ready: 1 });
+    const list = await t.admin("GET", "/api/v1/replicas?deployment=chat");
+    expect(list.json.items).toHaveLength(1);
+    const replica = list.json.items[0];
+    expect(replica).toMatchObject({ id: s.replicaId, deployment: "chat", profile: "tp4", state: "ready", endpoint: `http://10.0.0.11:${s.httpPort}` });
+    expect(replica.shards[0]).toMatchObject({ nodeId: "hgx-1", rank: 0, fabric: "single", state: "ready" });
+    expect(replica.shards[0].devices).toHaveLength(4);
+    expect((await t.admin("GET", `/api/v1/replicas/${s.replicaId}`)).json.id).toBe(s.replicaId);
+    expect((await t.admin("GET", "/api/v1/replicas/r999")).status).toBe(404);
   });
 });
 

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { deviceLabel, deviceNumber, devicesOf, gpuClass, migClass } from "../../shared/classes.js";
+import { deviceLabel, deviceNumber, devicesOf, gpuClass, labelOfDeviceNumber, migClass } from "../../shared/classes.js";
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import { FIXTURES, fixture } from "../helpers/inventory.js";
 
@@ -85,6 +85,7 @@ describe("MIG classes and device labels", () => {
     expect(deviceNumber(3)).toBe(3);
     expect(deviceNumber(3, 1)).toBe(1301);
     expect(deviceNumber(0, 0)).toBe(1000);
+    expect([3, 1301, 1000, 1706].map(labelOfDeviceNumber)).toEqual(["3", "3/mig1", "0/mig0", "7/mig6"]);
   });
 });
 

@@ -1,0 +1,28 @@
+import { z } from "../z.js";
+import { EpochMs, ShardState } from "./common.js";
+
+export const ReplicaShard = z
+  .object({
+    shardId: z.string(),
+    nodeId: z.string(),
+    rank: z.number().int(),
+    devices: z.array(z.string()).openapi({ description: "device labels: `3`, or `3/mig1` for a MIG instance", example: ["0", "1", "2", "3"] }),
+    httpPort: z.number().int(),
+    fabric: z.string(),
+    state: ShardState.or(z.literal("unknown")).openapi({ description: "as the agent last reported it; `unknown` before its first report" }),
+    message: z.string().nullable(),
+  })
+  .openapi("ReplicaShard");
+
+export const ReplicaView = z
+  .object({
+    id: z.string().openapi({ example: "r12" }),
+    deployment: z.string(),
+    profile: z.string(),
+    fingerprint: z.string(),
+    createdAt: EpochMs,
+    state: z.enum(["ready", "starting", "failed"]).openapi({ description: "ready when every shard is; failed when any shard is" }),
+    endpoint: z.string().nullable().openapi({ description: "rank 0's HTTP endpoint, which the router uses", example: "http://10.0.0.11:20000" }),
+    shards: z.array(ReplicaShard),
+  })
+  .openapi("Replica");
