@@ -53,7 +53,14 @@ export function placeNode(row: NodeRow, now: number, lostAfterS: number): PlaceN
       uuid: d.uuid,
       problems: problems.get(d.card) ?? [],
     })),
-    cards: inv.gpus.map((g) => ({ index: g.index, numaNode: g.numaNode ?? null, nvlinkPeers: g.nvlinkPeers.map((p) => p.gpu), nics: g.nics.map((n) => n.nic) })),
+    cards: inv.gpus.map((g) => ({
+      index: g.index,
+      numaNode: g.numaNode ?? null,
+      nvlinkPeers: g.nvlinkPeers.map((p) => p.gpu),
+      nics: g.nics.map((n) => n.nic),
+      class: g.class,
+      problems: g.health.problems,
+    })),
     nvlink: { ...nvlink, ...(tray === undefined ? {} : { trayIndex: tray }) },
     ibFabrics: inv.fabrics.map((f) => ({
       name: f.fabric,
