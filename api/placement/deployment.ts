@@ -6,7 +6,7 @@ import type { FitCache } from "./fit.js";
 import { hold, type Ledger } from "./ledger.js";
 import { placeMulti } from "./multi.js";
 import { catalogReason, combineReasons, profileReason, scopeReason } from "./reasons.js";
-import { scopeOf } from "./scope.js";
+import { type Scope, scopeOf } from "./scope.js";
 import { placeSingle } from "./single.js";
 import type { Pending, PlaceDeployment, PlaceModel, PlaceNode, Replica } from "./types.js";
 
@@ -38,6 +38,8 @@ export function planDeployment(
   const count = (r: Replica): void => r.shards.forEach((s) => spread.set(s.nodeId, (spread.get(s.nodeId) ?? 0) + 1));
   keep.forEach(count);
   const fingerprints = new Map(allowed.map((p) => [p.name, profileFingerprint(model, p)]));
+  // A profile's scope (pool, selector, engine, class) does not change while this deployment's replicas are placed.
+  const scopes = new Map<string, Scope>();
   for (let i = 0; i < missing; i++) {
     const tries: { profile: string; reason: string }[] = [];
     let placed: Replica | undefined;
@@ -45,7 +47,7 @@ export function planDeployment(
       const ctx: PlaceContext = {
         nodes, deployment: d, model, profile, fingerprint: fingerprints.get(profile.name)!, ledger, fits, spread, seq: out.nextSeq,
       };
-      const attempt = tryProfile(ctx);
+      const attempt = tryProfile(ctx, scopes);
       if ("replica" in attempt) {
         placed = attempt.replica;
         break;
@@ -62,10 +64,11 @@ export function planDeployment(
 }
 
 /** One replica of one profile: refused as declared, out of scope, or placed on one node or a gang. */
-function tryProfile(ctx: PlaceContext): Attempt {
+function tryProfile(ctx: PlaceContext, scopes: Map<string, Scope>): Attempt {
   const refused = profileReason(ctx.profile);
   if (refused) return { reason: refused };
-  const scope = scopeOf(ctx.nodes, ctx.deployment, ctx.profile);
+  const scope = scopes.get(ctx.profile.name) ?? scopeOf(ctx.nodes, ctx.deployment, ctx.profile);
+  scopes.set(ctx.profile.name, scope);
   const outOfScope = scopeReason(scope, ctx.deployment, ctx.profile);
   if (outOfScope) return { reason: outOfScope };
   return ctx.profile.nodes === 1 ? placeSingle(ctx, scope) : placeMulti(ctx, scope);

@@ -22,18 +22,22 @@ export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger)
   return { node, free: free.length, ...(set ? { set } : {}), ports: freePorts(node, ledger, 2) };
 }
 
-/** Fits already worked out in one plan() call, by node, class and device count, with the ledger version they saw. */
-export type FitCache = Map<string, { version: number; fit: NodeFit }>;
+/** Fits already worked out in one plan() call, by class and device count, then by node, with the ledger version they saw. */
+export type FitCache = Map<string, Map<PlaceNode, { version: number; fit: NodeFit }>>;
 
-/** fitNode, reused while nothing was added on the node since (most nodes, most of the time, in a large plan). */
-export function cachedFit(cache: FitCache, node: PlaceNode, cls: string, k: number, ledger: Ledger): NodeFit {
-  const key = `${node.id}\u0000${cls}\u0000${k}`;
-  const version = versionOf(ledger, node.id);
-  const hit = cache.get(key);
-  if (hit && hit.version === version) return hit.fit;
-  const fit = fitNode(node, cls, k, ledger);
-  cache.set(key, { version, fit });
-  return fit;
+/** fitNode for every node, each reused while nothing was added on it since (most nodes, most of the time, in a large plan). */
+export function cachedFits(cache: FitCache, nodes: readonly PlaceNode[], cls: string, k: number, ledger: Ledger): NodeFit[] {
+  const key = `${cls}\u0000${k}`;
+  let byNode = cache.get(key);
+  if (!byNode) cache.set(key, (byNode = new Map()));
+  return nodes.map((node) => {
+    const version = versionOf(ledger, node.id);
+    const hit = byNode.get(node);
+    if (hit && hit.version === version) return hit.fit;
+    const fit = fitNode(node, cls, k, ledger);
+    byNode.set(node, { version, fit });
+    return fit;
+  });
 }
 
 /** True when the node can host the shard, as leader (two ports) or as a follower (one). */

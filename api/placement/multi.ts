@@ -1,7 +1,7 @@
 // Multi-node replicas (DESIGN §4.3): all shards or none, NVLink domain first, InfiniBand fabric second.
 import type { Attempt, PlaceContext } from "./context.js";
 import { nodeTiebreak } from "./context.js";
-import { cachedFit } from "./fit.js";
+import { cachedFits } from "./fit.js";
 import { chooseFabric, ibEnv, nearestHcas } from "./ib.js";
 import { chooseDomain, NVLINK_ENV } from "./nvlink.js";
 import { multiReason } from "./reasons.js";
@@ -13,7 +13,7 @@ export function placeMulti(ctx: PlaceContext, scope: Scope): Attempt {
   const { profile } = ctx;
   const k = profile.gpusPerNode;
   const n = profile.nodes;
-  const all = scope.schedulable.map((node) => cachedFit(ctx.fits, node, profile.gpuClass, k, ctx.ledger));
+  const all = cachedFits(ctx.fits, scope.schedulable, profile.gpuClass, k, ctx.ledger);
   const base = { seq: ctx.seq, deployment: ctx.deployment.name, profile: profile.name, fingerprint: ctx.fingerprint };
   const nv = chooseDomain(all, n, k);
   if (nv) {

@@ -1,7 +1,7 @@
 // Single-node replicas (DESIGN §4.2): `gpusPerNode` devices on one node, or one MIG instance.
 import type { Attempt, PlaceContext } from "./context.js";
 import { nodeTiebreak } from "./context.js";
-import { cachedFit, compareScores, fits } from "./fit.js";
+import { cachedFits, compareScores, fits } from "./fit.js";
 import { singleReason } from "./reasons.js";
 import { buildReplica } from "./replica.js";
 import type { Scope } from "./scope.js";
@@ -13,11 +13,12 @@ import type { Scope } from "./scope.js";
 export function placeSingle(ctx: PlaceContext, scope: Scope): Attempt {
   const { profile } = ctx;
   const k = profile.gpusPerNode;
-  const all = scope.schedulable.map((node) => cachedFit(ctx.fits, node, profile.gpuClass, k, ctx.ledger));
+  const all = cachedFits(ctx.fits, scope.schedulable, profile.gpuClass, k, ctx.ledger);
   const scored = all
     .filter((f) => fits(f, true))
     .map((f) => ({ f, score: [f.set!.peers ? 0 : 1, f.set!.numa ? 0 : 1, f.free - k, ...nodeTiebreak(ctx, f.node)] }));
-  const best = scored.sort((a, b) => compareScores(a.score, b.score))[0]?.f;
+  // one pass for the minimum: sorting every candidate for each replica made large plans quadratic-log
+  const best = scored.reduce<(typeof scored)[number] | undefined>((m, x) => (!m || compareScores(x.score, m.score) < 0 ? x : m), undefined)?.f;
   if (!best || !fits(best, true)) return { reason: singleReason(profile.gpuClass, k, scope, all) };
   const replica = buildReplica(
     { seq: ctx.seq, deployment: ctx.deployment.name, profile: profile.name, fingerprint: ctx.fingerprint, fabric: "single" },
