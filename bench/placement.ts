@@ -77,3 +77,63 @@ for (let r = 0; r < 3; r++) {
   placed = p.assign.length;
 }
 console.log(`plan() from nothing: ${placed} replicas in ${median(runs).toFixed(0)} ms median of 3 → ${Math.round(placed / (median(runs) / 1000))} placements/s`);
+
+// The same fleet through the real app on a file database: registration rows written directly, then polls.
+const { inventoryFromCapture, GB200_XML, H100_XML } = await import("../test/helpers/inventory.js");
+const { upsertNode } = await import("../api/db/nodes.js");
+const { bumpGeneration } = await import("../api/db/cluster.js");
+const tmp = tempDbUrl();
+const { client, db, store } = await openDb(tmp.url);
+await applyMigrations(db);
+const admin = (await ensureAdminToken(store, Date.now()))!;
+const app = createApp({ store, now: Date.now, log: { info() {}, warn() {}, error() {} }, settings: appSettings(ServerConfig.parse({})), migrations: expectedMigrations, waiter: createPollHub(store) });
+const hgx = inventoryFromCapture(H100_XML);
+const tray = inventoryFromCapture(GB200_XML);
+const register = (id: string, inv: typeof hgx, labels: Record<string, string>) => ({
+  nodeId: id, hostname: id, mgmtAddr: "10.0.0.1", agentVersion: "0.1.0", labels,
+  inventory: { ...inv, gpus: inv.gpus.map((g) => ({ ...g, uuid: `${id}-${g.uuid}` })) },
+});
+const t0 = performance.now();
+for (let chunk = 0; chunk < 5000; chunk += 500) {
+  await store.write(async (tx) => {
+    for (let i = chunk; i < chunk + 500; i++) {
+      const id = i < DOMAINS * TRAYS ? `nvl${Math.floor(i / TRAYS)}-t${i % TRAYS}` : `hgx${i}`;
+      const inv =
+        i < DOMAINS * TRAYS
+          ? { ...tray, imex: { state: "ready" as const, channels: 1 }, gpus: tray.gpus.map((g) => ({ ...g, fabric: { ...g.fabric!, clusterUuid: `00000000-0000-0000-0000-${String(Math.floor(i / TRAYS)).padStart(12, "0")}1`, cliqueId: "1" } })) }
+          : hgx;
+      await upsertNode(tx, register(id, inv, { pool: "prod" }) as never, `hash-${id}`, Date.now());
+    }
+    await bumpGeneration(tx);
+  });
+}
+console.log(`db: 5000 nodes written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const h = { authorization: `Bearer ${admin}`, "content-type": "application/json" };
+await app.request("/api/v1/models/big", { method: "PUT", headers: h, body: JSON.stringify({ spec: { weightsPath: "/m/big", profiles: [{ name: "nvl", engine: "vllm", gpuClass: "gb200-185g", tp: 8, gpusPerNode: 4, nodes: 2 }] } }) });
+await app.request("/api/v1/models/mid", { method: "PUT", headers: h, body: JSON.stringify({ spec: { weightsPath: "/m/mid", profiles: [{ name: "tp8", engine: "vllm", gpuClass: "h100-80g", tp: 8, gpusPerNode: 8 }] } }) });
+await app.request("/api/v1/deployments/big-nvl", { method: "PUT", headers: h, body: JSON.stringify({ spec: { model: "big", replicas: 400, pool: "prod" } }) });
+await app.request("/api/v1/deployments/mid-hgx", { method: "PUT", headers: h, body: JSON.stringify({ spec: { model: "mid", replicas: 1600, pool: "prod" } }) });
+// node tokens are hashes written directly above; poll as a node by minting its token through an admin reset
+const reg = await app.request("/api/v1/agents/register", { method: "POST", headers: h, body: JSON.stringify(register("hgx4999", hgx, { pool: "prod" })) });
+const nodeToken = ((await reg.json()) as { nodeToken: string }).nodeToken;
+const pollOnce = async () => {
+  const s = performance.now();
+  const r = await app.request("/api/v1/agents/hgx4999/assignments", { headers: { authorization: `Bearer ${nodeToken}` } });
+  await r.arrayBuffer();
+  return performance.now() - s;
+};
+const withWork = await pollOnce();
+const noop: number[] = [];
+for (let i = 0; i < 300; i++) noop.push(await pollOnce());
+noop.sort((a, b) => a - b);
+const pct = (p: number) => noop[Math.min(noop.length - 1, Math.floor((p / 100) * noop.length))]!;
+const work: number[] = [];
+for (let i = 0; i < 5; i++) {
+  await app.request("/api/v1/deployments/mid-hgx", { method: "PUT", headers: h, body: JSON.stringify({ spec: { model: "mid", replicas: 1600 + (i % 2 ? 10 : -10), pool: "prod" } }) });
+  work.push(await pollOnce());
+}
+console.log(`poll that placed 2,000 replicas from nothing: ${withWork.toFixed(0)} ms`);
+console.log(`no-op poll (nothing changed): p50 ${pct(50).toFixed(2)} ms, p99 ${pct(99).toFixed(2)} ms over ${noop.length}`);
+console.log(`poll after a deployment scaled by 10 (placement with work): p99 ${Math.max(...work).toFixed(0)} ms over ${work.length}`);
+client.close();
+tmp.cleanup();
