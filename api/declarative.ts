@@ -1,17 +1,13 @@
 // What the declarative resources (models, deployments) share: versions, ETags, If-Match and no-op detection.
+import { canonicalJson } from "../shared/canonical-json.js";
+import type { Q, Store, Tx } from "./db/client.js";
+import { bumpGeneration } from "./db/cluster.js";
 import { ApiError } from "./errors.js";
 
 export type StoredResource = { name: string; spec: string; version: number; createdAt: number; updatedAt: number };
 
 /** The strong ETag of a stored version. */
 export const etagOf = (version: number) => `"${version}"`;
-
-/** JSON with object keys sorted, to tell a real change from the same spec written in another order. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
-}
 
 /** Enforces `If-Match`: absent passes; `*` needs the resource to exist; otherwise one of the listed ETags must be current. */
 export function checkIfMatch(header: string | undefined, kind: string, name: string, current: StoredResource | undefined): void {
@@ -38,4 +34,45 @@ export function nextVersion(current: StoredResource | undefined, name: string, s
 /** The metadata block of a stored resource. */
 export function metadataOf(row: StoredResource) {
   return { version: row.version, etag: etagOf(row.version), createdAt: row.createdAt, updatedAt: row.updatedAt };
+}
+
+/** How one kind of declarative resource is read and written. */
+export type DeclaredKind<R extends StoredResource> = {
+  kind: string;
+  find(q: Q, name: string): Promise<R | undefined>;
+  /** Writes the next version (insert or update) and returns the stored row. */
+  save(tx: Tx, next: StoredResource, current: R | undefined): Promise<R>;
+  remove(tx: Tx, name: string): Promise<void>;
+};
+
+/**
+ * Creates or replaces a resource in one transaction: If-Match checked, `check` run, a new version written and the
+ * cluster generation bumped only when the spec changed. `written` is the spec as the client wrote it.
+ */
+export async function putDeclared<R extends StoredResource>(
+  store: Store,
+  k: DeclaredKind<R>,
+  req: { name: string; written: unknown; ifMatch: string | undefined; now: number; check?: (tx: Tx) => Promise<void> },
+): Promise<{ row: R; created: boolean }> {
+  return store.write(async (tx) => {
+    const current = await k.find(tx, req.name);
+    checkIfMatch(req.ifMatch, k.kind, req.name, current);
+    await req.check?.(tx);
+    const next = nextVersion(current, req.name, req.written, req.now);
+    if (!next.changed) return { row: current!, created: false };
+    const row = await k.save(tx, next.row, current);
+    await bumpGeneration(tx);
+    return { row, created: !current };
+  });
+}
+
+/** Deletes a resource (If-Match checked, 404 when absent) and bumps the cluster generation. */
+export async function deleteDeclared<R extends StoredResource>(store: Store, k: DeclaredKind<R>, name: string, ifMatch: string | undefined): Promise<void> {
+  await store.write(async (tx) => {
+    const current = await k.find(tx, name);
+    checkIfMatch(ifMatch, k.kind, name, current);
+    if (!current) throw new ApiError(404, "not_found", `no ${k.kind} ${name}`);
+    await k.remove(tx, name);
+    await bumpGeneration(tx);
+  });
 }

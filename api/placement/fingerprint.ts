@@ -1,21 +1,10 @@
 // The profile fingerprint: a stable hash of everything that changes an engine's command line (DESIGN §1).
+import { canonicalJson } from "../../shared/canonical-json.js";
 import type { PlaceModel, PlaceProfile } from "./types.js";
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;
 const MASK = 0xffffffffffffffffn;
-
-/** JSON with object keys sorted at every level, so that equal values always give the same text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
 
 /** FNV-1a 64-bit of a string's UTF-8 bytes, as 16 hex digits. */
 export function fnv1a64(text: string): string {

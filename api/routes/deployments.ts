@@ -4,14 +4,13 @@ import { Deployment, DeploymentSpec } from "../../shared/schemas/deployment.js";
 import { type ModelSpec, ResourceName } from "../../shared/schemas/model.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
-import { bumpGeneration } from "../db/cluster.js";
 import type { Q } from "../db/client.js";
 import { deployments, models, replicas, shards, shardStatus } from "../db/schema.js";
-import { checkIfMatch, etagOf, metadataOf, nextVersion } from "../declarative.js";
+import { type DeclaredKind, deleteDeclared, etagOf, metadataOf, putDeclared } from "../declarative.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
-import { IfMatch, putBody, sameName } from "./resource-shapes.js";
+import { IfMatch, putBody, sameName, writtenSpec } from "./resource-shapes.js";
 
 const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "chat-prod" }) });
 const PutDeployment = putBody(DeploymentSpec, "PutDeployment");
@@ -51,6 +50,19 @@ async function checkProfiles(q: Q, spec: DeploymentSpec) {
   const fields = spec.profiles.flatMap((p, i) => (have.has(p) ? [] : [{ path: `spec.profiles.${i}`, message: `model ${spec.model} has no profile ${p} (it has ${[...have].join(", ")})` }]));
   if (fields.length) throw new ApiError(400, "validation_failed", fields.map((f) => `${f.path}: ${f.message}`).join("; "), fields);
 }
+
+const DEPLOYMENTS: DeclaredKind<Row> = {
+  kind: "deployment",
+  find: async (q, name) => (await q.select().from(deployments).where(eq(deployments.name, name)))[0],
+  save: async (tx, next, current) => {
+    const row = { ...next, model: (JSON.parse(next.spec) as DeploymentSpec).model, pending: current?.pending ?? null };
+    await tx.insert(deployments).values(row).onConflictDoUpdate({ target: deployments.name, set: row });
+    return row;
+  },
+  remove: async (tx, name) => {
+    await tx.delete(deployments).where(eq(deployments.name, name));
+  },
+};
 
 const common = { tags: ["deployments"], security: adminSecurity, middleware: requireAdmin };
 
@@ -114,20 +126,13 @@ export const deploymentRoutes = new OpenAPIHono<AppEnv>()
     const { name } = c.req.valid("param");
     const body = c.req.valid("json");
     sameName(name, body.name);
-    // Validated above; stored as written (key order included) so that GET echoes it exactly.
-    const written = ((await c.req.json()) as { spec: unknown }).spec;
     const { store, now } = c.var.deps;
-    const { row, created } = await store.write(async (tx) => {
-      const [current] = await tx.select().from(deployments).where(eq(deployments.name, name));
-      checkIfMatch(c.req.header("if-match"), "deployment", name, current);
-      await checkProfiles(tx, body.spec);
-      const next = nextVersion(current, name, written, now());
-      const row = { ...next.row, model: body.spec.model, pending: current?.pending ?? null };
-      if (next.changed) {
-        await tx.insert(deployments).values(row).onConflictDoUpdate({ target: deployments.name, set: row });
-        await bumpGeneration(tx);
-      }
-      return { row: current && !next.changed ? current : row, created: !current };
+    const { row, created } = await putDeclared(store, DEPLOYMENTS, {
+      name,
+      written: await writtenSpec(c),
+      ifMatch: c.req.header("if-match"),
+      now: now(),
+      check: (tx) => checkProfiles(tx, body.spec),
     });
     c.header("etag", etagOf(row.version));
     const view = (await deploymentViews(store.db, [row]))[0]!;
@@ -135,12 +140,6 @@ export const deploymentRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(remove, async (c) => {
     const { name } = c.req.valid("param");
-    await c.var.deps.store.write(async (tx) => {
-      const [current] = await tx.select().from(deployments).where(eq(deployments.name, name));
-      checkIfMatch(c.req.header("if-match"), "deployment", name, current);
-      if (!current) throw new ApiError(404, "not_found", `no deployment ${name}`);
-      await tx.delete(deployments).where(eq(deployments.name, name));
-      await bumpGeneration(tx);
-    });
+    await deleteDeclared(c.var.deps.store, DEPLOYMENTS, name, c.req.header("if-match"));
     return c.body(null, 204);
   });

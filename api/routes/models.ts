@@ -3,14 +3,13 @@ import { asc, eq } from "drizzle-orm";
 import { Model, ModelSpec, ResourceName } from "../../shared/schemas/model.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
-import { bumpGeneration } from "../db/cluster.js";
 import type { Q } from "../db/client.js";
 import { deployments, models } from "../db/schema.js";
-import { checkIfMatch, etagOf, metadataOf, nextVersion, type StoredResource } from "../declarative.js";
+import { type DeclaredKind, deleteDeclared, etagOf, metadataOf, putDeclared, type StoredResource } from "../declarative.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
-import { IfMatch, putBody, sameName } from "./resource-shapes.js";
+import { IfMatch, putBody, sameName, writtenSpec } from "./resource-shapes.js";
 
 const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "llama-3.1-70b" }) });
 const PutModel = putBody(ModelSpec, "PutModel");
@@ -25,6 +24,18 @@ async function modelViews(q: Q, rows: StoredResource[]) {
     metadata: metadataOf(r),
   }));
 }
+
+const MODELS: DeclaredKind<StoredResource> = {
+  kind: "model",
+  find: async (q, name) => (await q.select().from(models).where(eq(models.name, name)))[0],
+  save: async (tx, next) => {
+    await tx.insert(models).values(next).onConflictDoUpdate({ target: models.name, set: next });
+    return next;
+  },
+  remove: async (tx, name) => {
+    await tx.delete(models).where(eq(models.name, name));
+  },
+};
 
 const common = { tags: ["models"], security: adminSecurity, middleware: requireAdmin };
 
@@ -87,31 +98,14 @@ export const modelRoutes = new OpenAPIHono<AppEnv>()
     const { name } = c.req.valid("param");
     const body = c.req.valid("json");
     sameName(name, body.name);
-    // Validated above; stored as written (key order included) so that GET echoes it exactly.
-    const written = ((await c.req.json()) as { spec: unknown }).spec;
     const { store, now } = c.var.deps;
-    const { row, created } = await store.write(async (tx) => {
-      const [current] = await tx.select().from(models).where(eq(models.name, name));
-      checkIfMatch(c.req.header("if-match"), "model", name, current);
-      const next = nextVersion(current, name, written, now());
-      if (next.changed) {
-        await tx.insert(models).values(next.row).onConflictDoUpdate({ target: models.name, set: next.row });
-        await bumpGeneration(tx);
-      }
-      return { row: next.row, created: !current };
-    });
+    const { row, created } = await putDeclared(store, MODELS, { name, written: await writtenSpec(c), ifMatch: c.req.header("if-match"), now: now() });
     c.header("etag", etagOf(row.version));
     const view = (await modelViews(store.db, [row]))[0]!;
     return created ? c.json(view, 201) : c.json(view, 200);
   })
   .openapi(remove, async (c) => {
     const { name } = c.req.valid("param");
-    await c.var.deps.store.write(async (tx) => {
-      const [current] = await tx.select().from(models).where(eq(models.name, name));
-      checkIfMatch(c.req.header("if-match"), "model", name, current);
-      if (!current) throw new ApiError(404, "not_found", `no model ${name}`);
-      await tx.delete(models).where(eq(models.name, name));
-      await bumpGeneration(tx);
-    });
+    await deleteDeclared(c.var.deps.store, MODELS, name, c.req.header("if-match"));
     return c.body(null, 204);
   });

@@ -1,4 +1,5 @@
 // Request shapes the declarative routes share.
+import type { Context } from "hono";
 import { z } from "../../shared/z.js";
 import { ApiError } from "../errors.js";
 
@@ -24,4 +25,9 @@ export function sameName(path: string, body: string | undefined): void {
   if (body !== undefined && body !== path) {
     throw new ApiError(400, "validation_failed", `name: the body names ${body} but the path names ${path}`, [{ path: "name", message: `must equal ${path}` }]);
   }
+}
+
+/** The spec as the client wrote it (key order included), so that GET echoes it exactly; call after validation. */
+export async function writtenSpec(c: Context): Promise<unknown> {
+  return ((await c.req.json()) as { spec: unknown }).spec;
 }
