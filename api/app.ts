@@ -13,6 +13,7 @@ import { healthRoutes } from "./routes/health.js";
 import { joinTokenRoutes } from "./routes/join-tokens.js";
 import { modelRoutes } from "./routes/models.js";
 import { nodeRoutes } from "./routes/nodes.js";
+import { planRoutes } from "./routes/plan.js";
 import { replicaRoutes } from "./routes/replicas.js";
 import { tokenRoutes } from "./routes/tokens.js";
 
@@ -54,6 +55,7 @@ export function createApp(deps: AppDeps) {
   app.route("/", modelRoutes);
   app.route("/", deploymentRoutes);
   app.route("/", replicaRoutes);
+  app.route("/", planRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",

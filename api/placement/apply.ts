@@ -2,7 +2,7 @@
 // transaction, and only when the cluster generation moved since the last placement.
 import { eq, inArray, sql } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
-import type { Store, Tx } from "../db/client.js";
+import type { Q, Store, Tx } from "../db/client.js";
 import { allocations, cluster, deployments, models, nodes, portAllocations, replicas, shards } from "../db/schema.js";
 import { planInput } from "./input.js";
 import { plan } from "./plan.js";
@@ -39,18 +39,25 @@ export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][nu
   };
 }
 
+/** Every row placement reads. */
+export async function readPlacementRows(q: Q) {
+  const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows] = await Promise.all([
+    q.select().from(nodes),
+    q.select({ name: models.name, spec: models.spec }).from(models),
+    q.select({ name: deployments.name, spec: deployments.spec, pending: deployments.pending }).from(deployments),
+    q.select().from(replicas),
+    q.select().from(shards),
+  ]);
+  return { nodes: nodeRows, models: modelRows, deployments: deploymentRows, replicas: replicaRows, shards: shardRows };
+}
+
 /** Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes. */
 async function placeIn(tx: Tx, now: number, lostAfterS: number): Promise<PlaceResult> {
   const [c] = await tx.select().from(cluster).where(eq(cluster.id, 1));
   if (!c || c.generation === c.placedGeneration) return NOTHING;
-  const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows] = await Promise.all([
-    tx.select().from(nodes),
-    tx.select({ name: models.name, spec: models.spec }).from(models),
-    tx.select({ name: deployments.name, spec: deployments.spec, pending: deployments.pending }).from(deployments),
-    tx.select().from(replicas),
-    tx.select().from(shards),
-  ]);
-  const input = planInput({ nodes: nodeRows, models: modelRows, deployments: deploymentRows, replicas: replicaRows, shards: shardRows, nextSeq: c.nextSeq, now, lostAfterS });
+  const rows = await readPlacementRows(tx);
+  const { nodes: nodeRows, deployments: deploymentRows, shards: shardRows } = rows;
+  const input = planInput({ ...rows, nextSeq: c.nextSeq, now, lostAfterS });
   const p = plan(input);
   const changed = new Set<string>();
 

@@ -69,6 +69,19 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
     await t.admin("DELETE", "/api/v1/deployments/too-big");
   });
 
+  it("tells what the fleet holds and what more fits", async () => {
+    await poll("hgx-1"); // placement releases the deleted deployment's replica
+    const r = await t.admin("GET", "/api/v1/plan");
+    expect(r.status).toBe(200);
+    expect(r.json.classes).toEqual([{ class: "h100-80g", total: 8, free: 4, used: 4, unavailable: [] }]);
+    expect(r.json.profiles).toEqual([{ model: "llama-70b", profile: "tp4", gpuClass: "h100-80g", pool: "prod", fits: 1, nodes: { "hgx-1": 1 } }]);
+    await t.admin("POST", "/api/v1/nodes/hgx-1/cordon");
+    const cordoned = await t.admin("GET", "/api/v1/plan");
+    expect(cordoned.json.classes[0]).toMatchObject({ free: 0, used: 4, unavailable: [{ count: 4, reason: "node cordoned" }] });
+    expect(cordoned.json.profiles[0]).toMatchObject({ fits: 0, reason: expect.stringContaining("cordoned") });
+    await t.admin("POST", "/api/v1/nodes/hgx-1/uncordon");
+  });
+
   it("reports ready once the agent says its shards are", async () => {
     const r = await poll("hgx-1");
     const s = r.json.shards.find((x: { deployment: string }) => x.deployment === "chat");
