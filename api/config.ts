@@ -19,6 +19,8 @@ export const ServerConfig = z.object({
   pollWaitS: int(1, 60).default(50),
   sweepIntervalS: int(1, 3600).default(15),
   maxBodyBytes: int(1024, 64 * 1024 * 1024).default(2 * 1024 * 1024),
+  repairGraceS: int(0, 86400).default(300),
+  repairMaxFraction: z.coerce.number().gt(0).max(1).default(0.2),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
@@ -33,6 +35,8 @@ const ENV: Record<keyof ServerConfig, string> = {
   pollWaitS: "LLMGW_POLL_WAIT_S",
   sweepIntervalS: "LLMGW_SWEEP_INTERVAL_S",
   maxBodyBytes: "LLMGW_MAX_BODY_BYTES",
+  repairGraceS: "LLMGW_REPAIR_GRACE_S",
+  repairMaxFraction: "LLMGW_REPAIR_MAX_FRACTION",
 };
 /** Variables other llmgw commands read (the CLI clients), not unknown to `serve`. */
 const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN"]);
@@ -84,6 +88,6 @@ export function loadServerConfig(env: Record<string, string | undefined>, flags:
 
 /** The part of the configuration the app reads on requests. */
 export function appSettings(config: ServerConfig): AppSettings {
-  const { nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes } = config;
-  return { version: VERSION, nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes };
+  const { nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction } = config;
+  return { version: VERSION, nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction };
 }

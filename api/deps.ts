@@ -14,6 +14,10 @@ export type AppSettings = {
   heartbeatIntervalS: number;
   pollWaitS: number;
   maxBodyBytes: number;
+  /** How long a lost node's replicas wait before they are re-placed elsewhere. */
+  repairGraceS: number;
+  /** Share of all replicas that may be re-placed per minute. */
+  repairMaxFraction: number;
 };
 
 /** Migration state the readiness probe compares with what the database has applied. */

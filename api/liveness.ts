@@ -1,9 +1,9 @@
-import { and, isNull, lt } from "drizzle-orm";
+import { and, eq, isNull, lt } from "drizzle-orm";
 import type { NodeState } from "../shared/schemas/node.js";
 import type { Store } from "./db/client.js";
 import { bumpGeneration } from "./db/cluster.js";
 import { insertEvents } from "./db/events.js";
-import { nodes } from "./db/schema.js";
+import { nodes, shards } from "./db/schema.js";
 import type { NewEvent } from "./node-events.js";
 
 /** A node's state as every view shows it: `lost` once silent for longer than `lostAfterS`, else what an operator set. */
@@ -17,10 +17,20 @@ export function heardFrom(row: { id: string; lostAt: number | null; lastSeenAt: 
   return [{ type: "node_recovered", nodeId: row.id, message: `${row.id} is back after ${Math.round((now - row.lastSeenAt) / 1000)} s of silence` }];
 }
 
-/** Marks nodes that went silent as lost, once each, with an event; returns their ids. */
-export async function sweepLiveness(store: Store, now: number, lostAfterS: number): Promise<string[]> {
+/**
+ * Marks nodes that went silent as lost, once each, with an event, and asks for placement when shards still sit on
+ * nodes silent past the repair grace period (placement frees them). Returns the ids newly lost.
+ */
+export async function sweepLiveness(store: Store, now: number, lostAfterS: number, graceS = 300): Promise<string[]> {
   const cutoff = now - lostAfterS * 1000;
   const stale = and(isNull(nodes.lostAt), lt(nodes.lastSeenAt, cutoff));
+  const [stranded] = await store.db
+    .select({ id: shards.id })
+    .from(shards)
+    .innerJoin(nodes, eq(nodes.id, shards.nodeId))
+    .where(lt(nodes.lastSeenAt, now - (lostAfterS + graceS) * 1000))
+    .limit(1);
+  if (stranded) await store.write((tx) => bumpGeneration(tx));
   const candidates = await store.db.select({ id: nodes.id }).from(nodes).where(stale);
   if (!candidates.length) return [];
   return store.write(async (tx) => {
@@ -42,11 +52,11 @@ export async function sweepLiveness(store: Store, now: number, lostAfterS: numbe
 /** Runs the sweep every `intervalS` until `signal` aborts; a failed sweep is logged and retried next time. */
 export function startLivenessSweep(
   deps: { store: Store; now: () => number; log: { warn(m: string, e?: object): void } },
-  opts: { intervalS: number; lostAfterS: number },
+  opts: { intervalS: number; lostAfterS: number; graceS: number },
   signal: AbortSignal,
 ) {
   const tick = () =>
-    sweepLiveness(deps.store, deps.now(), opts.lostAfterS).catch((e: unknown) => deps.log.warn("liveness sweep failed", { error: String(e) }));
+    sweepLiveness(deps.store, deps.now(), opts.lostAfterS, opts.graceS).catch((e: unknown) => deps.log.warn("liveness sweep failed", { error: String(e) }));
   const timer = setInterval(tick, opts.intervalS * 1000);
   signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   return tick;

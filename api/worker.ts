@@ -41,6 +41,6 @@ export default {
   },
   async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
     const b = build(env);
-    ctx.waitUntil(sweepLiveness(b.store, Date.now(), b.config.nodeLostAfterS));
+    ctx.waitUntil(sweepLiveness(b.store, Date.now(), b.config.nodeLostAfterS, b.config.repairGraceS));
   },
 };

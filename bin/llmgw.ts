@@ -18,7 +18,8 @@ program
     `
 Environment: LLMGW_DB_AUTH_TOKEN (remote database), LLMGW_ADMIN_TOKEN (use this admin token instead of
 generating one), LLMGW_NODE_LOST_AFTER_S (180), LLMGW_HEARTBEAT_INTERVAL_S (60), LLMGW_POLL_WAIT_S (50),
-LLMGW_SWEEP_INTERVAL_S (15), LLMGW_MAX_BODY_BYTES (2097152).
+LLMGW_SWEEP_INTERVAL_S (15), LLMGW_MAX_BODY_BYTES (2097152), LLMGW_REPAIR_GRACE_S (300),
+LLMGW_REPAIR_MAX_FRACTION (0.2).
 
 An embedded file database is migrated at start. A remote one is not: run \`llmgw migrate\` first.`,
   )

@@ -1,13 +1,18 @@
 // The one place placement touches the database: read everything, plan(), write the difference — in one write
 // transaction, and only when the cluster generation moved since the last placement.
-import { eq, inArray, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray, sql } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q, Store, Tx } from "../db/client.js";
-import { allocations, cluster, deployments, models, nodes, portAllocations, replicas, shards } from "../db/schema.js";
+import type { AppSettings } from "../deps.js";
+import { insertEvents } from "../db/events.js";
+import { allocations, cluster, deployments, events, models, nodes, portAllocations, replicas, shards, shardStatus } from "../db/schema.js";
+import type { NewEvent } from "../node-events.js";
+import { chooseRepairs } from "./repair.js";
 import { planInput } from "./input.js";
 import { plan } from "./plan.js";
 import type { PlanInput, Replica } from "./types.js";
 
+type PlaceSettings = Pick<AppSettings, "nodeLostAfterS" | "repairGraceS" | "repairMaxFraction">;
 export type PlaceResult = { ran: boolean; changedNodes: string[]; assigned: number; released: number };
 const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
 
@@ -52,13 +57,40 @@ export async function readPlacementRows(q: Q) {
 }
 
 /** Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes. */
-async function placeIn(tx: Tx, now: number, lostAfterS: number): Promise<PlaceResult> {
+/** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
+async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<typeof readPlacementRows>>, now: number, s: PlaceSettings) {
+  const states = await tx.select({ nodeId: shardStatus.nodeId, shardId: shardStatus.shardId, state: shardStatus.state }).from(shardStatus);
+  const stateOf = new Map(states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state]));
+  const [recent] = await tx.select({ n: count() }).from(events).where(and(eq(events.type, "replica_repaired"), gt(events.at, now - 60_000)));
+  const r = chooseRepairs({
+    replicas: [...input.replicas].sort((a, b) => a.seq - b.seq).map((x) => ({ id: x.id, shards: x.shards.map((sh) => ({ nodeId: sh.nodeId, state: stateOf.get(`${sh.nodeId}/${sh.shardId}`) })) })),
+    silentMs: new Map(rows.nodes.map((n) => [n.id, Math.max(0, now - n.lastSeenAt)])),
+    nodeCount: rows.nodes.length,
+    lostAfterS: s.nodeLostAfterS,
+    graceS: s.repairGraceS,
+    recentRepairs: recent?.n ?? 0,
+    maxFraction: s.repairMaxFraction,
+  });
+  const ev: NewEvent[] = r.release.map((x) => ({ type: "replica_repaired", nodeId: null, message: `replica ${x.id} freed for re-placement: ${x.why}`, data: { replica: x.id } }));
+  if (r.held) {
+    const [told] = await tx.select({ n: count() }).from(events).where(and(eq(events.type, "repair_held"), gt(events.at, now - 300_000)));
+    if (!told?.n) ev.push({ type: "repair_held", nodeId: null, message: r.held });
+  }
+  await insertEvents(tx, now, ev);
+  return r;
+}
+
+async function placeIn(tx: Tx, now: number, settings: PlaceSettings): Promise<PlaceResult> {
   const [c] = await tx.select().from(cluster).where(eq(cluster.id, 1));
   if (!c || c.generation === c.placedGeneration) return NOTHING;
   const rows = await readPlacementRows(tx);
   const { nodes: nodeRows, deployments: deploymentRows, shards: shardRows } = rows;
-  const input = planInput({ ...rows, nextSeq: c.nextSeq, now, lostAfterS });
-  const p = plan(input);
+  const all = planInput({ ...rows, nextSeq: c.nextSeq, now, lostAfterS: settings.nodeLostAfterS });
+  const repairs = await repairsIn(tx, all, rows, now, settings);
+  const freed = new Set(repairs.release.map((x) => x.id));
+  const input = { ...all, replicas: all.replicas.filter((r) => !freed.has(r.id)) };
+  const planned = plan(input);
+  const p = { ...planned, release: [...freed, ...planned.release] };
   const changed = new Set<string>();
 
   if (p.release.length) {
@@ -93,7 +125,8 @@ async function placeIn(tx: Tx, now: number, lostAfterS: number): Promise<PlaceRe
   if (changed.size) await tx.update(nodes).set({ assignIndex: seq }).where(inArray(nodes.id, [...changed]));
   await tx
     .update(cluster)
-    .set({ placedGeneration: c.generation, nextSeq: c.nextSeq + p.assign.length, assignSeq: seq })
+    // repairs left for the next minute's budget keep the generation unplaced, so that a later poll runs again
+    .set({ placedGeneration: repairs.deferred ? c.placedGeneration : c.generation, nextSeq: c.nextSeq + p.assign.length, assignSeq: seq })
     .where(eq(cluster.id, 1));
   return { ran: true, changedNodes: [...changed].sort(), assigned: p.assign.length, released: p.release.length };
 }
@@ -104,12 +137,12 @@ const isConflict = (e: unknown) => /UNIQUE constraint failed|SQLITE_CONSTRAINT|S
  * Places what the declarations ask for, when anything changed since the last placement. An unchanged cluster costs
  * one plain read; a transaction that conflicts with another instance's is retried.
  */
-export async function placeIfNeeded(store: Store, now: number, lostAfterS: number): Promise<PlaceResult> {
+export async function placeIfNeeded(store: Store, now: number, settings: PlaceSettings): Promise<PlaceResult> {
   const [c] = await store.db.select({ g: cluster.generation, p: cluster.placedGeneration }).from(cluster).where(eq(cluster.id, 1));
   if (!c || c.g === c.p) return NOTHING;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await store.write((tx) => placeIn(tx, now, lostAfterS));
+      return await store.write((tx) => placeIn(tx, now, settings));
     } catch (e) {
       if (attempt >= 5 || !isConflict(e)) throw e;
     }

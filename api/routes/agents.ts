@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
-import { NodeId } from "../../shared/schemas/common.js";
+import { NodeId, readShardState } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
@@ -146,7 +146,10 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       if (!row) throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
       await upsertShardReports(tx, node, shards, t);
       await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
-      await insertEvents(tx, t, heardFrom(row, t, settings.nodeLostAfterS));
+      const back = heardFrom(row, t, settings.nodeLostAfterS);
+      await insertEvents(tx, t, back);
+      // a failed shard (or an unknown state, read as failed) or a node back from silence can change placement
+      if (back.length || shards.some((s) => readShardState(s.state) === "failed")) await bumpGeneration(tx);
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   });

@@ -55,7 +55,7 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
       if (back.length) await bumpGeneration(tx);
     });
   }
-  const placed = await placeIfNeeded(store, t, settings.nodeLostAfterS);
+  const placed = await placeIfNeeded(store, t, settings);
   if (placed.changedNodes.length) waiter.notify();
   let current = await nodeAssignments(store, node);
   if (index !== undefined && index === current.index && wait) {

@@ -15,6 +15,8 @@ export const EventType = z
     "fabric_joined",
     "imex_changed",
     "hca_port_changed",
+    "replica_repaired",
+    "repair_held",
   ])
   .openapi("EventType");
 export type EventType = z.infer<typeof EventType>;

@@ -1,0 +1,46 @@
+// Repair (DESIGN §4.6): which placed replicas to free for re-placement — those with a shard failed past its restart
+// limit, or on a node silent past the grace period — bounded so that an outage cannot evict the whole fleet.
+
+export type RepairFacts = {
+  /** Placed replicas, oldest first, with the nodes and reported states of their shards. */
+  replicas: { id: string; shards: { nodeId: string; state: string | undefined }[] }[];
+  /** How long each node has been silent, in ms (0 for a node heard from within nodeLostAfterS). */
+  silentMs: Map<string, number>;
+  nodeCount: number;
+  lostAfterS: number;
+  graceS: number;
+  /** Replicas repaired in the last minute. */
+  recentRepairs: number;
+  /** Share of all replicas that may be repaired per minute. */
+  maxFraction: number;
+};
+
+export type Repairs = {
+  release: { id: string; why: string }[];
+  /** Replicas that need repair but wait for the budget of the next minute. */
+  deferred: number;
+  /** Set when nothing on lost nodes is repaired because too much of the fleet is lost at once. */
+  held?: string;
+};
+
+/** Chooses the replicas to free now, failed shards first, then those on lost nodes, oldest first within each. */
+export function chooseRepairs(f: RepairFacts): Repairs {
+  const goneAfter = (f.lostAfterS + f.graceS) * 1000;
+  const lostNodes = [...f.silentMs].filter(([, ms]) => ms > f.lostAfterS * 1000).map(([id]) => id);
+  const failed = f.replicas.filter((r) => r.shards.some((s) => s.state === "failed")).map((r) => ({ id: r.id, why: "a shard failed past its restart limit" }));
+  const failedIds = new Set(failed.map((r) => r.id));
+  let onLost = f.replicas
+    .filter((r) => !failedIds.has(r.id))
+    .flatMap((r) => {
+      const gone = r.shards.find((s) => (f.silentMs.get(s.nodeId) ?? 0) > goneAfter);
+      return gone ? [{ id: r.id, why: `node ${gone.nodeId} lost for more than ${f.graceS} s past ${f.lostAfterS} s of silence` }] : [];
+    });
+  let held: string | undefined;
+  if (onLost.length && lostNodes.length * 2 > f.nodeCount) {
+    held = `${lostNodes.length} of ${f.nodeCount} nodes are lost at once: not re-placing their ${onLost.length} replica(s) (a control-plane or network outage must not evict the fleet)`;
+    onLost = [];
+  }
+  const wanted = [...failed, ...onLost];
+  const budget = Math.max(0, Math.max(1, Math.floor(f.maxFraction * f.replicas.length)) - f.recentRepairs);
+  return { release: wanted.slice(0, budget), deferred: Math.max(0, wanted.length - budget), ...(held ? { held } : {}) };
+}
