@@ -46,21 +46,21 @@ export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][nu
 
 /** Every row placement reads. */
 export async function readPlacementRows(q: Q) {
-  const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows] = await Promise.all([
+  const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows, states] = await Promise.all([
     q.select().from(nodes),
     q.select({ name: models.name, spec: models.spec }).from(models),
     q.select({ name: deployments.name, spec: deployments.spec, pending: deployments.pending }).from(deployments),
     q.select().from(replicas),
     q.select().from(shards),
+    q.select({ nodeId: shardStatus.nodeId, shardId: shardStatus.shardId, state: shardStatus.state }).from(shardStatus),
   ]);
-  return { nodes: nodeRows, models: modelRows, deployments: deploymentRows, replicas: replicaRows, shards: shardRows };
+  return { nodes: nodeRows, models: modelRows, deployments: deploymentRows, replicas: replicaRows, shards: shardRows, states };
 }
 
 /** Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes. */
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
 async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<typeof readPlacementRows>>, now: number, s: PlaceSettings) {
-  const states = await tx.select({ nodeId: shardStatus.nodeId, shardId: shardStatus.shardId, state: shardStatus.state }).from(shardStatus);
-  const stateOf = new Map(states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state]));
+  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state]));
   const [recent] = await tx.select({ n: count() }).from(events).where(and(eq(events.type, "replica_repaired"), gt(events.at, now - 60_000)));
   const r = chooseRepairs({
     replicas: [...input.replicas].sort((a, b) => a.seq - b.seq).map((x) => ({ id: x.id, shards: x.shards.map((sh) => ({ nodeId: sh.nodeId, state: stateOf.get(`${sh.nodeId}/${sh.shardId}`) })) })),
@@ -125,8 +125,9 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings): Promise<Pl
   if (changed.size) await tx.update(nodes).set({ assignIndex: seq }).where(inArray(nodes.id, [...changed]));
   await tx
     .update(cluster)
-    // repairs left for the next minute's budget keep the generation unplaced, so that a later poll runs again
-    .set({ placedGeneration: repairs.deferred ? c.placedGeneration : c.generation, nextSeq: c.nextSeq + p.assign.length, assignSeq: seq })
+    // repairs left for the next minute's budget, or room freed for a replacement, leave the generation unplaced:
+    // the next poll runs placement again
+    .set({ placedGeneration: repairs.deferred || p.again ? c.placedGeneration : c.generation, nextSeq: c.nextSeq + p.assign.length, assignSeq: seq })
     .where(eq(cluster.id, 1));
   return { ran: true, changedNodes: [...changed].sort(), assigned: p.assign.length, released: p.release.length };
 }

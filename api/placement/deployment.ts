@@ -10,7 +10,7 @@ import { type Scope, scopeOf } from "./scope.js";
 import { placeSingle } from "./single.js";
 import type { Pending, PlaceDeployment, PlaceModel, PlaceNode, Replica } from "./types.js";
 
-export type DeploymentPlan = { assign: Replica[]; release: string[]; pending?: Pending; nextSeq: number };
+export type DeploymentPlan = { assign: Replica[]; release: string[]; pending?: Pending; nextSeq: number; again?: boolean };
 
 /**
  * Plans one deployment against the ledger, which it updates with every replica it assigns (`fits` caches node fits
@@ -28,9 +28,9 @@ export function planDeployment(
 ): DeploymentPlan {
   const want = Number.isInteger(d.replicas) && d.replicas > 0 ? d.replicas : 0;
   const allowed = allowedProfiles(d, model);
-  const { keep, release } = keepOrRelease(existing, model, allowed, want);
+  const { keep, release, stale, surge, drained } = keepOrRelease(existing, model, allowed, want);
   const out: DeploymentPlan = { assign: [], release: release.map((r) => r.id), nextSeq };
-  const missing = want - keep.length;
+  const missing = want + surge - keep.length;
   if (missing <= 0) return out;
   const noCatalog = catalogReason(d, model, allowed);
   if (noCatalog || !model) return { ...out, pending: { deployment: d.name, count: missing, reason: noCatalog ?? "" } };
@@ -54,7 +54,12 @@ export function planDeployment(
       }
       tries.push({ profile: profile.name, reason: attempt.reason });
     }
-    if (!placed) return { ...out, pending: { deployment: d.name, count: missing - i, reason: combineReasons(tries) } };
+    if (!placed && surge && i === missing - 1) {
+      // No room for the new replica beside the old ones: the room an old one frees now is used by the next plan;
+      // if none was freed, replace in place, the oldest old one first.
+      return { ...out, release: drained ? out.release : [...out.release, stale[0]!.id], again: true };
+    }
+    if (!placed) return { ...out, pending: { deployment: d.name, count: missing - surge - i, reason: combineReasons(tries) } };
     out.assign.push(placed);
     hold(ledger, placed);
     count(placed);

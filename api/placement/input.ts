@@ -103,8 +103,11 @@ export function placeDeployment(row: SpecRow): PlaceDeployment {
   };
 }
 
-/** Placed replicas with their shards, from the replicas and shards tables. */
-export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[]): Replica[] {
+type StateRow = { nodeId: string; shardId: string; state: string };
+
+/** Placed replicas with their shards, from the replicas and shards tables; ready when every shard reported so. */
+export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[], states: StateRow[] = []): Replica[] {
+  const stateOf = new Map(states.map((s) => [`${s.nodeId}/${s.shardId}`, s.state]));
   const byReplica = new Map<string, ShardRow[]>();
   for (const s of shardRows) byReplica.set(s.replicaId, [...(byReplica.get(s.replicaId) ?? []), s]);
   return replicaRows.map((r) => ({
@@ -113,6 +116,7 @@ export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[])
     profile: r.profile,
     fingerprint: r.fingerprint,
     seq: r.seq,
+    ready: (byReplica.get(r.id) ?? []).length > 0 && (byReplica.get(r.id) ?? []).every((s) => stateOf.get(`${s.nodeId}/${s.id}`) === "ready"),
     shards: (byReplica.get(r.id) ?? [])
       .sort((a, b) => a.rank - b.rank)
       .map((s) => {
@@ -143,6 +147,7 @@ export function planInput(rows: {
   deployments: SpecRow[];
   replicas: ReplicaRow[];
   shards: ShardRow[];
+  states?: StateRow[];
   nextSeq: number;
   now: number;
   lostAfterS: number;
@@ -151,7 +156,7 @@ export function planInput(rows: {
     nodes: rows.nodes.map((n) => placeNode(n, rows.now, rows.lostAfterS)),
     models: rows.models.map(placeModel),
     deployments: rows.deployments.map(placeDeployment),
-    replicas: placedReplicas(rows.replicas, rows.shards),
+    replicas: placedReplicas(rows.replicas, rows.shards, rows.states),
     nextSeq: rows.nextSeq,
   };
 }

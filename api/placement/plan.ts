@@ -25,6 +25,7 @@ export function plan(input: PlanInput): Plan {
   const assign: Replica[] = [];
   const pending: Pending[] = [];
   let nextSeq = input.nextSeq;
+  let again = false;
   const seen = new Set<string>();
   for (const d of deployments) {
     if (seen.has(d.name)) continue;
@@ -34,8 +35,9 @@ export function plan(input: PlanInput): Plan {
     assign.push(...out.assign);
     out.release.forEach((id) => release.add(id));
     if (out.pending) pending.push(out.pending);
+    again ||= !!out.again;
     nextSeq = out.nextSeq;
   }
   const order = new Map(existing.map((r, i) => [r.id, i]));
-  return { assign, release: [...release].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)), pending };
+  return { assign, release: [...release].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)), pending, ...(again ? { again } : {}) };
 }

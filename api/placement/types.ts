@@ -102,6 +102,8 @@ export type Replica = {
   fingerprint: string;
   /** Creation order, for "newest first" in scale-down. */
   seq: number;
+  /** Every shard reported ready: stale replicas drain only once their replacements are. */
+  ready?: boolean;
   shards: Shard[];
 };
 
@@ -124,4 +126,6 @@ export type Plan = {
   release: string[];
   /** Replicas that could not be placed, per deployment, with the reason a person can act on. */
   pending: Pending[];
+  /** True when a replica was released to make room for its replacement: placement should run again. */
+  again?: boolean;
 };

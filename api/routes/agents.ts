@@ -148,8 +148,9 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
       const back = heardFrom(row, t, settings.nodeLostAfterS);
       await insertEvents(tx, t, back);
-      // a failed shard (or an unknown state, read as failed) or a node back from silence can change placement
-      if (back.length || shards.some((s) => readShardState(s.state) === "failed")) await bumpGeneration(tx);
+      // a failed shard (an unknown state reads as failed), a ready one (old replicas may drain) or a node back from
+      // silence can change placement
+      if (back.length || shards.some((s) => ["failed", "ready"].includes(readShardState(s.state)))) await bumpGeneration(tx);
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   });

@@ -37,13 +37,36 @@ describe("existing replicas", () => {
     expect(p.pending).toEqual([{ deployment: "l70", count: 3, reason: "needs 4 free h100-80g on one node; best node gpu-1 has 2 free (6 of 8 held by replicas)" }]);
   });
 
-  it("a changed fingerprint releases every replica of the profile", () => {
+  it("a changed fingerprint replaces replicas one at a time, each new one ready before an old one goes", () => {
     const x = placed();
     x.models = [model("l70", [profile("tp4", "h100-80g", 4), profile("tp2", "h100-80g", 2, 1, { args: ["--max-model-len", "8192"] })])];
-    const p = plan(x);
-    expect(p.release).toEqual(["r1", "r2", "r3"]);
-    expect(p.assign.map((r) => r.id)).toEqual(["r4"]);
-    expect(p.assign[0]!.fingerprint).not.toBe(x.replicas[0]!.fingerprint);
+    const first = plan(x);
+    expect(first.release).toEqual([]);
+    expect(first.assign.map((r) => r.id)).toEqual(["r4"]);
+    expect(first.assign[0]!.fingerprint).not.toBe(x.replicas[0]!.fingerprint);
+    // r4 is not ready yet: nothing moves
+    const waiting = { ...x, replicas: [...x.replicas, first.assign[0]!], nextSeq: 5 };
+    expect(plan(waiting)).toMatchObject({ assign: [], release: [] });
+    // r4 ready: the oldest old replica drains; no room for the next new one until it is gone, so plan again
+    const ready = { ...waiting, replicas: waiting.replicas.map((r) => (r.id === "r4" ? { ...r, ready: true } : r)) };
+    expect(plan(ready)).toMatchObject({ assign: [], release: ["r1"], again: true });
+    const next = plan({ ...ready, replicas: ready.replicas.filter((r) => r.id !== "r1") });
+    expect(next.assign.map((r) => r.id)).toEqual(["r5"]);
+    expect(next.release).toEqual([]);
+  });
+
+  it("with no room for a new replica beside the old ones, replaces the oldest in place", () => {
+    const x = placed();
+    x.nodes = x.nodes.map((n) => ({ ...n, devices: n.devices.slice(0, 6) }));
+    x.models = [model("l70", [profile("tp2", "h100-80g", 2, 1, { args: ["--new"] })])];
+    expect(plan(x)).toMatchObject({ assign: [], release: ["r1"], again: true });
+  });
+
+  it("scales down not-ready replicas before ready ones, newest first", () => {
+    const x = placed();
+    x.replicas = x.replicas.map((r) => ({ ...r, ready: r.id !== "r1" }));
+    x.deployments = [{ ...x.deployments[0]!, replicas: 1 }];
+    expect(plan(x).release).toEqual(["r1", "r3"]);
   });
 
   it("a missing model leaves every replica pending and releases the old ones", () => {
