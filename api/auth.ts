@@ -74,6 +74,7 @@ export const requireOwnNode = createMiddleware<AppEnv>(async (c, next) => {
   const wanted = c.req.param("node");
   if (wanted !== undefined && wanted !== id.row.id) throw new ApiError(403, "forbidden", `this node token belongs to node ${id.row.id}, not ${wanted}`);
   c.set("principal", { kind: "node", nodeId: id.row.id, token: id.token });
+  c.set("node", id.row);
   await next();
 });
 

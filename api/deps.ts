@@ -1,4 +1,5 @@
 import type { Store } from "./db/client.js";
+import type { nodes } from "./db/schema.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 
 export type Log = {
@@ -44,5 +45,7 @@ export type AppEnv = {
     requestId: string;
     deps: AppDeps;
     principal: Principal;
+    /** The calling node's row, as authentication read it (agent routes only). */
+    node: typeof nodes.$inferSelect;
   };
 };

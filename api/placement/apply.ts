@@ -150,9 +150,9 @@ export async function placeIfNeeded(store: Store, now: number, settings: PlaceSe
   }
 }
 
-/** The node's full desired shard set and its assignment index. */
-export async function nodeAssignments(store: Store, nodeId: string): Promise<{ index: number; shards: StartShard[] }> {
-  const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
+/** The node's full desired shard set and its assignment index (read unless the caller already knows it). */
+export async function nodeAssignments(store: Store, nodeId: string, knownIndex?: number): Promise<{ index: number; shards: StartShard[] }> {
+  const [n] = knownIndex === undefined ? await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId)) : [{ index: knownIndex }];
   const rows = await store.db.select({ spec: shards.spec }).from(shards).where(eq(shards.nodeId, nodeId)).orderBy(sql`${shards.id}`);
   return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
 }

@@ -6,7 +6,6 @@ import { z } from "../../shared/z.js";
 import { requireOwnNode } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
-import { findNode } from "../db/nodes.js";
 import { nodes } from "../db/schema.js";
 import type { AppEnv } from "../deps.js";
 import { heardFrom } from "../liveness.js";
@@ -46,8 +45,8 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   const { index, wait } = c.req.valid("query");
   const { store, now, settings, waiter } = c.var.deps;
   const t = now();
-  const row = await findNode(store.db, node);
-  if (row && (row.lostAt !== null || t - row.lastSeenAt > SEEN_RESOLUTION_MS)) {
+  const row = c.var.node;
+  if (row.lostAt !== null || t - row.lastSeenAt > SEEN_RESOLUTION_MS) {
     await store.write(async (tx) => {
       await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
       const back = heardFrom(row, t, settings.nodeLostAfterS);
@@ -57,7 +56,8 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   }
   const placed = await placeIfNeeded(store, t, settings);
   if (placed.changedNodes.length) waiter.notify();
-  let current = await nodeAssignments(store, node);
+  // the index authentication read is current unless this poll's placement just moved it
+  let current = await nodeAssignments(store, node, placed.changedNodes.length ? undefined : row.assignIndex);
   if (index !== undefined && index === current.index && wait) {
     const ms = Math.min(wait, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
     await waiter.wait(node, index, ms, c.req.raw.signal);
