@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { AppDeps, AppEnv } from "./deps.js";
 import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
+import { placeIfNeeded } from "./placement/apply.js";
 import { randomBase62 } from "./secrets.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assignmentRoutes } from "./routes/assignments.js";
@@ -44,6 +45,17 @@ export function createApp(deps: AppDeps) {
       onError: (c) => problem(c, 413, "payload_too_large", `request body larger than ${deps.settings.maxBodyBytes} bytes`),
     }),
   );
+  // A successful write may change placement: place now (in the background) and wake the polls it concerns, rather
+  // than waiting for the next poll to arrive — every agent may be parked in a long-poll.
+  app.use("/api/*", async (c, next) => {
+    await next();
+    if (c.req.method === "GET" || c.res.status >= 300 || c.req.path.endsWith("/assignments")) return;
+    const work = placeIfNeeded(deps.store, deps.now(), deps.settings)
+      .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
+      .catch((e: unknown) => deps.log.warn("placement after a write failed; the next poll retries it", { error: String(e) }));
+    if (deps.background) deps.background(work);
+    else c.executionCtx.waitUntil(work);
+  });
 
   app.route("/", healthRoutes);
   app.route("/", tokenRoutes);

@@ -33,6 +33,8 @@ export type AppDeps = {
   migrations: MigrationInfo;
   /** How waiting polls learn that their node's assignments moved (one watcher per instance on Node). */
   waiter: AssignmentWaiter;
+  /** Keeps work going after the response on Node (tracked for shutdown); absent on Workers, which use waitUntil. */
+  background?: (work: Promise<unknown>) => void;
 };
 
 export type Principal =

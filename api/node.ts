@@ -14,6 +14,7 @@ import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { Log } from "./deps.js";
+import { createBackground } from "./background.js";
 import { startLivenessSweep } from "./liveness.js";
 import { createPollHub } from "./poll-hub.js";
 import { VERSION } from "../shared/version.js";
@@ -73,7 +74,8 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
   const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
   const waiter = createPollHub(store, 500, (e) => log.warn("assignment watcher", { error: String(e) }));
-  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter });
+  const background = createBackground();
+  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run });
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS }, stop.signal);
 
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
@@ -99,6 +101,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     close: async () => {
       stop.abort();
       await new Promise<void>((ok) => server.close(() => ok()));
+      await background.drain();
       client.close();
     },
   };

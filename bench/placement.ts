@@ -86,7 +86,7 @@ const tmp = tempDbUrl();
 const { client, db, store } = await openDb(tmp.url);
 await applyMigrations(db);
 const admin = (await ensureAdminToken(store, Date.now()))!;
-const app = createApp({ store, now: Date.now, log: { info() {}, warn() {}, error() {} }, settings: appSettings(ServerConfig.parse({})), migrations: expectedMigrations, waiter: createPollHub(store) });
+const app = createApp({ store, now: Date.now, log: { info() {}, warn() {}, error() {} }, settings: appSettings(ServerConfig.parse({})), migrations: expectedMigrations, waiter: createPollHub(store), background: () => undefined });
 const hgx = inventoryFromCapture(H100_XML);
 const tray = inventoryFromCapture(GB200_XML);
 const register = (id: string, inv: typeof hgx, labels: Record<string, string>) => ({

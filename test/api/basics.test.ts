@@ -28,6 +28,7 @@ describe("health", () => {
       log: silentLog,
       settings: defaultSettings(),
       waiter: createRowPoller(store),
+      background: () => undefined,
       migrations: expectedMigrations,
     });
     const r = await app.request("/readyz");

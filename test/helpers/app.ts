@@ -2,6 +2,7 @@ import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import type { AppSettings, Log } from "../../api/deps.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
+import { createBackground } from "../../api/background.js";
 import { applyMigrations, openDb } from "../../api/node.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { appSettings, ServerConfig } from "../../api/config.js";
@@ -31,7 +32,8 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
   const adminToken = (await ensureAdminToken(store, clock.now()))!;
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
   const waiter = createPollHub(store, 50);
-  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter });
+  const background = createBackground();
+  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter, background: background.run });
 
   async function call(method: string, path: string, c: Call = {}) {
     const headers: Record<string, string> = { ...c.headers };
@@ -55,7 +57,10 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
     adminToken,
     call,
     admin: (method: string, path: string, c: Call = {}) => call(method, path, { token: adminToken, ...c }),
-    close: () => {
+    /** Waits for placement started by the last writes, then closes the database. */
+    settle: () => background.drain(),
+    close: async () => {
+      await background.drain();
       client.close();
       tmp.cleanup();
     },
