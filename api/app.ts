@@ -50,7 +50,7 @@ export function createApp(deps: AppDeps) {
   app.use("/api/*", async (c, next) => {
     await next();
     if (c.req.method === "GET" || c.res.status >= 300 || c.req.path.endsWith("/assignments")) return;
-    const work = placeIfNeeded(deps.store, deps.now(), deps.settings)
+    const work = placeIfNeeded(deps.store, deps.now(), deps.settings, deps.factsCache)
       .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
       .catch((e: unknown) => deps.log.warn("placement after a write failed; the next poll retries it", { error: String(e) }));
     if (deps.background) deps.background(work);

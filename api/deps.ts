@@ -1,5 +1,6 @@
 import type { Store } from "./db/client.js";
 import type { nodes } from "./db/schema.js";
+import type { FactsCache } from "./placement/apply.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 
 export type Log = {
@@ -35,6 +36,8 @@ export type AppDeps = {
   waiter: AssignmentWaiter;
   /** Keeps work going after the response on Node (tracked for shutdown); absent on Workers, which use waitUntil. */
   background?: (work: Promise<unknown>) => void;
+  /** Facts placement derived from unchanged inventories, kept between placements (absent: derived every time). */
+  factsCache?: FactsCache;
 };
 
 export type Principal =

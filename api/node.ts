@@ -75,7 +75,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
   const waiter = createPollHub(store, 500, (e) => log.warn("assignment watcher", { error: String(e) }));
   const background = createBackground();
-  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run });
+  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map() });
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS }, stop.signal);
 
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });

@@ -9,6 +9,7 @@ import { appSettings, ServerConfig } from "../api/config.js";
 import { applyMigrations, openDb } from "../api/node.js";
 import { plan } from "../api/placement/plan.js";
 import type { PlaceDevice, PlaceNode, PlanInput } from "../api/placement/types.js";
+import { createBackground } from "../api/background.js";
 import { createPollHub } from "../api/poll-hub.js";
 import { tempDbUrl } from "../test/helpers/db.js";
 import { machine, median } from "./machine.js";
@@ -86,7 +87,8 @@ const tmp = tempDbUrl();
 const { client, db, store } = await openDb(tmp.url);
 await applyMigrations(db);
 const admin = (await ensureAdminToken(store, Date.now()))!;
-const app = createApp({ store, now: Date.now, log: { info() {}, warn() {}, error() {} }, settings: appSettings(ServerConfig.parse({})), migrations: expectedMigrations, waiter: createPollHub(store), background: () => undefined });
+const background = createBackground();
+const app = createApp({ store, now: Date.now, log: { info() {}, warn() {}, error() {} }, settings: appSettings(ServerConfig.parse({})), migrations: expectedMigrations, waiter: createPollHub(store), background: background.run, factsCache: new Map() });
 const hgx = inventoryFromCapture(H100_XML);
 const tray = inventoryFromCapture(GB200_XML);
 const register = (id: string, inv: typeof hgx, labels: Record<string, string>) => ({
@@ -111,8 +113,15 @@ console.log(`db: 5000 nodes written in ${((performance.now() - t0) / 1000).toFix
 const h = { authorization: `Bearer ${admin}`, "content-type": "application/json" };
 await app.request("/api/v1/models/big", { method: "PUT", headers: h, body: JSON.stringify({ spec: { weightsPath: "/m/big", profiles: [{ name: "nvl", engine: "vllm", gpuClass: "gb200-185g", tp: 8, gpusPerNode: 4, nodes: 2 }] } }) });
 await app.request("/api/v1/models/mid", { method: "PUT", headers: h, body: JSON.stringify({ spec: { weightsPath: "/m/mid", profiles: [{ name: "tp8", engine: "vllm", gpuClass: "h100-80g", tp: 8, gpusPerNode: 8 }] } }) });
-await app.request("/api/v1/deployments/big-nvl", { method: "PUT", headers: h, body: JSON.stringify({ spec: { model: "big", replicas: 400, pool: "prod" } }) });
-await app.request("/api/v1/deployments/mid-hgx", { method: "PUT", headers: h, body: JSON.stringify({ spec: { model: "mid", replicas: 1600, pool: "prod" } }) });
+await background.drain();
+// each write places in the background: time a write until its placement is done
+const placing = async (path: string, spec: object) => {
+  const s = performance.now();
+  await app.request(path, { method: "PUT", headers: h, body: JSON.stringify({ spec }) });
+  await background.drain();
+  return performance.now() - s;
+};
+const fromNothing = (await placing("/api/v1/deployments/big-nvl", { model: "big", replicas: 400, pool: "prod" })) + (await placing("/api/v1/deployments/mid-hgx", { model: "mid", replicas: 1600, pool: "prod" }));
 // node tokens are hashes written directly above; poll as a node by minting its token through an admin reset
 const reg = await app.request("/api/v1/agents/register", { method: "POST", headers: h, body: JSON.stringify(register("hgx4999", hgx, { pool: "prod" })) });
 const nodeToken = ((await reg.json()) as { nodeToken: string }).nodeToken;
@@ -122,18 +131,15 @@ const pollOnce = async () => {
   await r.arrayBuffer();
   return performance.now() - s;
 };
-const withWork = await pollOnce();
+await pollOnce();
 const noop: number[] = [];
 for (let i = 0; i < 300; i++) noop.push(await pollOnce());
 noop.sort((a, b) => a - b);
 const pct = (p: number) => noop[Math.min(noop.length - 1, Math.floor((p / 100) * noop.length))]!;
 const work: number[] = [];
-for (let i = 0; i < 5; i++) {
-  await app.request("/api/v1/deployments/mid-hgx", { method: "PUT", headers: h, body: JSON.stringify({ spec: { model: "mid", replicas: 1600 + (i % 2 ? 10 : -10), pool: "prod" } }) });
-  work.push(await pollOnce());
-}
-console.log(`poll that placed 2,000 replicas from nothing: ${withWork.toFixed(0)} ms`);
+for (let i = 0; i < 5; i++) work.push(await placing("/api/v1/deployments/mid-hgx", { model: "mid", replicas: 1600 + (i % 2 ? 10 : -10), pool: "prod" }));
+console.log(`placing 2,000 replicas from nothing (two deployment writes, each placed in one transaction): ${fromNothing.toFixed(0)} ms`);
 console.log(`no-op poll (nothing changed): p50 ${pct(50).toFixed(2)} ms, p99 ${pct(99).toFixed(2)} ms over ${noop.length}`);
-console.log(`poll after a deployment scaled by 10 (placement with work): p99 ${Math.max(...work).toFixed(0)} ms over ${work.length}`);
+console.log(`a deployment scaled by 10, until placed (placement with work): max ${Math.max(...work).toFixed(0)} ms over ${work.length}`);
 client.close();
 tmp.cleanup();

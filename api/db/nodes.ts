@@ -1,4 +1,4 @@
-import { asc, count, eq } from "drizzle-orm";
+import { asc, count, eq, sql } from "drizzle-orm";
 import { devicesOf } from "../../shared/classes.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -35,8 +35,8 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
     lastSeenAt: now,
     lostAt: null,
   };
-  if (existing) await q.update(nodes).set(values).where(eq(nodes.id, req.nodeId));
-  else await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, ...values });
+  if (existing) await q.update(nodes).set({ ...values, inventoryVersion: sql`${nodes.inventoryVersion} + 1` }).where(eq(nodes.id, req.nodeId));
+  else await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, inventoryVersion: 1, ...values });
   await replaceDevices(q, req.nodeId, req.inventory);
 }
 

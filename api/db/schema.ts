@@ -37,6 +37,8 @@ export const nodes = sqliteTable(
     portLast: integer("port_last"),
     /** The inventory as registered, with heartbeat fields applied: returned as is, never queried. */
     inventory: text("inventory").notNull(),
+    /** Bumped by every write of `inventory`, so that readers can keep what they derived from an unchanged one. */
+    inventoryVersion: integer("inventory_version").notNull().default(0),
     registeredAt: integer("registered_at").notNull(),
     lastHeartbeatAt: integer("last_heartbeat_at"),
     lastSeenAt: integer("last_seen_at").notNull(),

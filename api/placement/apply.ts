@@ -1,6 +1,6 @@
 // The one place placement touches the database: read everything, plan(), write the difference — in one write
 // transaction, and only when the cluster generation moved since the last placement.
-import { and, count, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, count, eq, getTableColumns, gt, inArray, sql } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q, Store, Tx } from "../db/client.js";
 import type { AppSettings } from "../deps.js";
@@ -8,7 +8,7 @@ import { insertEvents } from "../db/events.js";
 import { allocations, cluster, deployments, events, models, nodes, portAllocations, replicas, shards, shardStatus } from "../db/schema.js";
 import type { NewEvent } from "../node-events.js";
 import { chooseRepairs } from "./repair.js";
-import { planInput } from "./input.js";
+import { type NodeFacts, nodeFacts, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import type { PlanInput, Replica } from "./types.js";
 
@@ -44,10 +44,27 @@ export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][nu
   };
 }
 
-/** Every row placement reads. */
-export async function readPlacementRows(q: Q) {
+/** Node facts derived from inventories, by node id with the inventory version they came from. */
+export type FactsCache = Map<string, { version: number; facts: NodeFacts }>;
+
+/** Nodes with the facts of their inventories: only inventories that changed since `cache` saw them are read and parsed. */
+async function readNodes(q: Q, cache: FactsCache) {
+  const { inventory: _inventory, ...columns } = getTableColumns(nodes);
+  const rows = await q.select(columns).from(nodes);
+  const stale = rows.filter((n) => cache.get(n.id)?.version !== n.inventoryVersion).map((n) => n.id);
+  for (let i = 0; i < stale.length; i += 500) {
+    const chunk = await q.select({ id: nodes.id, version: nodes.inventoryVersion, inventory: nodes.inventory }).from(nodes).where(inArray(nodes.id, stale.slice(i, i + 500)));
+    for (const r of chunk) cache.set(r.id, { version: r.version, facts: nodeFacts(r.inventory) });
+  }
+  const ids = new Set(rows.map((r) => r.id));
+  for (const id of cache.keys()) if (!ids.has(id)) cache.delete(id);
+  return rows.filter((r) => cache.has(r.id)).map((r) => ({ ...r, facts: cache.get(r.id)!.facts }));
+}
+
+/** Every row placement reads; `cache` spares re-parsing unchanged inventories (a fresh one reads them all). */
+export async function readPlacementRows(q: Q, cache: FactsCache = new Map()) {
   const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows, states] = await Promise.all([
-    q.select().from(nodes),
+    readNodes(q, cache),
     q.select({ name: models.name, spec: models.spec }).from(models),
     q.select({ name: deployments.name, spec: deployments.spec, pending: deployments.pending }).from(deployments),
     q.select().from(replicas),
@@ -80,10 +97,10 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<type
   return r;
 }
 
-async function placeIn(tx: Tx, now: number, settings: PlaceSettings): Promise<PlaceResult> {
+async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: FactsCache): Promise<PlaceResult> {
   const [c] = await tx.select().from(cluster).where(eq(cluster.id, 1));
   if (!c || c.generation === c.placedGeneration) return NOTHING;
-  const rows = await readPlacementRows(tx);
+  const rows = await readPlacementRows(tx, cache);
   const { nodes: nodeRows, deployments: deploymentRows, shards: shardRows } = rows;
   const all = planInput({ ...rows, nextSeq: c.nextSeq, now, lostAfterS: settings.nodeLostAfterS });
   const repairs = await repairsIn(tx, all, rows, now, settings);
@@ -138,12 +155,12 @@ const isConflict = (e: unknown) => /UNIQUE constraint failed|SQLITE_CONSTRAINT|S
  * Places what the declarations ask for, when anything changed since the last placement. An unchanged cluster costs
  * one plain read; a transaction that conflicts with another instance's is retried.
  */
-export async function placeIfNeeded(store: Store, now: number, settings: PlaceSettings): Promise<PlaceResult> {
+export async function placeIfNeeded(store: Store, now: number, settings: PlaceSettings, cache: FactsCache = new Map()): Promise<PlaceResult> {
   const [c] = await store.db.select({ g: cluster.generation, p: cluster.placedGeneration }).from(cluster).where(eq(cluster.id, 1));
   if (!c || c.g === c.p) return NOTHING;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await store.write((tx) => placeIn(tx, now, settings));
+      return await store.write((tx) => placeIn(tx, now, settings, cache));
     } catch (e) {
       if (attempt >= 5 || !isConflict(e)) throw e;
     }

@@ -21,28 +21,22 @@ type NodeRow = {
   lastSeenAt: number;
   portFirst: number | null;
   portLast: number | null;
-  inventory: string;
 };
 type SpecRow = { name: string; spec: string };
 type ReplicaRow = { id: string; deployment: string; profile: string; fingerprint: string; seq: number };
 type ShardRow = { id: string; replicaId: string; nodeId: string; rank: number; spec: string };
 
-/** A node as placement sees it: its devices with their problems, topology, NVLink eligibility and IB fabrics. */
-export function placeNode(row: NodeRow, now: number, lostAfterS: number): PlaceNode {
-  const inv = JSON.parse(row.inventory) as Inventory;
-  const state = nodeState(row, now, lostAfterS);
+/** What placement derives from a node's inventory alone: the costly part, kept while the inventory is unchanged. */
+export type NodeFacts = Pick<PlaceNode, "engines" | "devices" | "cards" | "nvlink" | "ibFabrics" | "weights">;
+
+/** Devices with their problems, topology, NVLink eligibility and IB fabrics of an inventory. */
+export function nodeFacts(inventory: string): NodeFacts {
+  const inv = JSON.parse(inventory) as Inventory;
   const problems = new Map(inv.gpus.map((g) => [g.index, g.health.problems]));
   const activeHcas = new Map(inv.hcas.map((h) => [h.name, { active: h.ports.some((p) => p.state === "ACTIVE"), numaNode: h.numaNode ?? null }]));
   const nvlink = domainEligibility(inv.gpus, inv.imex);
   const tray = inv.gpus.find((g) => g.platform?.trayIndex !== undefined)?.platform?.trayIndex;
   return {
-    id: row.id,
-    mgmtAddr: row.mgmtAddr,
-    ...(row.mgmtInterface ? { mgmtInterface: row.mgmtInterface } : {}),
-    pool: row.pool,
-    labels: row.labels,
-    schedulable: state === "ready",
-    ...(state === "ready" ? {} : { notSchedulable: state }),
     engines: Object.keys(inv.engines.versions).sort(),
     devices: devicesOf(inv.gpus).map((d) => ({
       id: d.id,
@@ -67,6 +61,21 @@ export function placeNode(row: NodeRow, now: number, lostAfterS: number): PlaceN
       hcas: f.hcas.map((h) => ({ name: h, active: activeHcas.get(h)?.active ?? false, numaNode: activeHcas.get(h)?.numaNode ?? null })),
     })),
     weights: inv.weights.map((w) => w.path),
+  };
+}
+
+/** A node as placement sees it: its row's state and settings, with the facts of its inventory. */
+export function placeNode(row: NodeRow, facts: NodeFacts, now: number, lostAfterS: number): PlaceNode {
+  const state = nodeState(row, now, lostAfterS);
+  return {
+    id: row.id,
+    mgmtAddr: row.mgmtAddr,
+    ...(row.mgmtInterface ? { mgmtInterface: row.mgmtInterface } : {}),
+    pool: row.pool,
+    labels: row.labels,
+    schedulable: state === "ready",
+    ...(state === "ready" ? {} : { notSchedulable: state }),
+    ...facts,
     portRange: row.portFirst !== null && row.portLast !== null ? { first: row.portFirst, last: row.portLast } : DEFAULT_PORT_RANGE,
   };
 }
@@ -142,7 +151,7 @@ export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[],
 
 /** Everything plan() needs, from the rows of one read. */
 export function planInput(rows: {
-  nodes: NodeRow[];
+  nodes: (NodeRow & { facts: NodeFacts })[];
   models: SpecRow[];
   deployments: SpecRow[];
   replicas: ReplicaRow[];
@@ -153,7 +162,7 @@ export function planInput(rows: {
   lostAfterS: number;
 }): PlanInput {
   return {
-    nodes: rows.nodes.map((n) => placeNode(n, rows.now, rows.lostAfterS)),
+    nodes: rows.nodes.map((n) => placeNode(n, n.facts, rows.now, rows.lostAfterS)),
     models: rows.models.map(placeModel),
     deployments: rows.deployments.map(placeDeployment),
     replicas: placedReplicas(rows.replicas, rows.shards, rows.states),

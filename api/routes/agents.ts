@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
 import { NodeId, readShardState } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
@@ -126,7 +126,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       }
       const after = applyHeartbeat(before, hb);
       const events = [...heardFrom(row, t, settings.nodeLostAfterS), ...inventoryEvents(node, before, after)];
-      await tx.update(nodes).set({ inventory: JSON.stringify(after), lastHeartbeatAt: t, lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
+      await tx.update(nodes).set({ inventory: JSON.stringify(after), inventoryVersion: sql`${nodes.inventoryVersion} + 1`, lastHeartbeatAt: t, lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
       await upsertShardReports(tx, node, hb.shards ?? [], t);
       await insertEvents(tx, t, events);
       // fabric, IMEX, health or liveness changes can change what may be placed here

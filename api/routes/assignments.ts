@@ -43,7 +43,7 @@ const poll = createRoute({
 export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c) => {
   const { node } = c.req.valid("param");
   const { index, wait } = c.req.valid("query");
-  const { store, now, settings, waiter } = c.var.deps;
+  const { store, now, settings, waiter, factsCache } = c.var.deps;
   const t = now();
   const row = c.var.node;
   if (row.lostAt !== null || t - row.lastSeenAt > SEEN_RESOLUTION_MS) {
@@ -54,7 +54,7 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
       if (back.length) await bumpGeneration(tx);
     });
   }
-  const placed = await placeIfNeeded(store, t, settings);
+  const placed = await placeIfNeeded(store, t, settings, factsCache);
   if (placed.changedNodes.length) waiter.notify();
   // the index authentication read is current unless this poll's placement just moved it
   let current = await nodeAssignments(store, node, placed.changedNodes.length ? undefined : row.assignIndex);

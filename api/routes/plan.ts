@@ -45,6 +45,6 @@ const get = createRoute({
 
 export const planRoutes = new OpenAPIHono<AppEnv>().openapi(get, async (c) => {
   const { store, now, settings } = c.var.deps;
-  const input = planInput({ ...(await readPlacementRows(store.db)), nextSeq: 1, now: now(), lostAfterS: settings.nodeLostAfterS });
+  const input = planInput({ ...(await readPlacementRows(store.db, c.var.deps.factsCache)), nextSeq: 1, now: now(), lostAfterS: settings.nodeLostAfterS });
   return c.json({ classes: classCapacity(input), profiles: profileCapacity(input) }, 200);
 });

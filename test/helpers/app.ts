@@ -33,7 +33,7 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
   const waiter = createPollHub(store, 50);
   const background = createBackground();
-  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter, background: background.run });
+  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map() });
 
   async function call(method: string, path: string, c: Call = {}) {
     const headers: Record<string, string> = { ...c.headers };

@@ -1,0 +1,1 @@
+ALTER TABLE `nodes` ADD `inventory_version` integer DEFAULT 0 NOT NULL;
