@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "../helpers/app.js";
+import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+
+let t: TestApp;
+let token: string;
+const inv = inventoryFromCapture(H100_XML);
+const poll = () => t.call("GET", "/api/v1/agents/n1/assignments", { token });
+const heartbeat = (problems: string[]) =>
+  t.call("POST", "/api/v1/agents/n1/heartbeat", {
+    token,
+    body: { gpus: inv.gpus.map((g) => ({ uuid: g.uuid, health: { ...g.health, problems } })) },
+  });
+
+beforeAll(async () => {
+  t = await createTestApp();
+  token = (await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: { ...registerBody("n1", inv), labels: { pool: "p" } } })).json.nodeToken;
+  await t.admin("PUT", "/api/v1/models/m", { body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } } });
+  await poll(); // placement has seen (and kept) the node's inventory
+});
+afterAll(() => t.close());
+
+describe("placement and a node's changing inventory", () => {
+  it("sees what a heartbeat changed: unhealthy cards are not placed on, healthy again they are", async () => {
+    expect((await heartbeat(["in use by another process: python (pid 4242)"])).status).toBe(200);
+    await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 1, pool: "p" } } });
+    await t.settle();
+    expect((await poll()).json.shards).toEqual([]);
+    expect((await t.admin("GET", "/api/v1/deployments/d")).json.status.pending[0].reason).toContain("in use by another process");
+    await heartbeat([]);
+    await t.settle();
+    expect((await poll()).json.shards).toHaveLength(1);
+  });
+});
