@@ -52,11 +52,14 @@ export type DeclaredKind<R extends StoredResource> = {
 export async function putDeclared<R extends StoredResource>(
   store: Store,
   k: DeclaredKind<R>,
-  req: { name: string; written: unknown; ifMatch: string | undefined; now: number; check?: (tx: Tx) => Promise<void> },
+  req: { name: string; written: unknown; ifMatch: string | undefined; ifNoneMatch?: string; now: number; check?: (tx: Tx) => Promise<void> },
 ): Promise<{ row: R; created: boolean }> {
   return store.write(async (tx) => {
     const current = await k.find(tx, req.name);
     checkIfMatch(req.ifMatch, k.kind, req.name, current);
+    if (req.ifNoneMatch?.trim() === "*" && current) {
+      throw new ApiError(412, "precondition_failed", `If-None-Match * : ${k.kind} ${req.name} already exists (at ${etagOf(current.version)})`);
+    }
     await req.check?.(tx);
     const next = nextVersion(current, req.name, req.written, req.now);
     if (!next.changed) return { row: current!, created: false };

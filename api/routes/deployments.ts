@@ -10,7 +10,7 @@ import { type DeclaredKind, deleteDeclared, etagOf, metadataOf, putDeclared } fr
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
-import { IfMatch, putBody, sameName, writtenSpec } from "./resource-shapes.js";
+import { IfMatch, PutConditions, putBody, sameName, writtenSpec } from "./resource-shapes.js";
 
 const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "chat-prod" }) });
 const PutDeployment = putBody(DeploymentSpec, "PutDeployment");
@@ -95,7 +95,7 @@ const put = createRoute({
     "The body is `{spec}` (`name`, `status` and `metadata` may be sent back as read; `status` and `metadata` are ignored). " +
     "A deployment of a model that does not exist yet is accepted and stays pending with that reason. " +
     "A PUT that changes nothing keeps the version. `If-Match` makes it conditional (412 when the ETag is not current).",
-  request: { params: NameParam, headers: IfMatch, body: jsonBody(PutDeployment) },
+  request: { params: NameParam, headers: PutConditions, body: jsonBody(PutDeployment) },
   responses: { 200: jsonResponse(Deployment, "Replaced (or unchanged)"), 201: jsonResponse(Deployment, "Created"), ...errorResponses(400, 401, 403, 412, 413, 415) },
 });
 
@@ -131,6 +131,7 @@ export const deploymentRoutes = new OpenAPIHono<AppEnv>()
       name,
       written: await writtenSpec(c),
       ifMatch: c.req.header("if-match"),
+      ifNoneMatch: c.req.header("if-none-match"),
       now: now(),
       check: (tx) => checkProfiles(tx, body.spec),
     });

@@ -9,7 +9,7 @@ import { type DeclaredKind, deleteDeclared, etagOf, metadataOf, putDeclared, typ
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
-import { IfMatch, putBody, sameName, writtenSpec } from "./resource-shapes.js";
+import { IfMatch, PutConditions, putBody, sameName, writtenSpec } from "./resource-shapes.js";
 
 const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "llama-3.1-70b" }) });
 const PutModel = putBody(ModelSpec, "PutModel");
@@ -67,7 +67,7 @@ const put = createRoute({
   description:
     "The body is `{spec}` (`name`, `status` and `metadata` may be sent back as read; `status` and `metadata` are ignored). " +
     "A PUT that changes nothing keeps the version. `If-Match` makes it conditional (412 when the ETag is not current).",
-  request: { params: NameParam, headers: IfMatch, body: jsonBody(PutModel) },
+  request: { params: NameParam, headers: PutConditions, body: jsonBody(PutModel) },
   responses: { 200: jsonResponse(Model, "Replaced (or unchanged)"), 201: jsonResponse(Model, "Created"), ...errorResponses(400, 401, 403, 412, 413, 415) },
 });
 
@@ -99,7 +99,7 @@ export const modelRoutes = new OpenAPIHono<AppEnv>()
     const body = c.req.valid("json");
     sameName(name, body.name);
     const { store, now } = c.var.deps;
-    const { row, created } = await putDeclared(store, MODELS, { name, written: await writtenSpec(c), ifMatch: c.req.header("if-match"), now: now() });
+    const { row, created } = await putDeclared(store, MODELS, { name, written: await writtenSpec(c), ifMatch: c.req.header("if-match"), ifNoneMatch: c.req.header("if-none-match"), now: now() });
     c.header("etag", etagOf(row.version));
     const view = (await modelViews(store.db, [row]))[0]!;
     return created ? c.json(view, 201) : c.json(view, 200);

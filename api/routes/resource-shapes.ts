@@ -8,6 +8,11 @@ export const IfMatch = z.object({
   "if-match": z.string().max(256).optional().openapi({ param: { name: "if-match", in: "header" }, example: '"3"', description: "the ETag the change is based on, or `*`" }),
 });
 
+/** A PUT's conditional headers: `If-Match`, and `If-None-Match: *` to create only (412 when it exists). */
+export const PutConditions = IfMatch.extend({
+  "if-none-match": z.string().max(256).optional().openapi({ param: { name: "if-none-match", in: "header" }, example: "*", description: "`*`: create only, 412 when the resource exists" }),
+});
+
 /** A PUT body: `{spec}`, plus `name`, `status` and `metadata` as a GET returned them (status and metadata are ignored). */
 export function putBody<T extends z.ZodType>(spec: T, id: string) {
   return z

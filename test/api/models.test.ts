@@ -53,6 +53,11 @@ describe("PUT/GET/DELETE /api/v1/models/{name}", () => {
     expect((await t.admin("GET", "/api/v1/models/cond")).json.spec.weightsPath).toBe(spec.weightsPath);
     expect((await put("cond", { spec: { ...spec, weightsPath: "/x" } }, { "if-match": '"1"' })).status).toBe(200);
     expect((await put("nope", { spec }, { "if-match": "*" })).status).toBe(412);
+    // If-None-Match: * creates only: a second create of the same name cannot take the existing one over
+    const taken = await put("cond", { spec }, { "if-none-match": "*" });
+    expect(taken.status).toBe(412);
+    expect(taken.json.detail).toContain("model cond already exists");
+    expect((await put("fresh", { spec }, { "if-none-match": "*" })).status).toBe(201);
     expect((await t.admin("DELETE", "/api/v1/models/cond", { headers: { "if-match": '"1"' } })).status).toBe(412);
     expect((await t.admin("DELETE", "/api/v1/models/cond", { headers: { "if-match": '"2"' } })).status).toBe(204);
     expect((await t.admin("GET", "/api/v1/models/cond")).status).toBe(404);
