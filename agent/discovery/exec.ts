@@ -4,10 +4,17 @@ import { execa } from "execa";
 export type RunResult = { ok: true; stdout: string; stderr: string } | { ok: false; missing: boolean; error: string };
 export type Runner = (cmd: string, args: string[], timeoutMs: number) => Promise<RunResult>;
 
+/** A runner whose commands see `env` added to this process's environment (the fake nvidia-smi of the tests reads it). */
+export function runnerWith(env: Record<string, string> = {}): Runner {
+  return (cmd, args, timeoutMs) => runIn(env, cmd, args, timeoutMs);
+}
+
 /** Runs a command and returns its stdout, or why it could not (missing binary, timeout, exit status, permission). */
-export const run: Runner = async (cmd, args, timeoutMs) => {
+export const run: Runner = runnerWith();
+
+async function runIn(env: Record<string, string>, cmd: string, args: string[], timeoutMs: number): Promise<RunResult> {
   try {
-    const r = await execa(cmd, args, { timeout: timeoutMs, stdin: "ignore", reject: true, stripFinalNewline: false });
+    const r = await execa(cmd, args, { env, timeout: timeoutMs, stdin: "ignore", reject: true, stripFinalNewline: false });
     return { ok: true, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const err = e as { code?: string; timedOut?: boolean; exitCode?: number; stderr?: string; shortMessage?: string };
@@ -18,4 +25,4 @@ export const run: Runner = async (cmd, args, timeoutMs) => {
     const stderr = (err.stderr ?? "").trim().split("\n")[0];
     return { ok: false, missing: false, error: `${what}: exited with status ${err.exitCode ?? "?"}${stderr ? `: ${stderr}` : ""}` };
   }
-};
+}

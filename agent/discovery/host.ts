@@ -3,6 +3,7 @@ import { readdir, readFile, stat, statfs } from "node:fs/promises";
 import { arch, release } from "node:os";
 import { join, resolve } from "node:path";
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import { defined, errorMessage } from "./objects.js";
 
 type Host = Inventory["host"];
 type Storage = Inventory["storage"][number];
@@ -64,12 +65,7 @@ export function fsTypeOf(path: string, mounts: Mount[]): string | undefined {
 /** True for network and cluster file systems (NFS, Lustre, …). */
 export const isSharedFs = (fsType: string | undefined) => !!fsType && SHARED_FS.test(fsType);
 
-function defined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
-
 type Errors = { source: string; message: string }[];
-const why = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Reads host facts and memory under `root` (normally "/"); a file that cannot be read is an error, the rest is kept. */
 export async function readHost(root: string, errors: Errors): Promise<{ host: Host; memory: Inventory["memory"] }> {
@@ -77,7 +73,7 @@ export async function readHost(root: string, errors: Errors): Promise<{ host: Ho
     try {
       return await readFile(join(root, path), "utf8");
     } catch (e) {
-      errors.push({ source: `/${path}`, message: why(e) });
+      errors.push({ source: `/${path}`, message: errorMessage(e) });
       return undefined;
     }
   };
@@ -86,7 +82,7 @@ export async function readHost(root: string, errors: Errors): Promise<{ host: Ho
   try {
     if (mem !== undefined) memory = parseMeminfo(mem);
   } catch (e) {
-    errors.push({ source: "/proc/meminfo", message: why(e) });
+    errors.push({ source: "/proc/meminfo", message: errorMessage(e) });
   }
   const host: Host = { arch: arch() === "x64" ? "x86_64" : arch() === "arm64" ? "aarch64" : arch(), kernel: release(), cpuFlags: [], ...(os ? parseOsRelease(os) : {}), ...(cpu ? parseCpuinfo(cpu) : {}) };
   return { host, memory };
@@ -101,7 +97,7 @@ export async function readStorage(paths: string[], mounts: Mount[], errors: Erro
       const fsType = fsTypeOf(path, mounts);
       out.push(defined({ path, freeBytes: s.bavail * s.bsize, totalBytes: s.blocks * s.bsize, shared: isSharedFs(fsType), fsType }));
     } catch (e) {
-      errors.push({ source: `storage ${path}`, message: why(e) });
+      errors.push({ source: `storage ${path}`, message: errorMessage(e) });
     }
   }
   return out;
@@ -128,7 +124,7 @@ export async function readWeights(dirs: string[], mounts: Mount[], errors: Error
         out.push({ path: join(dir, e.name), sizeBytes: await sizeOf(join(dir, e.name)), shared });
       }
     } catch (e) {
-      errors.push({ source: `weights ${dir}`, message: why(e) });
+      errors.push({ source: `weights ${dir}`, message: errorMessage(e) });
     }
   }
   return out;

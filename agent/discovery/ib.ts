@@ -3,6 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hca } from "../../shared/schemas/hca.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import { defined } from "./objects.js";
 
 type DiscoveryError = Inventory["errors"][number];
 type HcaPort = Hca["ports"][number];
@@ -41,11 +42,6 @@ async function value(path: string, max = 64): Promise<string | undefined> {
     if (["ENOENT", "EINVAL", "ENODATA"].includes(errno(e) ?? "")) return undefined;
     throw e;
   }
-}
-
-/** Drops undefined properties: the wire schemas are strict and want absent keys, not undefined ones. */
-function defined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
 async function readPort(dir: string, port: number): Promise<HcaPort | undefined> {

@@ -8,6 +8,7 @@ import { run as defaultRun, type Runner } from "./exec.js";
 import { composeGpus } from "./gpus.js";
 import { readHost, readMounts, readStorage, readWeights } from "./host.js";
 import { readInfiniband } from "./ib.js";
+import { errorMessage } from "./objects.js";
 import { readImex } from "./imex.js";
 import { gpusFromNvml, type Nvml } from "./nvml.js";
 import { parseSmiList, type ListedGpu } from "./smi-list.js";
@@ -35,7 +36,6 @@ export type DiscoverOptions = {
 };
 
 type Errors = Inventory["errors"];
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 2048);
 
 /** Runs nvidia-smi and parses its output; on failure, the error names the source. */
 async function readSmi<T>(o: Required<Pick<DiscoverOptions, "run" | "timeoutMs">>, cmd: string, args: string[], parse: (s: string) => T) {
@@ -45,7 +45,7 @@ async function readSmi<T>(o: Required<Pick<DiscoverOptions, "run" | "timeoutMs">
   try {
     return { value: parse(r.stdout) };
   } catch (e) {
-    return { error: { source, message: message(e) } };
+    return { error: { source, message: errorMessage(e) } };
   }
 }
 
@@ -60,7 +60,7 @@ async function discoverGpus(o: DiscoverOptions & Required<Pick<DiscoverOptions, 
       cards = gpusFromNvml(o.nvml().snapshot());
       source = "nvml";
     } catch (e) {
-      errors.push({ source: "nvml", message: `${message(e)}; read the GPUs with nvidia-smi instead` });
+      errors.push({ source: "nvml", message: `${errorMessage(e)}; read the GPUs with nvidia-smi instead` });
     }
   }
   const skip = Promise.resolve({ value: undefined, error: undefined });

@@ -2,6 +2,7 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { gpuClass } from "../../shared/classes.js";
 import type { Gpu, GpuFabric, MigInstance } from "../../shared/schemas/gpu.js";
+import { defined } from "./objects.js";
 
 type X = Record<string, unknown> | string | undefined;
 const REPEATED = new Set(["gpu", "mig_device", "process_info"]);
@@ -25,11 +26,6 @@ function num(x: X): number | undefined {
 const int = (x: X) => (num(x) === undefined ? undefined : Math.trunc(num(x)!));
 const yes = (x: X) => (text(x) === undefined ? undefined : /^yes$/i.test(text(x)!));
 const list = (x: X): Record<string, unknown>[] => (Array.isArray(x) ? x : []);
-
-/** Drops undefined properties so the result round-trips through JSON unchanged. */
-function defined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
 
 function sumUncorrectable(block: X): number | undefined {
   if (!block || typeof block !== "object") return undefined;

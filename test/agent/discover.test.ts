@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runnerWith } from "../../agent/discovery/exec.js";
 import { discover, type DiscoverOptions } from "../../agent/discovery/index.js";
 import { devicesOf } from "../../shared/classes.js";
 import { nodeFabric } from "../../shared/fabric.js";
@@ -29,16 +30,7 @@ function offline(env: Record<string, string>, extra: DiscoverOptions = {}): Disc
     imexCtl: join(tmp.dir, "no-imex-ctl"),
     imexChannelsDir: join(tmp.dir, "no-channels"),
     engineProbes: [],
-    run: async (cmd, args, timeoutMs) => {
-      const { execa } = await import("execa");
-      try {
-        const r = await execa(cmd, args, { env, timeout: timeoutMs });
-        return { ok: true, stdout: r.stdout, stderr: r.stderr };
-      } catch (e) {
-        const err = e as { code?: string; stderr?: string; exitCode?: number };
-        return { ok: false, missing: err.code === "ENOENT", error: `${cmd} ${args.join(" ")}: ${err.code === "ENOENT" ? "not found" : `exited with status ${err.exitCode}: ${err.stderr}`}` };
-      }
-    },
+    run: runnerWith(env),
     ...extra,
   };
 }
