@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allocations, replicas } from "../../api/db/schema.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
 const tokens = new Map<string, string>();
 
 async function register(id: string, pool = "prod") {
-  const inv = inventoryFromCapture(H100_XML);
-  inv.gpus = inv.gpus.map((g) => ({ ...g, uuid: `${id}-${g.uuid}` }));
-  const r = await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: { ...registerBody(id, inv), labels: { pool } } });
+  const r = await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: { ...registerBody(id, nodeInventory(id)), labels: { pool } } });
   expect(r.status).toBe(201);
   tokens.set(id, r.json.nodeToken);
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sweepLiveness } from "../../api/liveness.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
 const tokens = new Map<string, string>();
@@ -12,9 +12,7 @@ const placedOn = async (deployment: string) =>
 beforeAll(async () => {
   t = await createTestApp({ settings: { nodeLostAfterS: 180, repairGraceS: 300 } });
   for (const id of ["a", "b"]) {
-    const inv = inventoryFromCapture(H100_XML);
-    inv.gpus = inv.gpus.map((g) => ({ ...g, uuid: `${id}-${g.uuid}` }));
-    const r = await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: { ...registerBody(id, inv), labels: { pool: "p", zone: id } } });
+    const r = await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: { ...registerBody(id, nodeInventory(id)), labels: { pool: "p", zone: id } } });
     tokens.set(id, r.json.nodeToken);
   }
   await t.admin("PUT", "/api/v1/models/m", { body: { spec: { weightsPath: "/m", profiles: [{ name: "tp8", engine: "vllm", gpuClass: "h100-80g", tp: 8, gpusPerNode: 8 }] } } });

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/db.js";
-import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+import { nodeInventory, registerBody } from "../helpers/inventory.js";
 import { freePort, ROOT, runLlmgw, start, startServe, stop, until } from "../helpers/process.js";
 
 const tmp = tempDir();
@@ -13,9 +13,7 @@ const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-ty
 async function exercise(a: string, b: string) {
   const tokens: string[] = [];
   for (let i = 0; i < 10; i++) {
-    const inv = inventoryFromCapture(H100_XML);
-    inv.gpus = inv.gpus.map((g) => ({ ...g, uuid: `n${i}-${g.uuid}` }));
-    const r = await fetch(`${i % 2 ? b : a}/api/v1/agents/register`, { method: "POST", headers: json(ADMIN), body: JSON.stringify({ ...registerBody(`n${i}`, inv), labels: { pool: "p" } }) });
+    const r = await fetch(`${i % 2 ? b : a}/api/v1/agents/register`, { method: "POST", headers: json(ADMIN), body: JSON.stringify({ ...registerBody(`n${i}`, nodeInventory(`n${i}`)), labels: { pool: "p" } }) });
     expect(r.status).toBe(201);
     tokens.push((await r.json()).nodeToken);
   }

@@ -37,6 +37,12 @@ export function inventoryFromCapture(xmlPath: string): Inventory {
   };
 }
 
+/** The 8-GPU HGX capture as node `nodeId`'s inventory, its GPU UUIDs made unique to that node. */
+export function nodeInventory(nodeId: string, xmlPath = H100_XML): Inventory {
+  const inv = inventoryFromCapture(xmlPath);
+  return { ...inv, gpus: inv.gpus.map((g) => ({ ...g, uuid: `${nodeId}-${g.uuid}` })) };
+}
+
 /** A registration body for `nodeId` with the given inventory. */
 export function registerBody(nodeId: string, inventory: Inventory = inventoryFromCapture(H100_XML)): RegisterRequestInput {
   return {
