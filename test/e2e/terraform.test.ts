@@ -394,6 +394,30 @@ describe("docs/terraform/*/main.tf", () => {
   });
 });
 
+/** Destroy as both providers do it — refresh, DELETE dependents first (204) — then again from the saved state (404, done). */
+async function destroyTwice<S>(t: TestApp, wire: Wire, deployment: Destroyable<S>, model: Destroyable<S>) {
+  for (const r of [deployment, model]) await r.refresh();
+  const last = { deployment: deployment.state, model: model.state };
+  wire.take();
+  expect(await deployment.destroy()).toBe(204);
+  expect(await model.destroy()).toBe(204);
+  const sent = wire.take();
+  expect(lines(sent)).toEqual([`DELETE ${DEPLOYMENT_PATH} 204`, `DELETE ${MODEL_PATH} 204`]);
+  expect(sent[0]!.headers).toEqual({ authorization: `Bearer ${t.adminToken}` });
+  expect(sent[0]!.body).toBeUndefined();
+  expect((await t.admin("GET", MODEL_PATH)).status).toBe(404);
+  expect((await t.admin("GET", DEPLOYMENT_PATH)).status).toBe(404);
+
+  // A destroy whose DELETE went through but whose state was not saved (or `destroy -refresh=false`) sends it again.
+  deployment.state = last.deployment;
+  model.state = last.model;
+  await expect(deployment.destroy()).resolves.toBe(404);
+  await expect(model.destroy()).resolves.toBe(404);
+  expect(lines(wire.take())).toEqual([`DELETE ${DEPLOYMENT_PATH} 404`, `DELETE ${MODEL_PATH} 404`]);
+  expect(model.state).toBeUndefined();
+}
+type Destroyable<S> = { state: S | undefined; refresh(): Promise<void>; destroy(): Promise<number> };
+
 // --- the replays ------------------------------------------------------------------------------------------------
 
 describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
@@ -520,24 +544,7 @@ describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
   });
 
   it("destroy: refresh, then DELETE (204), dependents first; a repeated DELETE answers 404, which the provider counts as done", async () => {
-    for (const r of [deployment, model]) await r.refresh();
-    const last = { deployment: deployment.state!, model: model.state! };
-    wire.take();
-    expect(await deployment.destroy()).toBe(204);
-    expect(await model.destroy()).toBe(204);
-    const sent = wire.take();
-    expect(lines(sent)).toEqual([`DELETE ${DEPLOYMENT_PATH} 204`, `DELETE ${MODEL_PATH} 204`]);
-    expect(sent[0]!.headers).toEqual({ authorization: `Bearer ${t.adminToken}` });
-    expect(sent[0]!.body).toBeUndefined();
-    expect((await t.admin("GET", MODEL_PATH)).status).toBe(404);
-
-    // A destroy whose DELETE went through but whose state was not saved (or `destroy -refresh=false`) sends it again.
-    deployment.state = last.deployment;
-    model.state = last.model;
-    await expect(deployment.destroy()).resolves.toBe(404);
-    await expect(model.destroy()).resolves.toBe(404);
-    expect(lines(wire.take())).toEqual([`DELETE ${DEPLOYMENT_PATH} 404`, `DELETE ${MODEL_PATH} 404`]);
-    expect(model.state).toBeUndefined();
+    await destroyTwice(t, wire, deployment, model);
   });
 });
 
@@ -681,22 +688,6 @@ describe("magodo/restful 0.25.2 (restful_resource)", () => {
   });
 
   it("destroy: refresh, then DELETE (204), dependents first; a repeated DELETE answers 404, which the provider counts as done", async () => {
-    for (const r of [deployment, model]) await r.refresh();
-    const last = { deployment: deployment.state!, model: model.state! };
-    wire.take();
-    expect(await deployment.destroy()).toBe(204);
-    expect(await model.destroy()).toBe(204);
-    const sent = wire.take();
-    expect(lines(sent)).toEqual([`DELETE ${DEPLOYMENT_PATH} 204`, `DELETE ${MODEL_PATH} 204`]);
-    expect(sent[0]!.headers).toEqual({ authorization: `Bearer ${t.adminToken}` });
-    expect(sent[0]!.body).toBeUndefined();
-    expect((await t.admin("GET", DEPLOYMENT_PATH)).status).toBe(404);
-
-    deployment.state = last.deployment;
-    model.state = last.model;
-    await expect(deployment.destroy()).resolves.toBe(404);
-    await expect(model.destroy()).resolves.toBe(404);
-    expect(lines(wire.take())).toEqual([`DELETE ${DEPLOYMENT_PATH} 404`, `DELETE ${MODEL_PATH} 404`]);
-    expect(model.state).toBeUndefined();
+    await destroyTwice(t, wire, deployment, model);
   });
 });
