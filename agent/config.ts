@@ -2,10 +2,21 @@
 import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { Labels } from "../shared/schemas/common.js";
+import { Engine } from "../shared/schemas/model.js";
 import { z } from "../shared/z.js";
 import { DEFAULT_PROBES } from "./discovery/engines.js";
 
 const Path = z.string().min(1);
+
+type EngineSettings = { probe?: string[]; command?: string[]; backend?: "cuda" | "vulkan" };
+
+/** The version probes of the engines agent.yaml lists: its own probe, else the default one (`command` has none). */
+function probesFor(engines: Partial<Record<Engine, EngineSettings>>) {
+  return Object.entries(engines).flatMap(([engine, e]) => {
+    const probe = e.probe ?? DEFAULT_PROBES.find((p) => p.engine === engine)?.command;
+    return probe ? [{ engine, command: [...probe] }] : [];
+  });
+}
 
 export const AgentConfigFile = z
   .strictObject({
@@ -26,7 +37,25 @@ export const AgentConfigFile = z
       .default({ first: 20000, last: 20999 }),
     weights_dirs: z.array(Path).default([]),
     storage_paths: z.array(Path).default([]),
-    engines: z.record(z.string(), z.strictObject({ probe: z.array(z.string().min(1)).min(1) })).optional(),
+    engines: z
+      .partialRecord(
+        Engine,
+        z.strictObject({
+          probe: z.array(z.string().min(1)).min(1).optional(),
+          command: z.array(z.string().min(1)).min(1).optional(),
+          backend: z.enum(["cuda", "vulkan"]).optional(),
+        }),
+      )
+      .optional(),
+    bind_host: z.string().min(1).default("0.0.0.0"),
+    restart_limit: z.number().int().min(0).max(100).default(5),
+    restart_base_s: z.number().positive().max(3600).default(2),
+    restart_max_s: z.number().positive().max(86400).default(300),
+    stop_grace_s: z.number().min(0).max(3600).default(15),
+    drain_timeout_s: z.number().min(0).max(3600).default(30),
+    adopt_grace_s: z.number().min(0).max(86400).default(120),
+    log_max_mib: z.number().positive().max(1 << 20).default(50),
+    check_interval_s: z.number().min(1).max(3600).default(15),
     nvidia_smi: Path.default("nvidia-smi"),
     nvml: z.boolean().default(false),
     ib_root: Path.default("/sys/class/infiniband"),
@@ -49,7 +78,16 @@ export const AgentConfigFile = z
     portRange: c.port_range,
     weightsDirs: c.weights_dirs,
     storagePaths: c.storage_paths,
-    engineProbes: c.engines ? Object.entries(c.engines).map(([engine, e]) => ({ engine, command: e.probe })) : DEFAULT_PROBES.map((p) => ({ ...p, command: [...p.command] })),
+    engineProbes: c.engines ? probesFor(c.engines) : DEFAULT_PROBES.map((p) => ({ ...p, command: [...p.command] })),
+    engineOptions: c.engines ?? {},
+    bindHost: c.bind_host,
+    restartLimit: c.restart_limit,
+    restartBackoff: { baseMs: c.restart_base_s * 1000, maxMs: c.restart_max_s * 1000 },
+    stopGraceMs: c.stop_grace_s * 1000,
+    drainTimeoutMs: c.drain_timeout_s * 1000,
+    adoptGraceMs: c.adopt_grace_s * 1000,
+    logMaxBytes: Math.round(c.log_max_mib * 1024 * 1024),
+    checkIntervalMs: c.check_interval_s * 1000,
     nvidiaSmi: c.nvidia_smi,
     nvml: c.nvml,
     ibRoot: c.ib_root,

@@ -3,6 +3,12 @@ import { defaultAgentConfig, loadAgentConfig } from "../agent/config.js";
 import { discover } from "../agent/discovery/index.js";
 import { loadNvml } from "../agent/discovery/nvml-koffi.js";
 import { formatInventory } from "../agent/inventory.js";
+import { type IdentityFlags, resolveIdentity } from "../agent/identity.js";
+import { runLoop } from "../agent/loop.js";
+import { runOnce } from "../agent/once.js";
+import { clientOf, discoveryOf, supervisorOf } from "../agent/runtime.js";
+import { openSession } from "../agent/session.js";
+import { pidsInGroups } from "../agent/supervisor/proc.js";
 
 export type InventoryFlags = { json?: boolean; nvidiaSmi?: string; ibRoot?: string; gpu?: boolean; nvml?: boolean; config?: string };
 
@@ -30,4 +36,44 @@ export async function runInventory(flags: InventoryFlags): Promise<number> {
   });
   process.stdout.write(flags.json ? `${JSON.stringify(inv, null, 2)}\n` : formatInventory(inv));
   return 0;
+}
+
+export type AgentFlags = IdentityFlags & { config?: string; once?: boolean };
+
+const log = (line: string) => process.stderr.write(`${new Date().toISOString()} llmgw-agent: ${line}\n`);
+
+/** `llmgw agent`: runs the node agent until SIGTERM/SIGINT (engines keep running), or one sync with --once. */
+export async function runAgent(flags: AgentFlags): Promise<number> {
+  let cfg, id;
+  try {
+    cfg = flags.config ? await loadAgentConfig(flags.config) : defaultAgentConfig();
+    id = resolveIdentity(cfg, flags);
+  } catch (e) {
+    process.stderr.write(`llmgw: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+  try {
+    const client = await clientOf(id.server, cfg);
+    const supervisor = await supervisorOf(cfg, log);
+    const discover = discoveryOf(cfg, () => pidsInGroups(new Set(supervisor.running().map((s) => s.pid!))));
+    const session = await openSession({ cfg, id, client, log, now: Date.now });
+    const deps = { nodeId: id.nodeId, session, client, supervisor, discover, log };
+    if (flags.once) {
+      log(await runOnce(deps));
+      return 0;
+    }
+    const stop = new AbortController();
+    const onSignal = (sig: string) => {
+      log(`${sig}: stopping the agent; engines keep running`);
+      stop.abort();
+    };
+    process.once("SIGTERM", () => onSignal("SIGTERM"));
+    process.once("SIGINT", () => onSignal("SIGINT"));
+    log(`agent ${id.nodeId} starting: control plane ${id.server}, state dir ${cfg.stateDir}, management address ${id.mgmtAddr}`);
+    await runLoop({ ...deps, checkIntervalMs: cfg.checkIntervalMs }, stop.signal);
+    return 0;
+  } catch (e) {
+    process.stderr.write(`llmgw: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}\n`);
+    return 1;
+  }
 }

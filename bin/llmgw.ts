@@ -5,7 +5,8 @@ import { VERSION } from "../shared/version.js";
 const program = new Command("llmgw")
   .description("llmgw runs large language models on fleets of NVIDIA GPU machines")
   .version(VERSION)
-  .showHelpAfterError("(run with --help for usage)");
+  .showHelpAfterError("(run with --help for usage)")
+  .enablePositionalOptions();
 
 program
   .command("serve")
@@ -37,7 +38,48 @@ program
     process.exitCode = await runMigrate(flags);
   });
 
-const agent = program.command("agent").description("The node agent (its run loop arrives with a later release) and its tools");
+program
+  .command("mock-engine")
+  .description("Run a small OpenAI-compatible engine that stands in for vLLM in tests, the demo and benchmarks")
+  .requiredOption("--port <port>", "port to listen on, 0 for any free one (the chosen port is printed)")
+  .requiredOption("--model <name>", "the one model it serves; requests naming another get 404")
+  .option("--host <host>", "address to listen on", "0.0.0.0")
+  .option("--load-ms <ms>", "GET /health answers 503 \"Loading model\" for this long after start", "0")
+  .option("--tokens-per-s <n>", "pace of generated tokens, 0 for no pacing", "200")
+  .option("--fail-after <n>", "exit with status 1 during the N-th completion request (after the first chunk when streaming)")
+  .addHelpText(
+    "after",
+    `
+Endpoints: GET /health, /v1/models, /metrics (vLLM names), /debug/env (the CUDA_*, NCCL_*, GLOO_*, GGML_*, LLMGW_* variables it
+was given); POST /v1/chat/completions, /v1/completions (JSON or SSE with "stream": true), /v1/embeddings, /v1/responses.
+Replies are deterministic: "token0 token1 …", 16 tokens unless max_tokens says otherwise. SIGTERM finishes in-flight
+requests (for at most ~2 s) and exits 0.`,
+  )
+  .action(async (flags: import("./mock-engine.js").MockEngineFlags) => {
+    const { runMockEngine } = await import("./mock-engine.js");
+    process.exitCode = await runMockEngine(flags);
+  });
+
+const agent = program
+  .command("agent")
+  .enablePositionalOptions()
+  .description("Run the node agent: register, long-poll for assignments, run and watch the engines, report")
+  .option("--config <agent.yaml>", "agent configuration (default: every default; see docs/install.md)")
+  .option("--server <url>", "control plane URL (overrides `server` in agent.yaml)")
+  .option("--node-id <id>", "this node's id (default: agent.yaml `node_id`, else the host name)")
+  .option("--mgmt-addr <addr>", "address the control plane and peers reach this node on (default: agent.yaml, else the first IPv4 address)")
+  .option("--once", "one register/heartbeat, one poll without waiting, one reconcile, one status report, then exit (for a systemd timer)")
+  .addHelpText(
+    "after",
+    `
+Engines run detached in their own session and keep running when the agent stops (SIGTERM/SIGINT) or crashes; the
+next agent adopts them from the state dir (pid and process start time). The node token received at registration is
+saved in the state dir (mode 0600). Exit status: 0, 1 with a one-line reason (--once), 2 for a bad agent.yaml.`,
+  )
+  .action(async (flags: import("./agent.js").AgentFlags) => {
+    const { runAgent } = await import("./agent.js");
+    process.exitCode = await runAgent(flags);
+  });
 agent
   .command("inventory")
   .description("Show what the scheduler would see on this node: GPUs, MIG instances, NVLink fabric, IMEX, InfiniBand")

@@ -57,6 +57,7 @@ export const ShardReport = z
     at: z.number().int().nonnegative().optional(),
   })
   .openapi("ShardReport");
+export type ShardReport = z.infer<typeof ShardReport>;
 
 export const Heartbeat = z
   .strictObject({

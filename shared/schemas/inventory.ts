@@ -74,6 +74,7 @@ export const RunningShard = z
     startedAt: z.number().int().nonnegative().optional(),
   })
   .openapi("RunningShard");
+export type RunningShard = z.infer<typeof RunningShard>;
 
 export const DiscoveryError = z
   .strictObject({

@@ -81,6 +81,18 @@ engines:
     probe: [/opt/vllm/bin/vllm, --version]
   llamacpp:
     probe: [/usr/local/bin/llama-server, --version]
+    backend: vulkan
+  sglang:
+    command: [/opt/sglang/bin/python, -m, sglang.launch_server]
+bind_host: 10.0.0.11
+restart_limit: 3
+restart_base_s: 1
+restart_max_s: 60
+stop_grace_s: 5
+drain_timeout_s: 10
+adopt_grace_s: 30
+log_max_mib: 8
+check_interval_s: 5
 nvidia_smi: /usr/bin/nvidia-smi
 nvml: true
 ib_root: /host/sys/class/infiniband
@@ -110,7 +122,21 @@ class_overrides:
       engineProbes: [
         { engine: "vllm", command: ["/opt/vllm/bin/vllm", "--version"] },
         { engine: "llamacpp", command: ["/usr/local/bin/llama-server", "--version"] },
+        { engine: "sglang", command: ["python3", "-c", "import sglang; print(sglang.__version__)"] },
       ],
+      engineOptions: {
+        vllm: { probe: ["/opt/vllm/bin/vllm", "--version"] },
+        llamacpp: { probe: ["/usr/local/bin/llama-server", "--version"], backend: "vulkan" },
+        sglang: { command: ["/opt/sglang/bin/python", "-m", "sglang.launch_server"] },
+      },
+      bindHost: "10.0.0.11",
+      restartLimit: 3,
+      restartBackoff: { baseMs: 1000, maxMs: 60_000 },
+      stopGraceMs: 5000,
+      drainTimeoutMs: 10_000,
+      adoptGraceMs: 30_000,
+      logMaxBytes: 8 * 1024 * 1024,
+      checkIntervalMs: 5000,
       nvidiaSmi: "/usr/bin/nvidia-smi",
       nvml: true,
       ibRoot: "/host/sys/class/infiniband",
@@ -170,7 +196,9 @@ server: not-a-url
     ["a fractional port", "port_range: {first: 20000.5, last: 20999}\n", "port_range.first: "],
     ["a bad node id", "node_id: -leading-dash\n", "node_id: "],
     ["a bad class override", "class_overrides: {GPU-1: H100 Spare}\n", "class_overrides.GPU-1: "],
-    ["an engine without a probe", "engines:\n  vllm: {}\n", "engines.vllm.probe: "],
+    ["an unknown engine", "engines:\n  tgi: {}\n", "engines.tgi: unknown key"],
+    ["an unknown llama.cpp backend", "engines:\n  llamacpp: {backend: metal}\n", "engines.llamacpp.backend: "],
+    ["a negative restart limit", "restart_limit: -1\n", "restart_limit: "],
     ["an empty state dir", "state_dir: ''\n", "state_dir: "],
   ])("names the key for %s", (_, text, prefix) => {
     const body = failure(text).split("\n").slice(1).map((l) => l.trim());

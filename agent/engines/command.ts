@@ -1,0 +1,59 @@
+// Any OpenAI-compatible server, started from the profile's args as a template (also how tests and the demo run a
+// mock engine). The server must answer GET /health on its --port: 2xx ready, 503 loading, anything else dead.
+import type { StartShard } from "../../shared/schemas/assignment.js";
+import { program, readHealth } from "./common.js";
+import type { EngineAdapter, EngineOptions } from "./types.js";
+
+/** The value of every placeholder a template may use. */
+function placeholders(shard: StartShard, o: EngineOptions): Record<string, string> {
+  return {
+    port: String(shard.httpPort),
+    host: o.host,
+    model: shard.model,
+    weights: shard.weightsPath,
+    rank: String(shard.rank),
+    nnodes: String(shard.nnodes),
+    leaderAddr: shard.leaderAddr,
+    leaderPort: String(shard.leaderPort),
+    tp: String(shard.profile.tp),
+    pp: String(shard.profile.pp),
+    devices: shard.visibleDevices,
+  };
+}
+
+/** `arg` with each `{name}` replaced; throws on a name the template language does not have. */
+function substitute(arg: string, values: Record<string, string>): string {
+  return arg.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) {
+      throw new Error(`unknown placeholder {${name}} in the command profile's args; known: ${Object.keys(values).map((k) => `{${k}}`).join(" ")}`);
+    }
+    return value;
+  });
+}
+
+export const command = {
+  engine: "command",
+  argv(shard, o) {
+    const values = placeholders(shard, o);
+    const argv = [...program(o, []), ...shard.profile.args.map((a) => substitute(a, values))];
+    if (argv.length === 0) {
+      throw new Error(`profile ${shard.profile.name} uses engine "command" but has no args: give the server's command line, e.g. ["my-server", "--port", "{port}"]`);
+    }
+    return argv;
+  },
+  // A server that is not started from a template (a wrapper script) finds the same facts in its environment.
+  env: (shard) => ({
+    LLMGW_RANK: String(shard.rank),
+    LLMGW_NNODES: String(shard.nnodes),
+    LLMGW_LEADER_ADDR: shard.leaderAddr,
+    LLMGW_LEADER_PORT: String(shard.leaderPort),
+    LLMGW_PORT: String(shard.httpPort),
+    LLMGW_MODEL: shard.model,
+  }),
+  // Every rank gets its own httpPort, so every rank is probed.
+  healthPath: (_shard) => "/health",
+  readiness: (r) => readHealth(r, "loading"),
+  // No installed program to ask; `true` exits 0 so discovery reports the engine as present.
+  version: ["true"],
+} satisfies EngineAdapter;

@@ -1,0 +1,18 @@
+// What every adapter shares: the program part of its command line and how a /health answer reads.
+import type { EngineOptions, ProbeResult, Readiness } from "./types.js";
+
+/** The program that starts the engine: agent.yaml's `command` when set, else the adapter's default. */
+export function program(o: EngineOptions, fallback: string[]): string[] {
+  return o.command && o.command.length > 0 ? [...o.command] : [...fallback];
+}
+
+/**
+ * Reads one /health probe. Refused or no answer (timeout, reset) is still loading: engines bind their port late, and
+ * the startup deadline catches one that never comes up. 2xx is ready; 503 means what the engine says it means
+ * (`on503`); any other status means something is wrong with what answers on that port, so it is dead.
+ */
+export function readHealth(r: ProbeResult, on503: Readiness): Readiness {
+  if (r.kind !== "status") return "loading";
+  if (r.status >= 200 && r.status < 300) return "ready";
+  return r.status === 503 ? on503 : "dead";
+}

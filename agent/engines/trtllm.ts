@@ -1,0 +1,29 @@
+// TensorRT-LLM's trtllm-serve. Flags follow the trtllm-serve command reference (MODEL, --host, --port, --tp_size,
+// --pp_size; GET /health).
+import { program, readHealth } from "./common.js";
+import type { EngineAdapter } from "./types.js";
+
+export const trtllm = {
+  engine: "trtllm",
+  argv(shard, o) {
+    if (shard.nnodes > 1) {
+      throw new Error(
+        `shard ${shard.shardId} spans ${shard.nnodes} nodes, but multi-node TensorRT-LLM needs mpirun or Slurm to ` +
+          "launch its ranks, which llmgw's agent does not do: give the trtllm profile nodes: 1",
+      );
+    }
+    // No --served_model_name: older trtllm-serve releases reject it; add it to the profile's args where supported.
+    return [
+      ...program(o, ["trtllm-serve"]),
+      shard.weightsPath,
+      "--host", o.host,
+      "--port", String(shard.httpPort),
+      "--tp_size", String(shard.profile.tp),
+      "--pp_size", String(shard.profile.pp),
+      ...shard.profile.args,
+    ];
+  },
+  healthPath: (_shard) => "/health",
+  readiness: (r) => readHealth(r, "loading"),
+  version: ["trtllm-serve", "--version"],
+} satisfies EngineAdapter;

@@ -1,0 +1,37 @@
+// The contract every engine adapter fulfils: how to start a shard (argv + env), how to read its readiness from one
+// HTTP probe, and how to ask the installed engine for its version. Adapters are plain objects (no I/O of their own).
+import type { StartShard } from "../../shared/schemas/assignment.js";
+import type { Engine } from "../../shared/schemas/model.js";
+
+/** What the node's agent.yaml says about an engine, and where engines listen. */
+export type EngineOptions = {
+  /** Address the engine binds its HTTP server to. */
+  host: string;
+  /** The command that starts the engine when agent.yaml overrides it (e.g. a venv's `vllm`), else the adapter's default. */
+  command?: string[];
+  /** llama.cpp's GPU backend on this node (the build that is installed). */
+  backend?: "cuda" | "vulkan";
+};
+
+/** One HTTP probe of an engine's health endpoint, as seen from the agent. */
+export type ProbeResult =
+  | { kind: "refused" }
+  | { kind: "status"; status: number; body: string }
+  | { kind: "error"; message: string };
+
+/** What a probe says: still coming up, serving, or broken for good. */
+export type Readiness = "loading" | "ready" | "dead";
+
+export type EngineAdapter = {
+  engine: Engine;
+  /** The command line (program first). Throws an Error whose message says why a shard cannot run on this node. */
+  argv(shard: StartShard, o: EngineOptions): string[];
+  /** Environment this engine needs beyond the common per-shard variables (see env.ts); may throw like argv. */
+  env?(shard: StartShard, o: EngineOptions): Record<string, string>;
+  /** The path probed for readiness on this shard, or null when this shard serves no HTTP (multi-node ranks > 0). */
+  healthPath(shard: StartShard): string | null;
+  /** Reads one probe result. */
+  readiness(r: ProbeResult): Readiness;
+  /** The command that prints the installed version (the default discovery probe). */
+  version: string[];
+};

@@ -1,0 +1,80 @@
+// Wiring of the agent's parts from its configuration: the client (with TLS), discovery, and the supervisor over
+// the real process, probe and engine functions. Only bin/agent.ts calls it.
+import { readFile } from "node:fs/promises";
+import { Agent, type Dispatcher } from "undici";
+import type { StartShard } from "../shared/schemas/assignment.js";
+import { createClient } from "./client.js";
+import type { AgentConfig } from "./config.js";
+import { discover } from "./discovery/index.js";
+import { loadNvml } from "./discovery/nvml-koffi.js";
+import { adapterFor, launch } from "./engines/index.js";
+import { adoptFromStateDir } from "./supervisor/adopt.js";
+import { isSameProcess } from "./supervisor/proc.js";
+import { inflight, probeHttp } from "./supervisor/probe.js";
+import { portFree, spawnEngine, stopEngine } from "./supervisor/process.js";
+import { createSupervisor, probeHost } from "./supervisor/reconcile.js";
+
+/** An undici dispatcher for the control plane's TLS settings (CA, client certificate, or no verification for labs). */
+export async function tlsDispatcher(tls: AgentConfig["tls"]): Promise<Dispatcher | undefined> {
+  if (!tls || (!tls.caFile && !tls.certFile && !tls.keyFile && !tls.insecure)) return undefined;
+  const [ca, cert, key] = await Promise.all([tls.caFile, tls.certFile, tls.keyFile].map((f) => (f ? readFile(f, "utf8") : undefined)));
+  return new Agent({ connect: { ca, cert, key, rejectUnauthorized: !tls.insecure } });
+}
+
+/** The discovery this agent runs at start and on its check timer. */
+export function discoveryOf(cfg: AgentConfig, ownPids: () => ReadonlySet<number>) {
+  return () =>
+    discover({
+      nvidiaSmi: cfg.nvidiaSmi,
+      nvml: cfg.nvml ? () => loadNvml() : undefined,
+      ibRoot: cfg.ibRoot,
+      imexCtl: cfg.imexCtl,
+      imexChannelsDir: cfg.imexChannelsDir,
+      storagePaths: cfg.storagePaths,
+      weightsDirs: cfg.weightsDirs,
+      engineProbes: cfg.engineProbes,
+      fabrics: cfg.fabrics,
+      classOverrides: cfg.classOverrides,
+      ownPids: ownPids(),
+    });
+}
+
+/** The supervisor with every engine found alive in the state dir adopted; logs what it found. */
+export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void) {
+  const adopted = await adoptFromStateDir(cfg.stateDir);
+  for (const p of adopted.problems) log(`state dir: ${p}`);
+  for (const r of adopted.gone) log(`shard ${r.shard.shardId}: its engine (pid ${r.pid}) is gone; forgetting it`);
+  for (const r of adopted.alive) log(`shard ${r.shard.shardId}: adopted running engine pid ${r.pid}`);
+  const host = probeHost(cfg.bindHost);
+  const engineOptions = (s: StartShard) => ({ host: cfg.bindHost, ...cfg.engineOptions[s.profile.engine] });
+  const supervisor = createSupervisor(
+    {
+      stateDir: cfg.stateDir,
+      restartLimit: cfg.restartLimit,
+      restartBackoff: cfg.restartBackoff,
+      stopGraceMs: cfg.stopGraceMs,
+      drainTimeoutMs: cfg.drainTimeoutMs,
+      adoptGraceMs: cfg.adoptGraceMs,
+      logMaxBytes: cfg.logMaxBytes,
+      now: Date.now,
+      log,
+      ops: {
+        launch: (s) => launch(s, engineOptions(s)),
+        adapter: (s) => adapterFor(s.profile.engine),
+        spawn: (argv, env, logFile) => spawnEngine(argv, env, logFile),
+        stop: stopEngine,
+        alive: isSameProcess,
+        probe: (port, path) => probeHttp(host, port, path),
+        inflight: (port) => inflight(host, port),
+        portFree: (port) => portFree(cfg.bindHost, port),
+      },
+    },
+    adopted.alive,
+  );
+  return supervisor;
+}
+
+/** The control plane client for this agent. */
+export async function clientOf(server: string, cfg: AgentConfig) {
+  return createClient({ server, dispatcher: await tlsDispatcher(cfg.tls) });
+}

@@ -1,0 +1,79 @@
+// Starting and stopping engine processes. Engines run detached in their own session (so they outlive the agent and
+// a systemd restart of it with KillMode=process), their output going straight to the shard's log file.
+import { execa } from "execa";
+import { createServer } from "node:net";
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { isSameProcess, procStat } from "./proc.js";
+
+export type Exit = { exitCode: number | null; signal: string | null; message: string };
+export type Spawned = { pid: number; startTime: number; exited: Promise<Exit> };
+
+/** Starts argv detached with env added to the agent's own; throws an Error saying why it could not start. */
+export async function spawnEngine(argv: string[], env: Record<string, string>, log: string): Promise<Spawned> {
+  await mkdir(dirname(log), { recursive: true, mode: 0o700 });
+  const child = execa(argv[0]!, argv.slice(1), {
+    env,
+    detached: true,
+    cleanup: false,
+    reject: false,
+    buffer: false,
+    stdin: "ignore",
+    stdout: { file: log, append: true },
+    stderr: { file: log, append: true },
+  });
+  const exited = child.then((r): Exit => {
+    const why = r.signal ? `killed by ${r.signal}` : `exited with status ${r.exitCode}`;
+    return { exitCode: r.exitCode ?? null, signal: r.signal ?? null, message: r.failed && r.exitCode === undefined && !r.signal ? (r.shortMessage ?? why) : why };
+  });
+  if (child.pid === undefined) {
+    const e = await exited;
+    throw new Error(/ENOENT/.test(e.message) ? `${argv[0]}: not found (is the engine installed and on PATH?)` : e.message);
+  }
+  child.unref();
+  const stat = procStat(child.pid);
+  if (!stat) {
+    const e = await exited;
+    throw new Error(`${argv[0]} ${e.message} at once`);
+  }
+  return { pid: child.pid, startTime: stat.startTime, exited };
+}
+
+/** Sends a signal to the engine's whole process group (engines fork workers), if it is still the same process. */
+export function signalGroup(pid: number, startTime: number, signal: NodeJS.Signals): boolean {
+  if (!isSameProcess(pid, startTime)) return false;
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    try {
+      process.kill(pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** Stops an engine: SIGTERM to its group, SIGKILL after `graceMs`; resolves once it is gone. */
+export async function stopEngine(pid: number, startTime: number, graceMs: number, pollMs = 100): Promise<void> {
+  if (!signalGroup(pid, startTime, "SIGTERM")) return;
+  const end = Date.now() + graceMs;
+  while (isSameProcess(pid, startTime)) {
+    if (Date.now() >= end) {
+      signalGroup(pid, startTime, "SIGKILL");
+      break;
+    }
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+  while (isSameProcess(pid, startTime)) await new Promise((r) => setTimeout(r, pollMs));
+}
+
+/** True when nothing listens on host:port (the engine would fail to bind otherwise). */
+export function portFree(host: string, port: number): Promise<boolean> {
+  return new Promise((ok) => {
+    const s = createServer();
+    s.once("error", () => ok(false));
+    s.listen({ host, port, exclusive: true }, () => s.close(() => ok(true)));
+  });
+}
