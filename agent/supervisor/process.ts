@@ -2,6 +2,7 @@
 // a systemd restart of it with KillMode=process), their output going straight to the shard's log file.
 import { execa } from "execa";
 import { createServer } from "node:net";
+import { closeSync, openSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { isSameProcess, procStat } from "./proc.js";
@@ -12,6 +13,8 @@ export type Spawned = { pid: number; startTime: number; exited: Promise<Exit> };
 /** Starts argv detached with env added to the agent's own; throws an Error saying why it could not start. */
 export async function spawnEngine(argv: string[], env: Record<string, string>, log: string): Promise<Spawned> {
   await mkdir(dirname(log), { recursive: true, mode: 0o700 });
+  // the engine gets the file itself (not a pipe through the agent), so its output does not depend on the agent
+  const fd = openSync(log, "a", 0o600) as 3; // execa's types list only small literal descriptors; any open one works
   const child = execa(argv[0]!, argv.slice(1), {
     env,
     detached: true,
@@ -19,9 +22,10 @@ export async function spawnEngine(argv: string[], env: Record<string, string>, l
     reject: false,
     buffer: false,
     stdin: "ignore",
-    stdout: { file: log, append: true },
-    stderr: { file: log, append: true },
+    stdout: fd,
+    stderr: fd,
   });
+  closeSync(fd);
   const exited = child.then((r): Exit => {
     const why = r.signal ? `killed by ${r.signal}` : `exited with status ${r.exitCode}`;
     return { exitCode: r.exitCode ?? null, signal: r.signal ?? null, message: r.failed && r.exitCode === undefined && !r.signal ? (r.shortMessage ?? why) : why };

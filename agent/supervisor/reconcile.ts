@@ -193,7 +193,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       await o.ops.stop(s.pid, s.startTime, o.stopGraceMs);
       return crashed(s, `not ready within ${s.shard.profile.startupTimeoutS} s (startup timeout)`);
     }
-    move(s, r.kind === "status" ? "loading" : "starting", s.message);
+    if (r.kind === "status") move(s, "loading");
   }
 
   /** Applies the desired set (diff), then watches every engine once. */
