@@ -66,9 +66,11 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         first = false;
         const a = await d.client.poll(d.nodeId, index, d.session.intervals().pollWaitS, d.session.token()!, signal);
         if (a.index < index) d.log(`assignment index went backwards (${index} → ${a.index}); following the control plane`);
+        const moved = a.index !== index;
         index = a.index;
         d.supervisor.setDesired(a.shards, canRun);
         await d.supervisor.tick();
+        if (moved) d.log(`assignments at index ${index}: ${a.shards.length} shard${a.shards.length === 1 ? "" : "s"} (${a.shards.map((s) => s.shardId).join(", ") || "none"})`);
         await flush();
         failures = 0;
       } catch (e) {
