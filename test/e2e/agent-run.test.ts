@@ -109,6 +109,16 @@ describe("llmgw agent with real engines", () => {
     expect((await replicas("solo"))[0]!.state).toBe("ready");
   }, 60_000);
 
+  it("stops on SIGTERM with status 0 and leaves its engines serving", async () => {
+    const [r] = await replicas("duo");
+    const leader = r!.shards.find((s) => s.rank === 0)!;
+    const node = agents.get(leader.nodeId)!;
+    expect(await stop(node.proc)).toBe(0);
+    expect(node.proc.output()).toContain("SIGTERM: stopping the agent; engines keep running");
+    expect((await fetch(`${r!.endpoint}/health`)).status).toBe(200);
+    expect(() => process.kill(recordedPid(node.stateDir, leader.shardId), 0)).not.toThrow();
+  }, 30_000);
+
   it("--once three times in a row converges to one engine per shard", async () => {
     const { config, stateDir } = writeAgentConfig({ nodeId: "n3", server: server.url, joinToken, dir: tmp.dir, ports: await portRange(), extra: { labels: { role: "once" } } });
     stateDirs.push(stateDir);
