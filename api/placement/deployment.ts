@@ -28,7 +28,9 @@ export function planDeployment(
 ): DeploymentPlan {
   const want = Number.isInteger(d.replicas) && d.replicas > 0 ? d.replicas : 0;
   const allowed = allowedProfiles(d, model);
-  const { keep, release, stale, surge, drained } = keepOrRelease(existing, model, allowed, want);
+  const draining = new Set(nodes.filter((n) => n.notSchedulable === "draining").map((n) => n.id));
+  const leaving = (r: Replica) => r.shards.some((s) => draining.has(s.nodeId));
+  const { keep, release, stale, surge, drained } = keepOrRelease(existing, model, allowed, want, leaving);
   const out: DeploymentPlan = { assign: [], release: release.map((r) => r.id), nextSeq };
   const missing = want + surge - keep.length;
   if (missing <= 0) return out;
@@ -56,8 +58,11 @@ export function planDeployment(
     }
     if (!placed && surge && i === missing - 1) {
       // No room for the new replica beside the old ones: the room an old one frees now is used by the next plan;
-      // if none was freed, replace in place, the oldest old one first.
-      return { ...out, release: drained ? out.release : [...out.release, stale[0]!.id], again: true };
+      // if none was freed, replace in place, the oldest old one first — but never one on a draining node, which
+      // could not come back there: it serves on until room appears elsewhere.
+      if (drained) return { ...out, again: true };
+      if (leaving(stale[0]!)) return out;
+      return { ...out, release: [...out.release, stale[0]!.id], again: true };
     }
     if (!placed) return { ...out, pending: { deployment: d.name, count: missing - surge - i, reason: combineReasons(tries) } };
     out.assign.push(placed);

@@ -33,8 +33,9 @@ export type KeepOrRelease = {
 
 /**
  * Splits a deployment's existing replicas into those kept and those released. A replica whose profile is no longer
- * allowed or known goes at once. A changed fingerprint replaces replicas one at a time: one new replica is placed
- * beyond the desired count, and one old one is released each time a new one is ready. Past `want`, not-ready
+ * allowed or known goes at once. A changed fingerprint — or a shard on a draining node (`leaving`) — replaces
+ * replicas one at a time: one new replica is placed beyond the desired count, and one old one is released each time a
+ * new one is ready. Past `want`, not-ready
  * replicas go before ready ones, newest first.
  */
 export function keepOrRelease(
@@ -42,11 +43,12 @@ export function keepOrRelease(
   model: PlaceModel | undefined,
   allowed: readonly PlaceProfile[],
   want: number,
+  leaving: (r: Replica) => boolean = () => false,
 ): KeepOrRelease {
   const current = new Map(model ? allowed.map((p) => [p.name, profileFingerprint(model, p)]) : []);
   const sorted = [...replicas].sort(bySeq);
-  const fresh = sorted.filter((r) => current.get(r.profile) === r.fingerprint);
-  const stale = sorted.filter((r) => current.has(r.profile) && current.get(r.profile) !== r.fingerprint);
+  const fresh = sorted.filter((r) => current.get(r.profile) === r.fingerprint && !leaving(r));
+  const stale = sorted.filter((r) => current.has(r.profile) && (current.get(r.profile) !== r.fingerprint || leaving(r)));
   const gone = sorted.filter((r) => !current.has(r.profile));
   if (fresh.length >= want) {
     const surplus = new Set(scaleDownOrder(fresh).slice(0, fresh.length - want));

@@ -62,6 +62,22 @@ describe("existing replicas", () => {
     expect(plan(x)).toMatchObject({ assign: [], release: ["r1"], again: true });
   });
 
+  it("a draining node's replicas move elsewhere one at a time, each new one ready before the old one goes", () => {
+    const x = { ...placed(), nodes: [hgx("gpu-1"), hgx("gpu-2")] };
+    x.nodes[0] = { ...x.nodes[0]!, schedulable: false, notSchedulable: "draining" };
+    const first = plan(x);
+    expect(first.release).toEqual([]);
+    expect(first.assign.map((r) => [r.id, r.shards[0]!.nodeId])).toEqual([["r4", "gpu-2"]]);
+    const ready = { ...x, replicas: [...x.replicas, { ...first.assign[0]!, ready: true }], nextSeq: 5 };
+    expect(plan(ready)).toMatchObject({ release: ["r1"] });
+  });
+
+  it("a draining node's replica with nowhere to go keeps serving", () => {
+    const x = placed();
+    x.nodes = [{ ...x.nodes[0]!, schedulable: false, notSchedulable: "draining" }];
+    expect(plan(x)).toMatchObject({ assign: [], release: [] });
+  });
+
   it("scales down not-ready replicas before ready ones, newest first", () => {
     const x = placed();
     x.replicas = x.replicas.map((r) => ({ ...r, ready: r.id !== "r1" }));
