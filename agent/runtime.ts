@@ -15,7 +15,7 @@ import { portFree, spawnEngine, stopEngine } from "./supervisor/process.js";
 import { createSupervisor, probeHost } from "./supervisor/reconcile.js";
 
 /** An undici dispatcher for the control plane's TLS settings (CA, client certificate, or no verification for labs). */
-export async function tlsDispatcher(tls: AgentConfig["tls"]): Promise<Dispatcher | undefined> {
+export async function tlsDispatcher(tls?: { caFile?: string; certFile?: string; keyFile?: string; insecure?: boolean }): Promise<Dispatcher | undefined> {
   if (!tls || (!tls.caFile && !tls.certFile && !tls.keyFile && !tls.insecure)) return undefined;
   const [ca, cert, key] = await Promise.all([tls.caFile, tls.certFile, tls.keyFile].map((f) => (f ? readFile(f, "utf8") : undefined)));
   return new Agent({ connect: { ca, cert, key, rejectUnauthorized: !tls.insecure } });
