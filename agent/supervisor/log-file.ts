@@ -3,9 +3,10 @@
 // truncating it in place (the engine's appends then continue at the new end).
 import { copyFile, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
+import { fileSafe } from "./state-files.js";
 
 /** The log file of a shard. */
-export const logPath = (stateDir: string, shardId: string) => join(stateDir, "logs", `${shardId}.log`);
+export const logPath = (stateDir: string, shardId: string) => join(stateDir, "logs", `${fileSafe(shardId)}.log`);
 
 /** Rotates the log once it exceeds `maxBytes`: one previous generation is kept as `<path>.1`. True when it rotated. */
 export async function capLog(path: string, maxBytes: number): Promise<boolean> {

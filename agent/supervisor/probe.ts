@@ -1,10 +1,13 @@
 // The HTTP side of watching an engine: one readiness probe, and the in-flight request count used while draining.
 import type { ProbeResult } from "../engines/types.js";
 
+/** The URL of a path on host:port; an IPv6 address goes in brackets. */
+const urlOf = (host: string, port: number, path: string) => `http://${host.includes(":") ? `[${host}]` : host}:${port}${path}`;
+
 /** GETs http://host:port/path with a timeout and tells a refused connection apart from an answer or another error. */
 export async function probeHttp(host: string, port: number, path: string, timeoutMs = 2000): Promise<ProbeResult> {
   try {
-    const r = await fetch(`http://${host}:${port}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
+    const r = await fetch(urlOf(host, port, path), { signal: AbortSignal.timeout(timeoutMs) });
     return { kind: "status", status: r.status, body: (await r.text()).slice(0, 512) };
   } catch (e) {
     const cause = (e as { cause?: { code?: string } }).cause;
@@ -26,7 +29,7 @@ export function inflightFromMetrics(text: string): number | undefined {
 /** The engine's in-flight request count, or undefined when it exposes no such metric (or cannot be asked). */
 export async function inflight(host: string, port: number, timeoutMs = 2000): Promise<number | undefined> {
   try {
-    const r = await fetch(`http://${host}:${port}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    const r = await fetch(urlOf(host, port, "/metrics"), { signal: AbortSignal.timeout(timeoutMs) });
     return r.ok ? inflightFromMetrics(await r.text()) : undefined;
   } catch {
     return undefined;

@@ -202,6 +202,8 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       const live = [...slots.values()].filter((s) => !s.stopping);
       const d = diffShards(desired, live.map((s) => ({ shardId: s.shard.shardId, fingerprint: s.shard.fingerprint })));
       for (const shard of d.start) {
+        // its old engine is still draining or stopping: start the shard once that one is gone (the retire removes it)
+        if (slots.get(shard.shardId)?.stopping) continue;
         const s: Slot = { shard, state: "pending", failures: 0, claimed: true };
         slots.set(shard.shardId, s);
         report(s);
@@ -231,11 +233,20 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
             continue;
           }
         }
-        s.stopping = retire(s, "no longer assigned to this node").catch((e) => o.log(`shard ${id}: stop failed: ${String(e)}`));
+        s.stopping = retire(s, "no longer assigned to this node").catch((e) => {
+          s.stopping = undefined; // the next pass tries again (or keeps it, when it is wanted again)
+          o.log(`shard ${id}: stop failed: ${String(e)}`);
+        });
       }
     }
     for (const s of [...slots.values()]) if (!s.stopping) await watch(s);
-    for (const s of slots.values()) await capLog(logPath(o.stateDir, s.shard.shardId), o.logMaxBytes);
+    for (const s of slots.values()) {
+      try {
+        await capLog(logPath(o.stateDir, s.shard.shardId), o.logMaxBytes);
+      } catch {
+        // a shard id that cannot name a file was failed at its start; its log does not exist
+      }
+    }
   }
 
   return {

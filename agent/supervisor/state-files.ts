@@ -23,10 +23,15 @@ export type ShardRecord = z.infer<typeof ShardRecord>;
 const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const dirOf = (stateDir: string) => join(stateDir, "shards");
 
-/** The state file of a shard (shard ids come from the control plane: anything odd is refused). */
-export function recordPath(stateDir: string, shardId: string): string {
+/** A shard id checked to be usable as a file name (shard ids come from the control plane: anything odd is refused). */
+export function fileSafe(shardId: string): string {
   if (!SAFE_ID.test(shardId) || shardId.startsWith(".")) throw new Error(`shard id ${JSON.stringify(shardId)} cannot name a file`);
-  return join(dirOf(stateDir), `${shardId}.json`);
+  return shardId;
+}
+
+/** The state file of a shard. */
+export function recordPath(stateDir: string, shardId: string): string {
+  return join(dirOf(stateDir), `${fileSafe(shardId)}.json`);
 }
 
 /** Writes a shard's record atomically. */

@@ -1,0 +1,154 @@
+import { HttpResponse } from "msw";
+import { setupServer } from "msw/node";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createClient } from "../../agent/client.js";
+import { parseAgentConfig } from "../../agent/config.js";
+import { runLoop } from "../../agent/loop.js";
+import { openSession } from "../../agent/session.js";
+import { tempDir } from "../helpers/db.js";
+import { H100_XML, inventoryFromCapture } from "../helpers/inventory.js";
+import { until } from "../helpers/process.js";
+import { fakeControlPlane, problem } from "./control-plane.js";
+import { makeShard } from "./engines/shard.js";
+import { fakeSupervisor, fakeWorld, type World } from "./supervisor/fake-ops.js";
+
+const CP = "http://cp.test";
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+const INV = inventoryFromCapture(H100_XML);
+
+let t: ReturnType<typeof tempDir>;
+let cp: ReturnType<typeof fakeControlPlane>;
+let w: World;
+let lines: string[];
+let ac: AbortController;
+let running: Promise<void> | undefined;
+let discoveries: number;
+let discover: () => Promise<typeof INV>;
+
+beforeEach(() => {
+  t = tempDir();
+  cp = fakeControlPlane(CP);
+  server.use(...cp.handlers);
+  w = fakeWorld();
+  lines = [];
+  ac = new AbortController();
+  running = undefined;
+  discoveries = 0;
+  discover = async () => (discoveries++, INV);
+});
+afterEach(async () => {
+  ac.abort();
+  await running;
+  t.cleanup();
+});
+
+/** Starts the loop against the fake control plane and a supervisor over fake engines. */
+async function start() {
+  const cfg = parseAgentConfig(`state_dir: ${t.dir}\njoin_token: llmgw_join_j\n`);
+  const client = createClient({ server: CP });
+  const log = (l: string) => lines.push(l);
+  const session = await openSession({ cfg, id: { server: CP, nodeId: "n1", hostname: "n1", mgmtAddr: "10.0.0.11" }, client, log, now: Date.now });
+  const supervisor = fakeSupervisor(t.dir, w);
+  running = runLoop(
+    { nodeId: "n1", session, client, supervisor, discover: () => discover(), log, checkIntervalMs: 50, reconcileIntervalMs: 20, backoff: { baseMs: 5, maxMs: 20 } },
+    ac.signal,
+  );
+  return { supervisor, session };
+}
+
+const waitFor = (what: string, cond: () => boolean, ms = 3000) =>
+  until(async () => cond(), ms, what).catch((e: Error) => Promise.reject(new Error(`${e.message}; log:\n${lines.join("\n")}`)));
+const pollIndexes = () => cp.of("poll").map((c) => Number(c.url.searchParams.get("index")));
+
+describe("agent loop", () => {
+  it("registers, polls, starts what is assigned and reports it", async () => {
+    cp.assignments = { index: 3, shards: [makeShard({ shardId: "r1-s0", httpPort: 20001 })] };
+    await start();
+    await waitFor("a status report", () => cp.of("status").length > 0);
+    expect(cp.calls[0]!.kind).toBe("register");
+    expect(cp.calls[0]!.auth).toBe("Bearer llmgw_join_j");
+    const poll = cp.of("poll")[0]!;
+    expect(poll.auth).toBe("Bearer llmgw_node_1");
+    expect(Object.fromEntries(poll.url.searchParams)).toEqual({ index: "0", wait: "1" });
+    expect(w.engines).toHaveLength(1);
+    expect(cp.of("status")[0]!.body).toMatchObject({ shards: [{ shardId: "r1-s0", state: "starting" }] });
+    await waitFor("a poll at the new index", () => pollIndexes().includes(3));
+  });
+
+  it("survives 500s and garbage answers: one line each, and it keeps polling", async () => {
+    cp.next.poll.push(
+      () => problem(500, "internal", "database is locked"),
+      () => HttpResponse.text("<html>proxy error</html>"),
+      () => HttpResponse.json({ index: "three" }),
+    );
+    await start();
+    await waitFor("polls after the failures", () => cp.of("poll").length >= 6);
+    const retries = lines.filter((l) => l.includes("retrying in"));
+    expect(retries).toHaveLength(3);
+    expect(retries[0]).toMatch(/^control plane: GET \/api\/v1\/agents\/n1\/assignments\?index=0&wait=1: HTTP 500: database is locked; retrying in 0\.0\d? s$/);
+    expect(retries[1]).toMatch(/HTTP 200 with a body that is not JSON: <html>proxy error<\/html>; retrying in/);
+    expect(retries[2]).toMatch(/unexpected answer \(index: .*; retrying in/);
+    expect(retries.every((l) => !l.includes("\n"))).toBe(true);
+    expect(cp.of("register")).toHaveLength(1); // a 500 is no reason to register again
+  });
+
+  it("registers again after a 401 on poll and polls with the new token", async () => {
+    cp.next.poll.push(() => problem(401, "unauthorized", "unknown node token"));
+    await start();
+    await waitFor("a second registration and a poll after it", () => cp.of("register").length === 2 && cp.of("poll").some((c) => c.auth === "Bearer llmgw_node_2"));
+    expect(cp.of("register")[1]!.auth).toBe("Bearer llmgw_node_1");
+    expect(lines.some((l) => l.startsWith("control plane: ") && l.includes("HTTP 401: unknown node token"))).toBe(true);
+  });
+
+  it("follows an assignment index that goes backwards, and says so", async () => {
+    cp.assignments = { index: 5, shards: [] };
+    await start();
+    await waitFor("a poll at index 5", () => pollIndexes().includes(5));
+    cp.assignments = { index: 2, shards: [] };
+    await waitFor("a poll at index 2", () => pollIndexes().includes(2));
+    expect(lines).toContain("assignment index went backwards (5 → 2); following the control plane");
+    expect(pollIndexes().slice(pollIndexes().indexOf(2)).every((i) => i === 2)).toBe(true);
+  });
+
+  it("keeps status reports that could not be sent and sends them later", async () => {
+    cp.assignments = { index: 1, shards: [makeShard({ shardId: "r1-s0", httpPort: 20001 })] };
+    cp.next.status.push(() => problem(503, "unavailable", "try later"));
+    await start();
+    await waitFor("a second status report", () => cp.of("status").length >= 2);
+    expect(lines.some((l) => l.startsWith("status report failed (kept for the next try): ") && l.includes("try later"))).toBe(true);
+    expect(cp.of("status")[1]!.body).toMatchObject({ shards: [{ shardId: "r1-s0", state: "starting" }] });
+  });
+
+  it("runs discovery on its timer and survives a discovery that throws", async () => {
+    await start();
+    discover = async () => {
+      discoveries++;
+      throw new Error("nvidia-smi hung\nsecond line");
+    };
+    await waitFor("two failed discoveries", () => lines.filter((l) => l === "discovery: nvidia-smi hung").length >= 2);
+    discover = async () => (discoveries++, INV);
+    const before = cp.of("poll").length;
+    await waitFor("polling to go on", () => cp.of("poll").length > before + 2);
+  });
+
+  it("stops promptly when the signal aborts, even in the middle of a long poll, leaving engines running", async () => {
+    cp.assignments = { index: 1, shards: [makeShard({ shardId: "r1-s0", httpPort: 20001 })] };
+    cp.pollWaitMs = 2000;
+    await start();
+    await waitFor("a waiting poll", () => pollIndexes().includes(1));
+    const t0 = Date.now();
+    ac.abort();
+    await running;
+    expect(Date.now() - t0).toBeLessThan(500);
+    const calls = cp.calls.length;
+    expect(w.stops).toEqual([]);
+    expect(w.live()).toHaveLength(1);
+    expect(lines.filter((l) => l.includes("retrying"))).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(cp.calls.length).toBe(calls);
+  });
+});
