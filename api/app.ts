@@ -7,6 +7,7 @@ import { validationHook } from "./openapi.js";
 import { placeIfNeeded } from "./placement/apply.js";
 import { randomBase62 } from "./secrets.js";
 import { agentRoutes } from "./routes/agents.js";
+import { apiKeyRoutes } from "./routes/api-keys.js";
 import { assignmentRoutes } from "./routes/assignments.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { eventRoutes } from "./routes/events.js";
@@ -16,7 +17,9 @@ import { modelRoutes } from "./routes/models.js";
 import { nodeRoutes } from "./routes/nodes.js";
 import { planRoutes } from "./routes/plan.js";
 import { replicaRoutes } from "./routes/replicas.js";
+import { routerRoutes } from "./router/routes.js";
 import { tokenRoutes } from "./routes/tokens.js";
+import { usageRoutes } from "./routes/usage.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -68,6 +71,10 @@ export function createApp(deps: AppDeps) {
   app.route("/", deploymentRoutes);
   app.route("/", replicaRoutes);
   app.route("/", planRoutes);
+  app.route("/", apiKeyRoutes);
+  app.route("/", usageRoutes);
+  app.route("/", routerRoutes());
+  app.get("/metrics", async (c) => (deps.metricsText ? c.text(await deps.metricsText(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }) : problem(c, 404, "not_found", "metrics are not served by this deployment")));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",
@@ -102,6 +109,8 @@ export function createApp(deps: AppDeps) {
       { name: "models", description: "The catalog: models and the profiles they can run with (declarative: PUT to create or replace)" },
       { name: "replicas", description: "What placement decided: replicas, their shards, nodes and devices" },
       { name: "deployments", description: "What should run: N replicas of a model in a pool (declarative: PUT to create or replace)" },
+      { name: "api-keys", description: "Inference API keys for /v1/*: model allow-lists, per-minute limits, expiry (declarative: PUT to create or replace)" },
+      { name: "usage", description: "Requests and tokens the router counted, per API key, model and hour" },
     ],
   });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "llmgw API" }));

@@ -39,6 +39,8 @@ export function metadataOf(row: StoredResource) {
 /** How one kind of declarative resource is read and written. */
 export type DeclaredKind<R extends StoredResource> = {
   kind: string;
+  /** False for kinds placement never reads (API keys): their changes leave the cluster generation alone. */
+  placement?: false;
   find(q: Q, name: string): Promise<R | undefined>;
   /** Writes the next version (insert or update) and returns the stored row. */
   save(tx: Tx, next: StoredResource, current: R | undefined): Promise<R>;
@@ -47,7 +49,7 @@ export type DeclaredKind<R extends StoredResource> = {
 
 /**
  * Creates or replaces a resource in one transaction: If-Match checked, `check` run, a new version written and the
- * cluster generation bumped only when the spec changed. `written` is the spec as the client wrote it.
+ * cluster generation bumped (placement's kinds) only when the spec changed. `written` is the spec as the client wrote it.
  */
 export async function putDeclared<R extends StoredResource>(
   store: Store,
@@ -64,18 +66,18 @@ export async function putDeclared<R extends StoredResource>(
     const next = nextVersion(current, req.name, req.written, req.now);
     if (!next.changed) return { row: current!, created: false };
     const row = await k.save(tx, next.row, current);
-    await bumpGeneration(tx);
+    if (k.placement !== false) await bumpGeneration(tx);
     return { row, created: !current };
   });
 }
 
-/** Deletes a resource (If-Match checked, 404 when absent) and bumps the cluster generation. */
+/** Deletes a resource (If-Match checked, 404 when absent) and bumps the cluster generation (placement's kinds). */
 export async function deleteDeclared<R extends StoredResource>(store: Store, k: DeclaredKind<R>, name: string, ifMatch: string | undefined): Promise<void> {
   await store.write(async (tx) => {
     const current = await k.find(tx, name);
     checkIfMatch(ifMatch, k.kind, name, current);
     if (!current) throw new ApiError(404, "not_found", `no ${k.kind} ${name}`);
     await k.remove(tx, name);
-    await bumpGeneration(tx);
+    if (k.placement !== false) await bumpGeneration(tx);
   });
 }

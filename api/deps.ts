@@ -2,6 +2,7 @@ import type { Store } from "./db/client.js";
 import type { nodes } from "./db/schema.js";
 import type { FactsCache } from "./placement/apply.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
+import type { RouterDeps } from "./router/routes.js";
 
 export type Log = {
   info(msg: string, extra?: object): void;
@@ -38,6 +39,10 @@ export type AppDeps = {
   background?: (work: Promise<unknown>) => void;
   /** Facts placement derived from unchanged inventories, kept between placements (absent: derived every time). */
   factsCache?: FactsCache;
+  /** The OpenAI-compatible router's state on this instance (Node only; absent on Workers: /v1 answers 503). */
+  router?: RouterDeps;
+  /** Prometheus text for GET /metrics (absent: 404). */
+  metricsText?: () => Promise<string>;
 };
 
 export type Principal =

@@ -15,6 +15,7 @@ import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { Log } from "./deps.js";
 import { createBackground } from "./background.js";
+import { createRouter } from "./router/index.js";
 import { startLivenessSweep } from "./liveness.js";
 import { createPollHub } from "./poll-hub.js";
 import { VERSION } from "../shared/version.js";
@@ -75,7 +76,11 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
   const waiter = createPollHub(store, 500, (e) => log.warn("assignment watcher", { error: String(e) }));
   const background = createBackground();
-  const app = createApp({ store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map() });
+  const routing = createRouter(store, { now, log });
+  const app = createApp({
+    store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map(),
+    router: routing.router, metricsText: () => routing.registry.metrics(),
+  });
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS }, stop.signal);
 
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
@@ -102,6 +107,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
       stop.abort();
       await new Promise<void>((ok) => server.close(() => ok()));
       await background.drain();
+      await routing.close();
       client.close();
     },
   };

@@ -181,3 +181,31 @@ export const portAllocations = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.nodeId, t.port] }), index("port_allocations_shard").on(t.shardId)],
 );
+
+/** Inference API keys: the spec as written (JSON text, returned as is), its version, and the hash of the current secret. */
+export const apiKeys = sqliteTable("api_keys", {
+  name: text("name").primaryKey(),
+  spec: text("spec").notNull(),
+  version: integer("version").notNull(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  /** SHA-256 of the current secret (`llmgw_key_…`); the router looks keys up by it. */
+  hash: text("hash").notNull().unique(),
+  /** When the current secret was made: at creation, then at every rotation. */
+  secretIssuedAt: integer("secret_issued_at").notNull(),
+});
+
+/** Tokens and requests the router counted, per key, served model and hour; kept when a key is deleted. */
+export const usage = sqliteTable(
+  "usage",
+  {
+    keyName: text("key_name").notNull(),
+    model: text("model").notNull(),
+    /** The start of the hour, in ms. */
+    hourStart: integer("hour_start").notNull(),
+    requests: integer("requests").notNull(),
+    promptTokens: integer("prompt_tokens").notNull(),
+    completionTokens: integer("completion_tokens").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.keyName, t.model, t.hourStart] }), index("usage_hour").on(t.hourStart)],
+);

@@ -1,0 +1,35 @@
+// How calls to engines fail, sorted into what may be retried on another replica (nothing reached the engine) and
+// what may not; and the shape of the upstream client (undici on Node, in upstream.ts). No runtime imports.
+
+export type Timeouts = { connectMs: number; firstByteMs: number; idleMs: number };
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 5_000, firstByteMs: 600_000, idleMs: 120_000 };
+
+export type UpstreamResponse = {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AsyncIterable<Uint8Array> & { destroy(): void };
+};
+export type Upstream = {
+  send(url: string, path: string, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamResponse>;
+  close(): Promise<void>;
+};
+
+/** Failure kinds, as the metrics and the retry decision name them. */
+export type FailureKind = "refused" | "reset" | "connect_timeout" | "first_byte_timeout" | "idle_timeout" | "aborted" | "other";
+
+/** What kind of failure an undici error is. */
+export function failureKind(e: unknown): FailureKind {
+  const err = e as { code?: string; name?: string; cause?: { code?: string } };
+  const code = err.code ?? err.cause?.code;
+  if (code === "ECONNREFUSED") return "refused";
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "UND_ERR_SOCKET") return "reset";
+  if (code === "UND_ERR_CONNECT_TIMEOUT") return "connect_timeout";
+  if (code === "UND_ERR_HEADERS_TIMEOUT") return "first_byte_timeout";
+  if (code === "UND_ERR_BODY_TIMEOUT") return "idle_timeout";
+  if (code === "UND_ERR_ABORTED" || err.name === "AbortError") return "aborted";
+  return "other";
+}
+
+/** True when the engine cannot have seen the request: safe to send it to another replica. */
+export const retriable = (k: FailureKind) => k === "refused" || k === "reset" || k === "connect_timeout";
+

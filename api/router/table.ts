@@ -1,0 +1,105 @@
+// The router's endpoint table: for each served model name, the rank-0 endpoints of its ready replicas, and why a
+// declared model has none. Read from the database, cached briefly per API instance and refreshed in the background;
+// when the database cannot be read the last table stays in use (engines keep serving while the database is down).
+import { and, eq } from "drizzle-orm";
+import type { StartShard } from "../../shared/schemas/assignment.js";
+import type { Q } from "../db/client.js";
+import { deployments, models, shards, shardStatus } from "../db/schema.js";
+import type { Log } from "../deps.js";
+import type { Endpoint } from "./types.js";
+
+export type EndpointTable = {
+  /** Ready endpoints by served model name. */
+  ready: Map<string, Endpoint[]>;
+  /** Every served model name that has a deployment, with why it has no ready replica when it has none. */
+  declared: Map<string, string>;
+  readAt: number;
+};
+
+type ShardRow = { replicaId: string; rank: number; spec: string; state: string | null };
+
+/** Builds the table from shard rows (with their reported state) and the declared models and deployments. Pure. */
+export function buildTable(rows: ShardRow[], declared: { served: string; pending: string | undefined }[], readAt: number): EndpointTable {
+  const byReplica = new Map<string, ShardRow[]>();
+  for (const r of rows) byReplica.set(r.replicaId, [...(byReplica.get(r.replicaId) ?? []), r]);
+  const ready = new Map<string, Endpoint[]>();
+  for (const [replicaId, mine] of byReplica) {
+    const leader = mine.find((s) => s.rank === 0);
+    if (!leader || !mine.every((s) => s.state === "ready")) continue;
+    const spec = JSON.parse(leader.spec) as StartShard;
+    const host = spec.leaderAddr.includes(":") ? `[${spec.leaderAddr}]` : spec.leaderAddr;
+    const e: Endpoint = { replicaId, deployment: spec.deployment, model: spec.model, url: `http://${host}:${spec.httpPort}` };
+    ready.set(e.model, [...(ready.get(e.model) ?? []), e]);
+  }
+  for (const list of ready.values()) list.sort((a, b) => (a.replicaId < b.replicaId ? -1 : 1));
+  // a model served by several deployments: the first pending reason found says why none is ready
+  const why = new Map<string, string>();
+  for (const d of declared) if (d.pending || !why.has(d.served)) why.set(d.served, d.pending ?? why.get(d.served) ?? "no replica is ready yet");
+  for (const model of ready.keys()) if (!why.has(model)) why.set(model, "");
+  return { ready, declared: why, readAt };
+}
+
+/** Reads the table from the database. */
+export async function readTable(q: Q, now: number): Promise<EndpointTable> {
+  const rows = await q
+    .select({ replicaId: shards.replicaId, rank: shards.rank, spec: shards.spec, state: shardStatus.state })
+    .from(shards)
+    .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)));
+  const ms = await q.select({ name: models.name, spec: models.spec }).from(models);
+  const served = new Map(ms.map((m) => [m.name, (JSON.parse(m.spec) as { servedName?: string }).servedName ?? m.name]));
+  const ds = await q.select({ model: deployments.model, pending: deployments.pending }).from(deployments);
+  const declared = ds.map((d) => ({
+    served: served.get(d.model) ?? d.model,
+    pending: served.has(d.model) ? d.pending?.map((p) => p.reason).join("; ") || undefined : `model ${d.model} does not exist`,
+  }));
+  return buildTable(rows, declared, now);
+}
+
+export type TableCache = {
+  /** The current table: the cached one while fresh, else re-read (or the last one, when the database fails). */
+  get(): Promise<EndpointTable>;
+  /** Null while the last read worked; else since when, and why, the table is stale. */
+  staleness(): { since: number; error: string } | null;
+  close(): void;
+};
+
+/** A table cache that re-reads at most every `ttlMs` and in the background every `refreshMs`. */
+export function createTableCache(read: () => Promise<EndpointTable>, o: { now: () => number; log: Log; ttlMs?: number; refreshMs?: number }): TableCache {
+  const ttl = o.ttlMs ?? 1000;
+  let table: EndpointTable | undefined;
+  let stale: { since: number; error: string } | null = null;
+  let reading: Promise<EndpointTable> | undefined;
+  const refresh = () =>
+    (reading ??= read()
+      .then((t) => {
+        if (stale) o.log.info("router: endpoint table readable again", { staleForMs: o.now() - stale.since });
+        stale = null;
+        table = t;
+        return t;
+      })
+      .catch((e: unknown) => {
+        if (!stale) {
+          stale = { since: o.now(), error: e instanceof Error ? e.message : String(e) };
+          o.log.error("router: cannot read the endpoint table; serving from the last one", { error: stale.error });
+        }
+        if (table) return table;
+        throw e;
+      })
+      .finally(() => {
+        reading = undefined;
+      }));
+  const timer = setInterval(() => void refresh().catch(() => undefined), o.refreshMs ?? ttl);
+  timer.unref();
+  return {
+    async get() {
+      if (table && o.now() - table.readAt < ttl) return table;
+      if (table) {
+        void refresh().catch(() => undefined);
+        return table;
+      }
+      return refresh();
+    },
+    staleness: () => stale,
+    close: () => clearInterval(timer),
+  };
+}

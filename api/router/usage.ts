@@ -1,0 +1,99 @@
+// Token usage per key, served model and hour: summed in memory as responses finish and written in one write
+// transaction per flush (every `flushMs`, and on close), never one write per request. Rows are added to, so any number
+// of instances can write the same hour. What an instance has not flushed yet is lost if it dies (at most `flushMs`).
+import { sql } from "drizzle-orm";
+import { HOUR_MS } from "../../shared/schemas/usage.js";
+import type { Store } from "../db/client.js";
+import { usage } from "../db/schema.js";
+import type { Log } from "../deps.js";
+import type { Usage, UsageRecorder } from "./types.js";
+
+export const DEFAULT_USAGE_FLUSH_MS = 10_000;
+// rows per INSERT statement: 6 parameters each stays far below SQLite's limit on bound parameters
+const ROWS_PER_STATEMENT = 500;
+
+type Row = typeof usage.$inferSelect;
+
+/** A token count as stored: a whole number, never negative (0 for anything else). */
+const tokens = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+
+export type UsageWriter = UsageRecorder & {
+  /** Rows (key, model, hour) waiting to be written. */
+  pending(): number;
+  /** Stops the timer and writes what is pending (once; logs what could not be written). */
+  close(): Promise<void>;
+};
+
+/** Adds `row`'s sums into `into`. */
+function add(into: Map<string, Row>, row: Row): void {
+  const id = JSON.stringify([row.keyName, row.model, row.hourStart]);
+  const had = into.get(id);
+  if (!had) into.set(id, { ...row });
+  else {
+    had.requests += row.requests;
+    had.promptTokens += row.promptTokens;
+    had.completionTokens += row.completionTokens;
+  }
+}
+
+/** Writes sums into the usage table in one transaction, adding to the rows already there. */
+export async function writeUsage(store: Store, rows: Row[]): Promise<void> {
+  await store.write(async (tx) => {
+    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+      await tx
+        .insert(usage)
+        .values(rows.slice(i, i + ROWS_PER_STATEMENT))
+        .onConflictDoUpdate({
+          target: [usage.keyName, usage.model, usage.hourStart],
+          set: {
+            requests: sql`${usage.requests} + excluded.requests`,
+            promptTokens: sql`${usage.promptTokens} + excluded.prompt_tokens`,
+            completionTokens: sql`${usage.completionTokens} + excluded.completion_tokens`,
+          },
+        });
+    }
+  });
+}
+
+/** A usage recorder for this instance; its timer does not keep the process alive. */
+export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Log }): UsageWriter {
+  let sums = new Map<string, Row>();
+  let writing: Promise<void> = Promise.resolve();
+  let closed = false;
+
+  /** Writes what is pending now; on failure the sums go back, to be written by the next flush. */
+  const writeNow = async (last: boolean): Promise<void> => {
+    if (!sums.size) return;
+    const batch = sums;
+    sums = new Map();
+    try {
+      await writeUsage(store, [...batch.values()]);
+    } catch (e) {
+      for (const row of batch.values()) add(sums, row);
+      const error = e instanceof Error ? e.message : String(e);
+      if (last) o.log.error("router: usage not written at shutdown; it is lost", { rows: sums.size, error });
+      else o.log.warn("router: usage flush failed; kept for the next one", { rows: sums.size, error });
+      throw e;
+    }
+  };
+  // flushes take turns: one transaction at a time, each with what was pending when it began
+  const flush = (last = false) => (writing = writing.catch(() => undefined).then(() => writeNow(last)));
+
+  const timer = setInterval(() => void flush().catch(() => undefined), o.flushMs ?? DEFAULT_USAGE_FLUSH_MS);
+  timer.unref();
+
+  return {
+    record(key: string, model: string, u: Usage, now: number) {
+      const hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
+      add(sums, { keyName: key, model, hourStart, requests: 1, promptTokens: tokens(u.promptTokens), completionTokens: tokens(u.completionTokens) });
+    },
+    flush: () => flush(),
+    pending: () => sums.size,
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      await flush(true).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// The OpenAI-compatible router with real mock-engine processes behind it and the official openai SDK in front.
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hash32 } from "../../api/router/balancer.js";
+import { killAll, until } from "../helpers/process.js";
+import { type Stack, startStack } from "../helpers/router.js";
+
+let s: Stack;
+let key = "";
+let chat: Awaited<ReturnType<Stack["replicas"]>>;
+const sdk = (apiKey = key) => new OpenAI({ baseURL: `${s.url}/v1`, apiKey, maxRetries: 0 });
+const post = (path: string, body: unknown, apiKey = key) =>
+  fetch(`${s.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+const metric = async (name: string, labels = "") => {
+  const text = await (await fetch(`${s.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `) || (!labels && l.startsWith(`${name} `)));
+  return line ? Number(line.split(" ").at(-1)) : 0;
+};
+/** A session id whose affinity sends requests to the replica at `index` of the model's (id-ordered) endpoints. */
+const sessionFor = (index: number, count: number) => {
+  for (let i = 0; ; i++) if (hash32(`s${i}`) % count === index) return `s${i}`;
+};
+
+beforeAll(async () => {
+  s = await startStack({ maxRequestBytes: 100_000, quarantineMs: 60_000 });
+  key = await s.key("all");
+  chat = await s.replicas("chat", 2, () => ["--tokens-per-s", "50"]);
+}, 60_000);
+afterAll(async () => {
+  await killAll();
+  await s?.close();
+});
+
+describe("router", () => {
+  it("serves chat (JSON and streamed) and embeddings to the openai SDK, and lists the model", async () => {
+    const c = sdk();
+    const r = await c.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hello there" }], max_tokens: 3 });
+    expect(r.choices[0]!.message.content).toBe("token0 token1 token2");
+    expect(r.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 3 });
+
+    const chunks = [];
+    for await (const ch of await c.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true })) chunks.push(ch);
+    expect(chunks.map((ch) => ch.choices[0]?.delta.content ?? "").join("")).toBe("token0 token1 token2 token3");
+    // the router asked upstream for usage to count it, but the client did not: it gets no usage-only chunk
+    expect(chunks.every((ch) => ch.choices.length > 0)).toBe(true);
+
+    const withUsage = [];
+    for await (const ch of await c.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hi" }], max_tokens: 2, stream: true, stream_options: { include_usage: true } })) withUsage.push(ch);
+    expect(withUsage.at(-1)!.usage).toMatchObject({ completion_tokens: 2 });
+
+    const e = await c.embeddings.create({ model: "chat", input: ["a", "b"] });
+    expect(e.data).toHaveLength(2);
+    expect((await c.models.list()).data.map((m) => m.id)).toEqual(["chat"]);
+  });
+
+  it("passes each streamed chunk on as it arrives (no buffering)", async () => {
+    const times: number[] = [];
+    for await (const ch of await sdk().completions.create({ model: "chat", prompt: "count", max_tokens: 10, stream: true })) if (ch.choices[0]?.text) times.push(performance.now());
+    expect(times).toHaveLength(10);
+    // 50 tokens/s upstream: ten chunks over ~180 ms; a buffering proxy would deliver them in one burst
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(100);
+    expect(new Set(times.map((t) => Math.round(t / 10))).size).toBeGreaterThan(5);
+  });
+
+  it("answers bad requests in OpenAI's error shape", async () => {
+    const cases: [Promise<Response>, number, string][] = [
+      [post("/v1/chat/completions", "{not json"), 400, "invalid_json"],
+      [post("/v1/chat/completions", { messages: [] }), 400, "missing_model"],
+      [post("/v1/chat/completions", { model: "nope", messages: [] }), 404, "model_not_found"],
+      [post("/v1/chat/completions", { model: "chat", messages: [{ role: "user", content: "x".repeat(120_000) }] }), 413, "request_too_large"],
+      [post("/v1/fine_tuning/jobs", { model: "chat" }), 404, "unknown_endpoint"],
+      [post("/v1/chat/completions", { model: "chat" }, "llmgw_key_wrong"), 401, "invalid_api_key"],
+      [fetch(`${s.url}/v1/models`), 401, "missing_api_key"],
+    ];
+    for (const [res, status, code] of cases) {
+      const r = await res;
+      expect([r.status, ((await r.json()) as { error: { code: string } }).error.code]).toEqual([status, code]);
+    }
+  });
+
+  it("says why a declared model has no ready replica (503)", async () => {
+    await s.api("PUT", "/api/v1/models/ghost", { spec: { weightsPath: "/m/ghost", profiles: [{ name: "big", engine: "vllm", gpuClass: "b300-288g" }] } });
+    await s.api("PUT", "/api/v1/deployments/ghost", { spec: { model: "ghost", replicas: 1 } });
+    await until(async () => (await post("/v1/chat/completions", { model: "ghost", messages: [] })).status === 503, 5000, "503 for ghost");
+    const r = await post("/v1/chat/completions", { model: "ghost", messages: [] });
+    const body = (await r.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("no_ready_replica");
+    expect(body.error.message).toMatch(/^no ready replica of ghost: no node in pool default/);
+    expect((await sdk().models.list()).data.map((m) => m.id)).not.toContain("ghost");
+  });
+
+  it("enforces API keys: allow-lists (403) and requests per minute (429 with Retry-After)", async () => {
+    const narrow = await s.key("narrow", { models: ["other"] });
+    const r403 = await post("/v1/completions", { model: "chat", prompt: "x" }, narrow);
+    expect(r403.status).toBe(403);
+    expect(((await r403.json()) as { error: { code: string } }).error.code).toBe("model_not_allowed");
+
+    const limited = await s.key("limited", { requestsPerMinute: 2 });
+    for (let i = 0; i < 2; i++) expect((await post("/v1/completions", { model: "chat", prompt: "x", max_tokens: 1 }, limited)).status).toBe(200);
+    const r429 = await post("/v1/completions", { model: "chat", prompt: "x", max_tokens: 1 }, limited);
+    expect(r429.status).toBe(429);
+    expect(Number(r429.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(((await r429.json()) as { error: { type: string } }).error.type).toBe("rate_limit_error");
+  });
+
+  it("a client that goes away aborts the upstream request, and the counters return to zero", async () => {
+    const [slow] = await s.replicas("slow", 1, () => ["--tokens-per-s", "10"]);
+    const ac = new AbortController();
+    const stream = await sdk().completions.create({ model: "slow", prompt: "long", max_tokens: 200, stream: true }, { signal: ac.signal });
+    for await (const _ of stream) break; // the first chunk, then the client leaves
+    ac.abort();
+    const running = async () => Number(/vllm:num_requests_running\{[^}]*\} (\d+)/.exec(await (await fetch(`${slow!.url}/metrics`)).text())?.[1]);
+    await until(async () => (await running()) === 0, 5000, "the engine's request to end");
+    await until(async () => s.routing.router.balancer.outstanding().size === 0, 5000, "outstanding counts to drain");
+    expect(await metric("llmgw_router_inflight", 'model="slow"')).toBe(0);
+  });
+
+  it("a replica that dies mid-stream gives the client a clean error; nothing is retried and the counters return to zero", async () => {
+    await s.replicas("fragile", 1, () => ["--fail-after", "1", "--tokens-per-s", "20"]);
+    const seen: string[] = [];
+    const run = async () => {
+      for await (const ch of await sdk().chat.completions.create({ model: "fragile", messages: [{ role: "user", content: "hi" }], max_tokens: 50, stream: true })) seen.push(ch.choices[0]?.delta.content ?? "");
+    };
+    await expect(run()).rejects.toThrow(/mid-stream|terminated|upstream/i);
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    expect(seen.length).toBeLessThan(50);
+    await until(async () => s.routing.router.balancer.outstanding().size === 0, 5000, "outstanding counts to drain");
+    expect(await metric("llmgw_router_inflight", 'model="fragile"')).toBe(0);
+  });
+
+  it("counts token usage per key and model, written in batches", async () => {
+    await s.routing.router.usage.flush();
+    const u = await s.api("GET", "/api/v1/usage?key=all&model=chat");
+    expect(u.status).toBe(200);
+    expect(u.body.totals.promptTokens).toBeGreaterThan(0);
+    expect(u.body.totals.completionTokens).toBeGreaterThanOrEqual(3 + 4 + 2 + 10);
+  });
+
+  it("fails over to another replica when one refuses connections before the first byte", async () => {
+    const session = sessionFor(0, 2);
+    chat[0]!.proc.child.kill("SIGKILL");
+    await chat[0]!.proc.exited;
+    const before = await metric("llmgw_router_retries_total");
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${s.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-session-id": session }, body: JSON.stringify({ model: "chat", prompt: "x", max_tokens: 1 }) });
+      expect(r.status).toBe(200);
+    }
+    // the first request found the dead replica and moved on; the endpoint is quarantined after that
+    expect(await metric("llmgw_router_retries_total")).toBe(before + 1);
+    expect(await metric("llmgw_router_upstream_errors_total", 'model="chat",kind="refused"')).toBe(1);
+  });
+
+  it("keeps serving from its last endpoint table and known keys when the database is unreachable", async () => {
+    s.client.close();
+    await until(async () => s.routing.router.table.staleness() !== null, 5000, "the table read to fail");
+    const r = await sdk().completions.create({ model: "chat", prompt: "still", max_tokens: 2 });
+    expect(r.choices[0]!.text).toBe("token0 token1");
+  });
+});
