@@ -41,7 +41,9 @@ export const healthRoutes = new OpenAPIHono<AppEnv>()
     try {
       await store.db.run(sql`SELECT 1`);
     } catch (e) {
-      throw new ApiError(503, "unavailable", `database unreachable: ${String(e instanceof Error ? e.message : e)}`);
+      const stale = c.var.deps.router?.table.staleness();
+      const router = stale ? `; the router keeps serving from its endpoint table of ${Math.round((c.var.deps.now() - stale.since) / 1000)} s ago` : "";
+      throw new ApiError(503, "unavailable", `database unreachable: ${String(e instanceof Error ? e.message : e)}${router}`);
     }
     const m = await migrationStatus(store.db, migrations);
     if (!m.current) throw new ApiError(503, "unavailable", `database schema is behind this build: pending migrations ${m.pending.join(", ")}; run \`llmgw migrate\``);

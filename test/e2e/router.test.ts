@@ -155,5 +155,8 @@ describe("router", () => {
     await until(async () => s.routing.router.table.staleness() !== null, 5000, "the table read to fail");
     const r = await sdk().completions.create({ model: "chat", prompt: "still", max_tokens: 2 });
     expect(r.choices[0]!.text).toBe("token0 token1");
+    const ready = await fetch(`${s.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { detail: string }).detail).toMatch(/database unreachable: [\s\S]*; the router keeps serving from its endpoint table of \d+ s ago/);
   });
 });
