@@ -30,6 +30,7 @@ export async function openSession(d: SessionDeps) {
   let lastFabric: string | undefined;
   let lastHeartbeatAt = 0;
   let intervals = { heartbeatIntervalS: 60, pollWaitS: 30 };
+  let syncing: Promise<unknown> = Promise.resolve();
 
   async function register(inv: Inventory, running: RunningShard[]) {
     const req = {
@@ -72,6 +73,23 @@ export async function openSession(d: SessionDeps) {
     lastHeartbeatAt = d.now();
   }
 
+  async function syncNow(inv: Inventory, shards: ShardReport[], running: RunningShard[], o: { force?: boolean; due?: boolean }): Promise<"registered" | "heartbeat" | "none"> {
+    const key = digest(registrationKey(inv));
+    if (o.force || !token || mustRegister || key !== registeredKey) {
+      await register(inv, running);
+      return "registered";
+    }
+    if (!o.due && lastFabric === fabricKey(inv) && d.now() - lastHeartbeatAt < intervals.heartbeatIntervalS * 1000) return "none";
+    try {
+      await heartbeat(inv, shards);
+      return "heartbeat";
+    } catch (e) {
+      if (!needsRegistration(e)) throw e;
+      await register(inv, running);
+      return "registered";
+    }
+  }
+
   return {
     /** The node token (after a registration). */
     token: () => token,
@@ -84,21 +102,11 @@ export async function openSession(d: SessionDeps) {
      * Registers or sends a heartbeat as needed. `force` registers even when the key is unchanged (at agent start, to
      * report running shards); `due` sends a heartbeat even when nothing changed.
      */
-    async sync(inv: Inventory, shards: ShardReport[], running: RunningShard[], o: { force?: boolean; due?: boolean } = {}): Promise<"registered" | "heartbeat" | "none"> {
-      const key = digest(registrationKey(inv));
-      if (o.force || !token || mustRegister || key !== registeredKey) {
-        await register(inv, running);
-        return "registered";
-      }
-      if (!o.due && lastFabric === fabricKey(inv) && d.now() - lastHeartbeatAt < intervals.heartbeatIntervalS * 1000) return "none";
-      try {
-        await heartbeat(inv, shards);
-        return "heartbeat";
-      } catch (e) {
-        if (!needsRegistration(e)) throw e;
-        await register(inv, running);
-        return "registered";
-      }
+    sync(inv: Inventory, shards: ShardReport[], running: RunningShard[], o: { force?: boolean; due?: boolean } = {}): Promise<"registered" | "heartbeat" | "none"> {
+      // the poll loop and the discovery timer both sync: one at a time, so they never register twice at once
+      const run = syncing.then(() => syncNow(inv, shards, running, o));
+      syncing = run.catch(() => undefined);
+      return run;
     },
   };
 }

@@ -50,6 +50,12 @@ const open = (join: string | null = "llmgw_join_j") =>
   });
 
 describe("session", () => {
+  it("runs syncs one at a time: two at once (poll loop and discovery timer) register once", async () => {
+    const s = await open();
+    expect(await Promise.all([s.sync(INV, [], []), s.sync(INV, [], [])])).toEqual(["registered", "none"]);
+    expect(cp.of("register")).toHaveLength(1);
+  });
+
   it("registers at the first sync with the join token and keeps the node token (mode 0600)", async () => {
     const s = await open();
     expect(await s.sync(INV, [], [])).toBe("registered");
