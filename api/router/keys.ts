@@ -91,6 +91,6 @@ export function createKeyStore(store: Store, o: { now: () => number; ttlMs?: num
 
 /** Tells this instance's key cache, when the app has a router, that a key changed. */
 export function keysChanged(deps: AppDeps): void {
-  // `router` is the router's dependencies (api/router/routes.ts RouterDeps); its key store forgets when it can
-  (deps as AppDeps & { router?: { keys?: Partial<KeyCache> } }).router?.keys?.forget?.();
+  const keys = deps.router?.keys;
+  if (keys && "forget" in keys && typeof keys.forget === "function") (keys as KeyCache).forget();
 }

@@ -37,6 +37,9 @@ function keyKind(fresh: { hash: string; at: number }): DeclaredKind<ApiKeyRow> {
   };
 }
 
+// deletes never save: no secret is made for them
+const DELETING = keyKind({ hash: "", at: 0 });
+
 const common = { tags: ["api-keys"], security: adminSecurity, middleware: requireAdmin };
 
 const list = createRoute({
@@ -128,7 +131,7 @@ export const apiKeyRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(remove, async (c) => {
     const { name } = c.req.valid("param");
-    await deleteDeclared(c.var.deps.store, keyKind({ hash: "", at: 0 }), name, c.req.header("if-match"));
+    await deleteDeclared(c.var.deps.store, DELETING, name, c.req.header("if-match"));
     keysChanged(c.var.deps);
     return c.body(null, 204);
   })
