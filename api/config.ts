@@ -21,6 +21,11 @@ export const ServerConfig = z.object({
   maxBodyBytes: int(1024, 64 * 1024 * 1024).default(2 * 1024 * 1024),
   repairGraceS: int(0, 86400).default(300),
   repairMaxFraction: z.coerce.number().gt(0).max(1).default(0.2),
+  routerConnectTimeoutS: z.coerce.number().gt(0).max(600).default(5),
+  routerFirstByteTimeoutS: z.coerce.number().gt(0).max(86400).default(600),
+  routerIdleTimeoutS: z.coerce.number().gt(0).max(86400).default(120),
+  routerMaxAttempts: int(1, 10).default(3),
+  routerMaxRequestBytes: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
@@ -37,6 +42,11 @@ const ENV: Record<keyof ServerConfig, string> = {
   maxBodyBytes: "LLMGW_MAX_BODY_BYTES",
   repairGraceS: "LLMGW_REPAIR_GRACE_S",
   repairMaxFraction: "LLMGW_REPAIR_MAX_FRACTION",
+  routerConnectTimeoutS: "LLMGW_ROUTER_CONNECT_TIMEOUT_S",
+  routerFirstByteTimeoutS: "LLMGW_ROUTER_FIRST_BYTE_TIMEOUT_S",
+  routerIdleTimeoutS: "LLMGW_ROUTER_IDLE_TIMEOUT_S",
+  routerMaxAttempts: "LLMGW_ROUTER_MAX_ATTEMPTS",
+  routerMaxRequestBytes: "LLMGW_ROUTER_MAX_REQUEST_BYTES",
 };
 /** Variables other llmgw commands read (the CLI clients), not unknown to `serve`. */
 const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN"]);

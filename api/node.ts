@@ -76,7 +76,13 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
   const waiter = createPollHub(store, 500, (e) => log.warn("assignment watcher", { error: String(e) }));
   const background = createBackground();
-  const routing = createRouter(store, { now, log });
+  const routing = createRouter(store, {
+    now,
+    log,
+    maxAttempts: config.routerMaxAttempts,
+    maxRequestBytes: config.routerMaxRequestBytes,
+    timeouts: { connectMs: config.routerConnectTimeoutS * 1000, firstByteMs: config.routerFirstByteTimeoutS * 1000, idleMs: config.routerIdleTimeoutS * 1000 },
+  });
   const app = createApp({
     store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map(),
     router: routing.router, metricsText: () => routing.registry.metrics(),

@@ -29,6 +29,14 @@ describe("loadServerConfig", () => {
     expect(r.errors.join("\n")).toMatch(/^--db: a file: path or a libsql:/m);
   });
 
+  it("reads the router's timeouts, tries and body limit, and refuses nonsense", () => {
+    const r = loadServerConfig({ LLMGW_ROUTER_CONNECT_TIMEOUT_S: "2.5", LLMGW_ROUTER_FIRST_BYTE_TIMEOUT_S: "30", LLMGW_ROUTER_IDLE_TIMEOUT_S: "10", LLMGW_ROUTER_MAX_ATTEMPTS: "2", LLMGW_ROUTER_MAX_REQUEST_BYTES: "4096" });
+    expect(r).toMatchObject({ ok: true, config: { routerConnectTimeoutS: 2.5, routerFirstByteTimeoutS: 30, routerIdleTimeoutS: 10, routerMaxAttempts: 2, routerMaxRequestBytes: 4096 } });
+    const bad = loadServerConfig({ LLMGW_ROUTER_MAX_ATTEMPTS: "0", LLMGW_ROUTER_CONNECT_TIMEOUT_S: "-1" });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.errors.map((e) => e.split(":")[0]).sort()).toEqual(["LLMGW_ROUTER_CONNECT_TIMEOUT_S", "LLMGW_ROUTER_MAX_ATTEMPTS"]);
+  });
+
   it("warns about LLMGW_ variables it does not know, but not the CLI's", () => {
     const r = loadServerConfig({ LLMGW_PROT: "1", LLMGW_SERVER: "http://x", LLMGW_TOKEN: "t" });
     expect(r).toMatchObject({ ok: true, warnings: ["LLMGW_PROT is not a setting of llmgw serve and is ignored"] });
