@@ -19,7 +19,7 @@ export type FailureKind = "refused" | "reset" | "connect_timeout" | "first_byte_
 
 /** What kind of failure an undici error is. */
 export function failureKind(e: unknown): FailureKind {
-  const err = e as { code?: string; name?: string; cause?: { code?: string } };
+  const err = (e ?? {}) as { code?: string; name?: string; cause?: { code?: string } };
   const code = err.code ?? err.cause?.code;
   if (code === "ECONNREFUSED") return "refused";
   if (code === "ECONNRESET" || code === "EPIPE" || code === "UND_ERR_SOCKET") return "reset";

@@ -34,7 +34,8 @@ export function buildTable(rows: ShardRow[], declared: { served: string; pending
   for (const list of ready.values()) list.sort((a, b) => (a.replicaId < b.replicaId ? -1 : 1));
   // a model served by several deployments: the first pending reason found says why none is ready
   const why = new Map<string, string>();
-  for (const d of declared) if (d.pending || !why.has(d.served)) why.set(d.served, d.pending ?? why.get(d.served) ?? "no replica is ready yet");
+  for (const d of declared) if (d.pending && !why.has(d.served)) why.set(d.served, d.pending);
+  for (const d of declared) if (!why.has(d.served)) why.set(d.served, "no replica is ready yet");
   for (const model of ready.keys()) if (!why.has(model)) why.set(model, "");
   return { ready, declared: why, readAt };
 }

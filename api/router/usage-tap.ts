@@ -77,8 +77,8 @@ export function sseTap(dropUsageEvent: boolean): Tap {
     },
     end() {
       const rest = pending + decoder.decode();
-      if (rest.trim()) see(rest);
-      return { rest: encoder.encode(rest), usage };
+      const keep = !rest.trim() || see(rest);
+      return { rest: keep ? encoder.encode(rest) : new Uint8Array(), usage };
     },
   };
 }
