@@ -1,10 +1,12 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { bodyLimit } from "hono/body-limit";
+import { consoleRoutes } from "./console/routes.js";
 import type { AppDeps, AppEnv } from "./deps.js";
 import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
-import { placeIfNeeded } from "./placement/apply.js";
+import { serveMetrics } from "./metrics/endpoint.js";
+import { placeTimed } from "./metrics/placement.js";
 import { randomBase62 } from "./secrets.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
@@ -15,6 +17,7 @@ import { healthRoutes } from "./routes/health.js";
 import { joinTokenRoutes } from "./routes/join-tokens.js";
 import { modelRoutes } from "./routes/models.js";
 import { nodeRoutes } from "./routes/nodes.js";
+import { nvlinkRoutes } from "./routes/nvlink.js";
 import { planRoutes } from "./routes/plan.js";
 import { replicaRoutes } from "./routes/replicas.js";
 import { routerRoutes } from "./router/routes.js";
@@ -53,7 +56,7 @@ export function createApp(deps: AppDeps) {
   app.use("/api/*", async (c, next) => {
     await next();
     if (c.req.method === "GET" || c.res.status >= 300 || c.req.path.endsWith("/assignments")) return;
-    const work = placeIfNeeded(deps.store, deps.now(), deps.settings, deps.factsCache)
+    const work = placeTimed(deps, deps.now())
       .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
       .catch((e: unknown) => deps.log.warn("placement after a write failed; the next poll retries it", { error: String(e) }));
     if (deps.background) deps.background(work);
@@ -71,10 +74,12 @@ export function createApp(deps: AppDeps) {
   app.route("/", deploymentRoutes);
   app.route("/", replicaRoutes);
   app.route("/", planRoutes);
+  app.route("/", nvlinkRoutes);
   app.route("/", apiKeyRoutes);
   app.route("/", usageRoutes);
   app.route("/", routerRoutes());
-  app.get("/metrics", async (c) => (deps.metricsText ? c.text(await deps.metricsText(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }) : problem(c, 404, "not_found", "metrics are not served by this deployment")));
+  app.route("/", consoleRoutes);
+  app.get("/metrics", serveMetrics);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",

@@ -27,7 +27,7 @@ type Identity =
   | { kind: "join"; row: typeof joinTokens.$inferSelect };
 
 /** Finds whose token this is (admin, node or join); 401 when it is nobody's. */
-async function identify(c: Context<AppEnv>, token: string): Promise<Identity> {
+export async function identify(c: Context<AppEnv>, token: string): Promise<Identity> {
   const { store, now } = c.var.deps;
   const hash = await hashSecret(token);
   const kind = secretKind(token);

@@ -26,6 +26,7 @@ export const ServerConfig = z.object({
   routerIdleTimeoutS: z.coerce.number().gt(0).max(86400).default(120),
   routerMaxAttempts: int(1, 10).default(3),
   routerMaxRequestBytes: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  metricsToken: z.string().min(16, "at least 16 characters").max(256).regex(/^\S+$/, "no spaces").optional(),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
@@ -47,7 +48,9 @@ const ENV: Record<keyof ServerConfig, string> = {
   routerIdleTimeoutS: "LLMGW_ROUTER_IDLE_TIMEOUT_S",
   routerMaxAttempts: "LLMGW_ROUTER_MAX_ATTEMPTS",
   routerMaxRequestBytes: "LLMGW_ROUTER_MAX_REQUEST_BYTES",
+  metricsToken: "LLMGW_METRICS_TOKEN",
 };
+const SECRETS = new Set(["adminToken", "dbAuthToken", "metricsToken"]);
 /** Variables other llmgw commands read (the CLI clients), not unknown to `serve`. */
 const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN"]);
 
@@ -89,7 +92,9 @@ export function loadServerConfig(env: Record<string, string | undefined>, flags:
   if (!parsed.success) {
     const errors = parsed.error.issues.map((i) => {
       const key = String(i.path[0]);
-      return `${source[key] ?? ENV[key as keyof ServerConfig] ?? key}: ${i.message} (got ${JSON.stringify(raw[key])})`;
+      // a secret's value never goes to the log, even a wrong one
+      const got = SECRETS.has(key) ? "" : ` (got ${JSON.stringify(raw[key])})`;
+      return `${source[key] ?? ENV[key as keyof ServerConfig] ?? key}: ${i.message}${got}`;
     });
     return { ok: false, errors };
   }
@@ -98,6 +103,6 @@ export function loadServerConfig(env: Record<string, string | undefined>, flags:
 
 /** The part of the configuration the app reads on requests. */
 export function appSettings(config: ServerConfig): AppSettings {
-  const { nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction } = config;
-  return { version: VERSION, nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction };
+  const { nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction, metricsToken } = config;
+  return { version: VERSION, nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction, ...(metricsToken ? { metricsToken } : {}) };
 }

@@ -21,6 +21,8 @@ export type AppSettings = {
   repairGraceS: number;
   /** Share of all replicas that may be re-placed per minute. */
   repairMaxFraction: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <it>` (LLMGW_METRICS_TOKEN). */
+  metricsToken?: string;
 };
 
 /** Migration state the readiness probe compares with what the database has applied. */
@@ -43,6 +45,8 @@ export type AppDeps = {
   router?: RouterDeps;
   /** Prometheus text for GET /metrics (absent: 404). */
   metricsText?: () => Promise<string>;
+  /** Told how long each placement run that changed the cluster's generation took (llmgw_placement_duration_seconds). */
+  observePlacement?: (seconds: number) => void;
 };
 
 export type Principal =

@@ -15,6 +15,8 @@ import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { Log } from "./deps.js";
 import { createBackground } from "./background.js";
+import { createClusterMetrics } from "./metrics/cluster.js";
+import type { FactsCache } from "./placement/apply.js";
 import { createRouter } from "./router/index.js";
 import { startLivenessSweep } from "./liveness.js";
 import { createPollHub } from "./poll-hub.js";
@@ -83,9 +85,11 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     maxRequestBytes: config.routerMaxRequestBytes,
     timeouts: { connectMs: config.routerConnectTimeoutS * 1000, firstByteMs: config.routerFirstByteTimeoutS * 1000, idleMs: config.routerIdleTimeoutS * 1000 },
   });
+  const factsCache: FactsCache = new Map();
+  const cluster = createClusterMetrics(routing.registry, { db, now, lostAfterS: config.nodeLostAfterS, log, factsCache });
   const app = createApp({
-    store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map(),
-    router: routing.router, metricsText: () => routing.registry.metrics(),
+    store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache,
+    router: routing.router, metricsText: () => cluster.text(), observePlacement: cluster.observePlacement,
   });
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS }, stop.signal);
 

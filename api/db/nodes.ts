@@ -1,9 +1,12 @@
 import { asc, count, eq, sql } from "drizzle-orm";
 import { devicesOf } from "../../shared/classes.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
+import type { EventType } from "../../shared/schemas/event.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { nodeState } from "../liveness.js";
-import type { Q } from "./client.js";
+import type { Q, Tx } from "./client.js";
+import { bumpGeneration } from "./cluster.js";
+import { insertEvents } from "./events.js";
 import { devices, nodes, shardStatus } from "./schema.js";
 
 export type NodeRow = typeof nodes.$inferSelect;
@@ -115,4 +118,17 @@ export async function nodeDetail(q: Q, row: NodeRow, now: number, lostAfterS: nu
     shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: s.state, message: s.message, updatedAt: s.updatedAt })),
     inventory: readInventory(row),
   };
+}
+
+/**
+ * Sets what an operator wants of a node (cordoned, draining, ready) with an event and a new cluster generation; a node
+ * already in that state is returned unchanged. Undefined when there is no such node.
+ */
+export async function setAdminState(tx: Tx, id: string, adminState: NodeRow["adminState"], event: EventType, now: number): Promise<NodeRow | undefined> {
+  const before = await findNode(tx, id);
+  if (!before || before.adminState === adminState) return before;
+  const [after] = await tx.update(nodes).set({ adminState }).where(eq(nodes.id, id)).returning();
+  await insertEvents(tx, now, [{ type: event, nodeId: id, message: `${id}: ${before.adminState} → ${adminState}` }]);
+  await bumpGeneration(tx);
+  return after;
 }

@@ -209,3 +209,17 @@ export const usage = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.keyName, t.model, t.hourStart] }), index("usage_hour").on(t.hourStart)],
 );
+
+/** Console sessions (/admin): the cookie holds a random secret, stored here only as its hash, with the admin token that opened it. */
+export const consoleSessions = sqliteTable(
+  "console_sessions",
+  {
+    hash: text("hash").primaryKey(),
+    tokenId: text("token_id").notNull(),
+    /** The session's CSRF token, sent back in a hidden field of every console form. */
+    csrf: text("csrf").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("console_sessions_expires").on(t.expiresAt)],
+);

@@ -45,16 +45,21 @@ export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][nu
 }
 
 /** Node facts derived from inventories, by node id with the inventory version they came from. */
-export type FactsCache = Map<string, { version: number; facts: NodeFacts }>;
+/** Facts by node id, with the `registeredAt:inventoryVersion` they were derived from (a node deleted and registered again starts its version over). */
+export type FactsCache = Map<string, { version: string; facts: NodeFacts }>;
 
 /** Nodes with the facts of their inventories: only inventories that changed since `cache` saw them are read and parsed. */
 async function readNodes(q: Q, cache: FactsCache) {
   const { inventory: _inventory, ...columns } = getTableColumns(nodes);
   const rows = await q.select(columns).from(nodes);
-  const stale = rows.filter((n) => cache.get(n.id)?.version !== n.inventoryVersion).map((n) => n.id);
+  const versionOf = (n: { registeredAt: number; inventoryVersion: number }) => `${n.registeredAt}:${n.inventoryVersion}`;
+  const stale = rows.filter((n) => cache.get(n.id)?.version !== versionOf(n)).map((n) => n.id);
   for (let i = 0; i < stale.length; i += 500) {
-    const chunk = await q.select({ id: nodes.id, version: nodes.inventoryVersion, inventory: nodes.inventory }).from(nodes).where(inArray(nodes.id, stale.slice(i, i + 500)));
-    for (const r of chunk) cache.set(r.id, { version: r.version, facts: nodeFacts(r.inventory) });
+    const chunk = await q
+      .select({ id: nodes.id, registeredAt: nodes.registeredAt, inventoryVersion: nodes.inventoryVersion, inventory: nodes.inventory })
+      .from(nodes)
+      .where(inArray(nodes.id, stale.slice(i, i + 500)));
+    for (const r of chunk) cache.set(r.id, { version: versionOf(r), facts: nodeFacts(r.inventory) });
   }
   const ids = new Set(rows.map((r) => r.id));
   for (const id of cache.keys()) if (!ids.has(id)) cache.delete(id);

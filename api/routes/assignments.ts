@@ -10,7 +10,8 @@ import { nodes } from "../db/schema.js";
 import type { AppEnv } from "../deps.js";
 import { heardFrom } from "../liveness.js";
 import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
-import { nodeAssignments, placeIfNeeded } from "../placement/apply.js";
+import { placeTimed } from "../metrics/placement.js";
+import { nodeAssignments } from "../placement/apply.js";
 
 const MAX_WAIT_S = 60;
 /** A poll refreshes the node's liveness at most this often, so that polling costs no write most of the time. */
@@ -43,7 +44,7 @@ const poll = createRoute({
 export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c) => {
   const { node } = c.req.valid("param");
   const { index, wait } = c.req.valid("query");
-  const { store, now, settings, waiter, factsCache } = c.var.deps;
+  const { store, now, settings, waiter } = c.var.deps;
   const t = now();
   const row = c.var.node;
   if (row.lostAt !== null || t - row.lastSeenAt > SEEN_RESOLUTION_MS) {
@@ -54,7 +55,7 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
       if (back.length) await bumpGeneration(tx);
     });
   }
-  const placed = await placeIfNeeded(store, t, settings, factsCache);
+  const placed = await placeTimed(c.var.deps, t);
   if (placed.changedNodes.length) waiter.notify();
   // the index authentication read is current unless this poll's placement just moved it
   let current = await nodeAssignments(store, node, placed.changedNodes.length ? undefined : row.assignIndex);

@@ -17,7 +17,7 @@ const PutDeployment = putBody(DeploymentSpec, "PutDeployment");
 type Row = typeof deployments.$inferSelect;
 
 /** Deployments with their status: replica counts, phase and why replicas are pending. */
-async function deploymentViews(q: Q, rows: Row[]) {
+export async function deploymentViews(q: Q, rows: Row[]) {
   const names = [...new Set(rows.map((r) => r.model))];
   const known = new Set(names.length ? (await q.select({ name: models.name }).from(models).where(inArray(models.name, names))).map((m) => m.name) : []);
   const placed = rows.length

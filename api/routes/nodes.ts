@@ -1,13 +1,11 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { NodeId } from "../../shared/schemas/common.js";
 import { Node, NodeState, NodeSummary } from "../../shared/schemas/node.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
-import { classCounts, deleteNode, findNode, listNodes, nodeDetail, nodeSummary } from "../db/nodes.js";
-import { nodes } from "../db/schema.js";
+import { classCounts, deleteNode, findNode, listNodes, nodeDetail, nodeSummary, setAdminState } from "../db/nodes.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
@@ -54,7 +52,7 @@ const remove = createRoute({
   responses: { 204: { description: "Forgotten" }, ...errorResponses(400, 401, 403, 404) },
 });
 
-const ACTIONS = {
+export const ACTIONS = {
   cordon: { adminState: "cordoned", event: "node_cordoned", summary: "Cordon a node: no new placements on it" },
   uncordon: { adminState: "ready", event: "node_uncordoned", summary: "Uncordon a node: placements may use it again" },
   drain: { adminState: "draining", event: "node_draining", summary: "Drain a node: move its replicas away, then keep it cordoned" },
@@ -111,13 +109,9 @@ for (const verb of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {
     const { adminState, event } = ACTIONS[verb];
     const t = now();
     const row = await store.write(async (tx) => {
-      const before = await findNode(tx, id);
-      if (!before) throw new ApiError(404, "not_found", `no node ${id}`);
-      if (before.adminState === adminState) return before;
-      const [after] = await tx.update(nodes).set({ adminState }).where(eq(nodes.id, id)).returning();
-      await insertEvents(tx, t, [{ type: event, nodeId: id, message: `${id}: ${before.adminState} → ${adminState}` }]);
-      await bumpGeneration(tx);
-      return after!;
+      const after = await setAdminState(tx, id, adminState, event, t);
+      if (!after) throw new ApiError(404, "not_found", `no node ${id}`);
+      return after;
     });
     const classes = (await classCounts(store.db, id)).get(id) ?? {};
     return c.json(nodeSummary(row, classes, t, settings.nodeLostAfterS), 200);

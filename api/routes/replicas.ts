@@ -12,7 +12,7 @@ import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
 
 /** Replicas with their shards, devices, endpoint and state. */
-async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[]) {
+export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[]) {
   if (!rows.length) return [];
   const shardRows = await q
     .select({ id: shards.id, replicaId: shards.replicaId, nodeId: shards.nodeId, rank: shards.rank, spec: shards.spec, state: shardStatus.state, message: shardStatus.message })

@@ -37,6 +37,14 @@ describe("loadServerConfig", () => {
     if (!bad.ok) expect(bad.errors.map((e) => e.split(":")[0]).sort()).toEqual(["LLMGW_ROUTER_CONNECT_TIMEOUT_S", "LLMGW_ROUTER_MAX_ATTEMPTS"]);
   });
 
+  it("never prints a secret's value, even a wrong one", () => {
+    const r = loadServerConfig({ LLMGW_ADMIN_TOKEN: "short-secret-x", LLMGW_PORT: "eighty" });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.join("\n")).not.toContain("short-secret-x");
+    expect(r.errors.join("\n")).toContain('"eighty"');
+  });
+
   it("warns about LLMGW_ variables it does not know, but not the CLI's", () => {
     const r = loadServerConfig({ LLMGW_PROT: "1", LLMGW_SERVER: "http://x", LLMGW_TOKEN: "t" });
     expect(r).toMatchObject({ ok: true, warnings: ["LLMGW_PROT is not a setting of llmgw serve and is ignored"] });

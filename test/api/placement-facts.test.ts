@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FactsCache, readPlacementRows } from "../../api/placement/apply.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+import { GB200_XML, H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
 let token: string;
@@ -30,5 +31,21 @@ describe("placement and a node's changing inventory", () => {
     await heartbeat([]);
     await t.settle();
     expect((await poll()).json.shards).toHaveLength(1);
+  });
+});
+
+describe("placement's facts cache and a node registered again after it was deleted", () => {
+  it("reads the new inventory, though its version starts over at 1 (another instance never saw the gap)", async () => {
+    const u = await createTestApp();
+    const reg = (xml: string) => u.call("POST", "/api/v1/agents/register", { token: u.adminToken, body: { ...registerBody("n2", inventoryFromCapture(xml)), labels: { pool: "p" } } });
+    const otherInstance: FactsCache = new Map();
+    const classes = async () => (await readPlacementRows(u.store.db, otherInstance)).nodes.find((n) => n.id === "n2")!.facts.devices.map((d) => d.class);
+    await reg(GB200_XML);
+    expect(new Set(await classes())).toEqual(new Set(["gb200-185g"]));
+    expect((await u.admin("DELETE", "/api/v1/nodes/n2")).status).toBe(204);
+    u.clock.advance(1000);
+    await reg(H100_XML);
+    expect(new Set(await classes())).toEqual(new Set(["h100-80g"]));
+    await u.close();
   });
 });

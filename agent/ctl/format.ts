@@ -1,0 +1,134 @@
+// `llmgw ctl`'s tables of the fleet: nodes, one node, deployments and replicas, the plan. Pure: data and a clock
+// reading in, text out.
+import { isJoined, domainKey, notJoinedReason } from "../../shared/fabric.js";
+import type { z } from "../../shared/z.js";
+import type { Deployment } from "../../shared/schemas/deployment.js";
+import type { Node, NodeSummary } from "../../shared/schemas/node.js";
+import type { ReplicaView } from "../../shared/schemas/replica.js";
+import { table } from "../inventory.js";
+import type { Capacity } from "./schemas.js";
+
+type NodeSummaryT = z.infer<typeof NodeSummary>;
+type NodeT = z.infer<typeof Node>;
+type DeploymentT = z.infer<typeof Deployment>;
+type ReplicaT = z.infer<typeof ReplicaView>;
+
+/** Lines with a trailing newline; an empty list prints nothing. */
+export const text = (lines: string[]) => (lines.length ? `${lines.join("\n")}\n` : "");
+
+/** A table with a header, or `none` when there are no rows. */
+export function grid(header: string[], rows: string[][], none: string, indent = ""): string[] {
+  return rows.length ? table([header, ...rows], indent) : [`${indent}${none}`];
+}
+
+/** "12s ago", "5m ago", "3h ago", "2d ago"; "never" for null. */
+export function ago(at: number | null, now: number): string {
+  if (at === null) return "never";
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  if (s < 120) return `${s}s ago`;
+  if (s < 7200) return `${Math.round(s / 60)}m ago`;
+  if (s < 172800) return `${Math.round(s / 3600)}h ago`;
+  return `${Math.round(s / 86400)}d ago`;
+}
+
+/** A moment as `2025-11-30 17:40Z`. */
+export const when = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")}Z`;
+
+/** Devices by class as `h100-80g × 8, a100-80g-mig-3g.40gb × 2` (largest count first), `-` for none. */
+export function classList(classes: Record<string, number>): string {
+  const entries = Object.entries(classes).filter(([, n]) => n > 0);
+  entries.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return entries.map(([c, n]) => `${c} × ${n}`).join(", ") || "-";
+}
+
+const gib = (mib: number) => `${Math.round(mib / 1024)} GiB`;
+
+/** A card's MIG mode: `-` without MIG, `Disabled`, or `Enabled, 3 instance(s)`; a pending change after it. */
+function migCell(mig: NodeT["inventory"]["gpus"][number]["mig"]): string {
+  if (!mig) return "-";
+  const now = mig.current === "Enabled" ? `Enabled, ${mig.instances.length} instance(s)` : mig.current;
+  return mig.pending && mig.pending !== mig.current ? `${now} (pending ${mig.pending})` : now;
+}
+
+/** `llmgw ctl nodes`: one line a node. */
+export function formatNodes(items: NodeSummaryT[], now: number): string {
+  const rows = items.map((n) => [n.id, n.state, n.pool, classList(n.classes), ago(n.lastSeenAt, now)]);
+  return text(grid(["NODE", "STATE", "POOL", "DEVICES", "LAST SEEN"], rows, "no nodes"));
+}
+
+/** `llmgw ctl node ID`: the node, its GPUs, its placeable devices and its shards. */
+export function formatNode(n: NodeT, now: number): string {
+  const inv = n.inventory;
+  const labels = Object.entries(n.labels).map(([k, v]) => `${k}=${v}`).join(", ") || "none";
+  const lines = [
+    `node ${n.id} (${n.hostname}, ${n.mgmtAddr}${n.mgmtInterface ? ` on ${n.mgmtInterface}` : ""})`,
+    `  state      ${n.state}${n.state !== n.adminState ? ` (set: ${n.adminState})` : ""}; last seen ${ago(n.lastSeenAt, now)}, last heartbeat ${ago(n.lastHeartbeatAt, now)}`,
+    `  pool       ${n.pool}; labels ${labels}`,
+    `  agent      ${n.agentVersion}; driver ${inv.host.nvidiaDriver ?? "not found"}; registered ${when(n.registeredAt)}`,
+    `  imex       ${inv.imex.state}${inv.imex.domainState ? `, domain ${inv.imex.domainState}` : ""}, ${inv.imex.channels} channel(s)`,
+    `  devices    ${classList(n.classes)}`,
+    "",
+    `GPUs (${inv.gpus.length}, via ${inv.gpuSource})`,
+    ...grid(
+      ["GPU", "NAME", "CLASS", "MEMORY", "MIG", "HEALTH", "NVLINK FABRIC"],
+      inv.gpus.map((g) => [
+        String(g.index),
+        g.name,
+        g.class,
+        gib(g.memoryTotalMiB),
+        migCell(g.mig),
+        g.health.problems.length ? g.health.problems.join("; ") : "ok",
+        isJoined(g.fabric) ? `joined ${domainKey(g.fabric)}` : (notJoinedReason(g.fabric) ?? "-"),
+      ]),
+      "none",
+      "  ",
+    ),
+    "",
+    "Devices",
+    ...grid(["DEVICE", "CLASS", "MEMORY", "UUID"], n.devices.map((d) => [d.label, d.class, gib(d.memoryTotalMiB), d.uuid]), "none placeable", "  "),
+    "",
+    "Shards",
+    ...grid(["SHARD", "REPLICA", "STATE", "UPDATED", "MESSAGE"], n.shards.map((s) => [s.shardId, s.replicaId ?? "-", s.state, ago(s.updatedAt, now), s.message ?? ""]), "none", "  "),
+  ];
+  return text(lines);
+}
+
+/** Shards of a replica as `node[devices] state`, one after another. */
+const shardList = (r: ReplicaT) => r.shards.map((s) => `${s.nodeId}[${s.devices.join(",")}] ${s.state}`).join(", ") || "-";
+
+/** `llmgw ctl status`: deployments with replica counts and why the rest are pending, then the replicas. */
+export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[]): string {
+  const lines = grid(
+    ["DEPLOYMENT", "MODEL", "POOL", "PHASE", "DESIRED", "PLACED", "READY"],
+    deployments.map((d) => [d.name, d.spec.model, d.spec.pool ?? "default", d.status.phase, String(d.status.desired), String(d.status.placed), String(d.status.ready)]),
+    "no deployments",
+  );
+  const pending = deployments.flatMap((d) => d.status.pending.map((p) => [d.name, `${p.count} pending`, p.reason]));
+  if (pending.length) lines.push("", "Pending", ...table(pending));
+  lines.push("", ...grid(["REPLICA", "DEPLOYMENT", "PROFILE", "STATE", "ENDPOINT", "SHARDS"], replicas.map((r) => [r.id, r.deployment, r.profile, r.state, r.endpoint ?? "-", shardList(r)]), "no replicas"));
+  return text(lines);
+}
+
+/** `llmgw ctl get replicas`. */
+export function formatReplicas(replicas: ReplicaT[]): string {
+  return text(grid(["REPLICA", "DEPLOYMENT", "PROFILE", "STATE", "ENDPOINT", "SHARDS"], replicas.map((r) => [r.id, r.deployment, r.profile, r.state, r.endpoint ?? "-", shardList(r)]), "no replicas"));
+}
+
+/** `llmgw ctl plan`: devices by class, then how many more replicas of each profile fit in each pool, where or why not. */
+export function formatPlan(c: Capacity): string {
+  const lines = grid(
+    ["CLASS", "TOTAL", "FREE", "USED", "UNAVAILABLE"],
+    c.classes.map((k) => [k.class, String(k.total), String(k.free), String(k.used), k.unavailable.map((u) => `${u.count} ${u.reason}`).join("; ") || "-"]),
+    "no devices",
+  );
+  const where = (nodes: Record<string, number>) => Object.entries(nodes).map(([n, k]) => `${n} × ${k}`).join(", ");
+  lines.push(
+    "",
+    ...grid(
+      ["MODEL", "PROFILE", "CLASS", "POOL", "FITS", "WHERE / WHY NOT"],
+      c.profiles.map((p) => [p.model, p.profile, p.gpuClass, p.pool, String(p.fits), p.fits > 0 ? where(p.nodes) : (p.reason ?? "-")]),
+      "no model profiles",
+    ),
+  );
+  return text(lines);
+}

@@ -1,0 +1,124 @@
+// The I/O of `llmgw doctor`: discovery as the agent runs it, NVML on its own, and two calls to the control plane
+// (GET /healthz; the node-scoped assignments poll with wait=0 to try the node token). Changes nothing on the node.
+import { hostname } from "node:os";
+import type { Dispatcher } from "undici";
+import { ApiCallError, createClient } from "../client.js";
+import type { AgentConfig } from "../config.js";
+import type { Nvml } from "../discovery/nvml.js";
+import { loadNvml } from "../discovery/nvml-koffi.js";
+import { errorMessage } from "../discovery/objects.js";
+import { nodeIdFromHostname, readNodeToken } from "../identity.js";
+import { discoveryOf, tlsDispatcher } from "../runtime.js";
+import { isSameProcess, pidsInGroups } from "../supervisor/proc.js";
+import { readRecords } from "../supervisor/state-files.js";
+import type { DoctorInput, HealthProbe, NvmlProbe, ServerProbe, TokenProbe } from "./input.js";
+
+export type GatherOptions = {
+  cfg: AgentConfig;
+  /** --server, else agent.yaml's. */
+  server?: string;
+  nvidiaSmi?: string;
+  ibRoot?: string;
+  timeoutMs?: number;
+  /** Loads NVML; injected so tests need no library. */
+  loadNvml?: () => Nvml;
+  dispatcher?: Dispatcher;
+};
+
+/** Pids of the engines recorded in the state dir that still run, and their workers; read-only (no record is removed). */
+export async function ownEnginePids(stateDir: string): Promise<Set<number>> {
+  try {
+    const { records } = await readRecords(stateDir);
+    return pidsInGroups(new Set(records.filter((r) => isSameProcess(r.pid, r.startTime)).map((r) => r.pid)));
+  } catch {
+    return new Set(); // an unreadable state dir: every process on a card counts as foreign, the safe reading
+  }
+}
+
+/** NVML loaded and asked for a snapshot, or why not. */
+export function probeNvml(load: () => Nvml): NvmlProbe {
+  try {
+    const s = load().snapshot();
+    return { ok: true, driverVersion: s.driverVersion, gpus: s.gpus.length };
+  } catch (e) {
+    return { ok: false, error: errorMessage(e).split("\n")[0]! };
+  }
+}
+
+/** GET <server>/healthz: its version, round trip and `Date` header, with the local time half-way through. */
+export async function probeHealth(base: string, dispatcher?: Dispatcher, timeoutMs = 5000): Promise<HealthProbe> {
+  const t0 = Date.now();
+  try {
+    const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(timeoutMs), ...(dispatcher ? { dispatcher } : {}) } as RequestInit);
+    const t1 = Date.now();
+    const text = await res.text();
+    if (!res.ok) return { ok: false, error: `GET /healthz: HTTP ${res.status} ${text.slice(0, 120)}`.trim() };
+    let version: string | undefined;
+    try {
+      const v = (JSON.parse(text) as { version?: unknown }).version;
+      if (typeof v === "string") version = v;
+    } catch {
+      return { ok: false, error: `GET /healthz: the answer is not JSON (is this an llmgw control plane?): ${text.slice(0, 80)}` };
+    }
+    const date = res.headers.get("date");
+    return { ok: true, rttMs: t1 - t0, localMs: (t0 + t1) / 2, ...(version ? { version } : {}), ...(date ? { serverDate: date } : {}) };
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    const why = (e as Error).name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (cause?.code ?? cause?.message ?? errorMessage(e));
+    return { ok: false, error: `GET /healthz: cannot reach it: ${why}` };
+  }
+}
+
+/** The node token of the state dir tried with the assignments poll (wait=0: answers at once, no heartbeat sent). */
+export async function probeToken(o: { base: string; cfg: AgentConfig; reachable: boolean; dispatcher?: Dispatcher; timeoutMs?: number }): Promise<TokenProbe> {
+  let token: string | undefined;
+  try {
+    token = await readNodeToken(o.cfg.stateDir);
+  } catch (e) {
+    return { kind: "unreadable", error: (e as NodeJS.ErrnoException).code ?? errorMessage(e) };
+  }
+  if (!token) return { kind: "none", joinToken: !!(o.cfg.joinToken || o.cfg.joinTokenFile) };
+  const nodeId = o.cfg.nodeId ?? nodeIdFromHostname(hostname());
+  if (!o.reachable) return { kind: "unchecked", nodeId };
+  try {
+    await createClient({ server: o.base, dispatcher: o.dispatcher, timeoutMs: o.timeoutMs }).poll(nodeId, 0, 0, token);
+    return { kind: "accepted", nodeId };
+  } catch (e) {
+    if (e instanceof ApiCallError) return { kind: "refused", nodeId, status: e.status, message: e.message };
+    return { kind: "refused", nodeId, status: 0, message: errorMessage(e) };
+  }
+}
+
+/** Everything the checks judge. */
+export async function gatherDoctorInput(o: GatherOptions): Promise<DoctorInput> {
+  const cfg = { ...o.cfg, nvidiaSmi: o.nvidiaSmi ?? o.cfg.nvidiaSmi, ibRoot: o.ibRoot ?? o.cfg.ibRoot };
+  const ownPids = await ownEnginePids(cfg.stateDir);
+  const serverUrl = (o.server ?? cfg.server)?.replace(/\/+$/, "");
+  const serverProbe = async (): Promise<ServerProbe | undefined> => {
+    if (!serverUrl) return undefined;
+    let dispatcher: Dispatcher | undefined;
+    let health: HealthProbe;
+    try {
+      dispatcher = o.dispatcher ?? (await tlsDispatcher(cfg.tls));
+      health = await probeHealth(serverUrl, dispatcher, o.timeoutMs);
+    } catch (e) {
+      health = { ok: false, error: `agent.yaml tls: ${errorMessage(e)}` };
+    }
+    const token = await probeToken({ base: serverUrl, cfg, reachable: health.ok, dispatcher, timeoutMs: o.timeoutMs });
+    return { url: serverUrl, health, token };
+  };
+  const [inventory, server] = await Promise.all([discoveryOf(cfg, () => ownPids)(), serverProbe()]);
+  return {
+    inventory,
+    config: {
+      fabrics: cfg.fabrics,
+      nvml: cfg.nvml,
+      commandEngine: cfg.engineOptions.command !== undefined,
+      stateDir: cfg.stateDir,
+      imexChannelsDir: cfg.imexChannelsDir,
+    },
+    ownPids,
+    ...(cfg.nvml ? {} : { nvml: probeNvml(o.loadNvml ?? (() => loadNvml())) }),
+    ...(server ? { server } : {}),
+  };
+}

@@ -1,0 +1,125 @@
+/** @jsxImportSource hono/jsx */
+// /admin: nodes by state, devices by class, deployments and replicas by state, why replicas are pending, recent events.
+import { asc } from "drizzle-orm";
+import type { Context } from "hono";
+import { NodeState } from "../../shared/schemas/node.js";
+import { listEvents } from "../db/events.js";
+import { listNodes } from "../db/nodes.js";
+import { deployments, replicas } from "../db/schema.js";
+import { nodeState } from "../liveness.js";
+import { classCapacity } from "../placement/capacity.js";
+import { deploymentViews } from "../routes/deployments.js";
+import { replicaViews } from "../routes/replicas.js";
+import { Ago, Badge, page } from "./layout.js";
+import { ClassTable, readCapacityInput } from "./plan.js";
+import type { ConsoleEnv } from "./session.js";
+
+const DEPLOYMENT_PHASES = ["Ready", "Starting", "Pending"] as const;
+const REPLICA_STATES = ["ready", "starting", "failed"] as const;
+
+/** Counts of `items` by `key`, in the order of `keys`. */
+const countBy = <T,>(items: T[], keys: readonly string[], key: (t: T) => string) => keys.map((k) => [k, items.filter((i) => key(i) === k).length] as const);
+
+/** Cards of counts, each linking to where the items are listed. */
+function Counts(p: { label: string; counts: (readonly [string, number])[]; href: (k: string) => string }) {
+  return (
+    <div class="cards" role="list" aria-label={p.label}>
+      {p.counts.map(([k, n]) => (
+        <div class="card" role="listitem">
+          <a href={p.href(k)} aria-label={`${n} ${k}`}>
+            <div class="big">{n}</div>
+            <Badge state={k} />
+          </a>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** GET /admin. */
+export async function overviewPage(c: Context<ConsoleEnv>) {
+  const deps = c.var.deps;
+  const db = deps.store.db;
+  const now = deps.now();
+  const [nodeRows, events, deploymentList, replicaList, input] = await Promise.all([
+    listNodes(db),
+    listEvents(db, { limit: 15 }),
+    db.select().from(deployments).orderBy(asc(deployments.name)).then((rows) => deploymentViews(db, rows)),
+    db.select().from(replicas).orderBy(asc(replicas.seq)).then((rows) => replicaViews(db, rows)),
+    readCapacityInput(deps, now),
+  ]);
+  const states = nodeRows.map((r) => nodeState(r, now, deps.settings.nodeLostAfterS));
+  const pending = deploymentList.flatMap((d) => d.status.pending.map((p) => ({ deployment: d.name, ...p })));
+  return page(
+    c,
+    { title: "Overview", section: "/admin", csrf: c.var.session.csrf, now },
+    <>
+      <h1>Overview</h1>
+      <section aria-labelledby="h-nodes">
+        <h2 id="h-nodes">Nodes ({nodeRows.length})</h2>
+        <Counts label="Nodes by state" counts={countBy(states, NodeState.options, (s) => s)} href={(k) => `/admin/nodes?state=${k}`} />
+      </section>
+      <section aria-labelledby="h-devices">
+        <h2 id="h-devices">Devices</h2>
+        <ClassTable classes={classCapacity(input)} />
+      </section>
+      <div class="grid-2">
+        <section aria-labelledby="h-deployments">
+          <h2 id="h-deployments">Deployments ({deploymentList.length})</h2>
+          <Counts label="Deployments by phase" counts={countBy(deploymentList, DEPLOYMENT_PHASES, (d) => d.status.phase)} href={() => "/admin/deployments"} />
+        </section>
+        <section aria-labelledby="h-replicas">
+          <h2 id="h-replicas">Replicas ({replicaList.length})</h2>
+          <Counts label="Replicas by state" counts={countBy(replicaList, REPLICA_STATES, (r) => r.state)} href={() => "/admin/deployments#replicas"} />
+        </section>
+      </div>
+      <section aria-labelledby="h-pending">
+        <h2 id="h-pending">Why replicas are pending</h2>
+        {pending.length ? (
+          <ul class="reasons">
+            {pending.map((p) => (
+              <li>
+                <a href="/admin/deployments">{p.deployment}</a>: {p.count} × {p.reason}
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p class="muted">Nothing pending: every desired replica is placed.</p>
+        )}
+      </section>
+      <section aria-labelledby="h-events">
+        <h2 id="h-events">Recent events</h2>
+        <EventTable events={events} now={now} />
+      </section>
+    </>,
+  );
+}
+
+/** Events, newest first. */
+export function EventTable(p: { events: Awaited<ReturnType<typeof listEvents>>; now: number }) {
+  if (!p.events.length) return <p class="muted">No events yet.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">when</th>
+          <th scope="col">type</th>
+          <th scope="col">node</th>
+          <th scope="col">what happened</th>
+        </tr>
+      </thead>
+      <tbody>
+        {p.events.map((e) => (
+          <tr>
+            <td>
+              <Ago at={e.at} now={p.now} />
+            </td>
+            <td class="mono">{e.type}</td>
+            <td>{e.nodeId ? <a href={`/admin/nodes/${encodeURIComponent(e.nodeId)}`}>{e.nodeId}</a> : <span class="muted">—</span>}</td>
+            <td>{e.message}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,127 @@
+/** @jsxImportSource hono/jsx */
+// The console under /admin: static files, login and logout, the pages (behind a session) and the node actions
+// (behind the session's CSRF token). Every middleware here is scoped to /admin paths: this router is mounted at "/".
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie } from "hono/cookie";
+import { createMiddleware } from "hono/factory";
+import { setAdminState } from "../db/nodes.js";
+import { placeTimed } from "../metrics/placement.js";
+import { ACTIONS } from "../routes/nodes.js";
+import { deploymentsPage } from "./deployments.js";
+import { page } from "./layout.js";
+import { loginPage } from "./login.js";
+import { nodePage, type NodeAction } from "./node.js";
+import { nodesPage } from "./nodes.js";
+import { nvlinkPage } from "./nvlink.js";
+import { overviewPage } from "./overview.js";
+import { planPage } from "./plan.js";
+import { SCRIPT } from "./script.js";
+import {
+  adminTokenId,
+  clearSessionCookie,
+  closeSession,
+  type ConsoleEnv,
+  csrfOk,
+  findSession,
+  openSession,
+  requireSession,
+  safeNext,
+  sameOrigin,
+  SESSION_COOKIE,
+  setSessionCookie,
+} from "./session.js";
+import { STYLE } from "./style.js";
+
+const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const headers = createMiddleware(async (c, next) => {
+  await next();
+  c.header("content-security-policy", CSP);
+  c.header("x-content-type-options", "nosniff");
+  c.header("referrer-policy", "same-origin");
+  if (!c.res.headers.has("cache-control")) c.header("cache-control", "no-store");
+});
+
+const formLimit = bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text("form too large", 413) });
+
+/** 403: the form did not carry this session's CSRF token, or came from another site; nothing was changed. */
+function forbidden(c: Context<ConsoleEnv>) {
+  return page(
+    c,
+    { title: "Refused", csrf: c.var.session?.csrf, now: c.var.deps.now(), status: 403 },
+    <>
+      <h1>Refused: nothing was changed</h1>
+      <p>The form was stale or came from another site (its CSRF token did not match this session). Go back, reload the page and try again.</p>
+    </>,
+  );
+}
+
+/** Places now, in the background, after a console write that may change placement (as the API does after its writes). */
+function placeSoon(c: Context<ConsoleEnv>) {
+  const deps = c.var.deps;
+  const work = placeTimed(deps, deps.now())
+    .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
+    .catch((e: unknown) => deps.log.warn("placement after a console action failed; the next poll retries it", { error: String(e) }));
+  if (deps.background) deps.background(work);
+  else c.executionCtx.waitUntil(work);
+}
+
+const staticFile = (body: string, type: string) => (c: Context) => c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });
+
+export const consoleRoutes = new Hono<ConsoleEnv>()
+  .use("/admin", headers)
+  .use("/admin/*", headers)
+  .get("/admin/static/style.css", staticFile(STYLE, "text/css; charset=utf-8"))
+  .get("/admin/static/console.js", staticFile(SCRIPT, "text/javascript; charset=utf-8"))
+  .get("/admin/login", async (c) => {
+    const next = safeNext(c.req.query("next"));
+    const secret = getCookie(c, SESSION_COOKIE);
+    if (secret && (await findSession(c.var.deps.store.db, secret, c.var.deps.now()))) return c.redirect(next, 303);
+    return loginPage(c, next);
+  })
+  .post("/admin/login", formLimit, async (c) => {
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const next = safeNext(typeof form.next === "string" ? form.next : undefined);
+    if (!sameOrigin(c)) return loginPage(c, next, "Refused: the form came from another site.");
+    const token = typeof form.token === "string" ? form.token : "";
+    const tokenId = token ? await adminTokenId(c, token) : undefined;
+    if (!tokenId) return loginPage(c, next, "That is not a valid admin token (llmgw_adm_…). Node, join and API keys cannot log in.");
+    const { secret } = await openSession(c.var.deps.store, tokenId, c.var.deps.now());
+    setSessionCookie(c, secret);
+    return c.redirect(next, 303);
+  })
+  .post("/admin/logout", formLimit, requireSession, async (c) => {
+    if (!(await csrfOk(c))) return forbidden(c);
+    await closeSession(c.var.deps.store, c.var.session.hash);
+    clearSessionCookie(c);
+    return c.redirect("/admin/login", 303);
+  })
+  .get("/admin", requireSession, overviewPage)
+  .get("/admin/nodes", requireSession, nodesPage)
+  .get("/admin/nodes/:id", requireSession, nodePage)
+  .post("/admin/nodes/:id/:verb{cordon|uncordon|drain}", formLimit, requireSession, async (c) => {
+    const id = c.req.param("id");
+    const verb = c.req.param("verb") as NodeAction;
+    if (!(await csrfOk(c))) return forbidden(c);
+    const { adminState, event } = ACTIONS[verb];
+    const row = await c.var.deps.store.write((tx) => setAdminState(tx, id, adminState, event, c.var.deps.now()));
+    if (!row) return c.redirect(`/admin/nodes/${encodeURIComponent(id)}`, 303);
+    placeSoon(c);
+    return c.redirect(`/admin/nodes/${encodeURIComponent(id)}?done=${verb}`, 303);
+  })
+  .get("/admin/nvlink", requireSession, nvlinkPage)
+  .get("/admin/deployments", requireSession, deploymentsPage)
+  .get("/admin/plan", requireSession, planPage)
+  .all("/admin/*", requireSession, (c) =>
+    page(
+      c,
+      { title: "Not found", csrf: c.var.session.csrf, now: c.var.deps.now(), status: 404 },
+      <>
+        <h1>No page here</h1>
+        <p>
+          Nothing at <code>{c.req.path}</code>. <a href="/admin">Overview</a>
+        </p>
+      </>,
+    ),
+  );

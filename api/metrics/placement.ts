@@ -1,0 +1,11 @@
+// Placement as the request paths run it, timed for llmgw_placement_duration_seconds.
+import type { AppDeps } from "../deps.js";
+import { placeIfNeeded, type PlaceResult } from "../placement/apply.js";
+
+/** placeIfNeeded(), telling `observePlacement` how long it took when it ran (an unchanged cluster is not a run). */
+export async function placeTimed(deps: Pick<AppDeps, "store" | "settings" | "factsCache" | "observePlacement">, now: number): Promise<PlaceResult> {
+  const started = performance.now();
+  const placed = await placeIfNeeded(deps.store, now, deps.settings, deps.factsCache);
+  if (placed.ran) deps.observePlacement?.((performance.now() - started) / 1000);
+  return placed;
+}
