@@ -10,7 +10,7 @@ import { ReplicaView } from "../../shared/schemas/replica.js";
 import { AdminToken, CreatedAdminToken, CreatedJoinToken, JoinToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
 import { CtlError } from "./errors.js";
-import { Capacity } from "./schemas.js";
+import { Capacity } from "../../shared/schemas/plan.js";
 
 export type CtlClientOptions = { server: string; token: string; timeoutMs?: number };
 export type CtlClient = ReturnType<typeof createCtlClient>;

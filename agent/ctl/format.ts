@@ -6,7 +6,7 @@ import type { Deployment } from "../../shared/schemas/deployment.js";
 import type { Node, NodeSummary } from "../../shared/schemas/node.js";
 import type { ReplicaView } from "../../shared/schemas/replica.js";
 import { table } from "../inventory.js";
-import type { Capacity } from "./schemas.js";
+import type { Capacity } from "../../shared/schemas/plan.js";
 
 type NodeSummaryT = z.infer<typeof NodeSummary>;
 type NodeT = z.infer<typeof Node>;

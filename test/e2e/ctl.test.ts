@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { Capacity } from "../../agent/ctl/schemas.js";
+import { Capacity } from "../../shared/schemas/plan.js";
 import { ApiKey, ApiKeyWithSecret } from "../../shared/schemas/api-key.js";
 import { Deployment } from "../../shared/schemas/deployment.js";
 import { Model } from "../../shared/schemas/model.js";

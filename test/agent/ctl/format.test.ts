@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ago, classList, formatNode, formatNodes, formatPlan, formatReplicas, formatStatus, grid, when } from "../../../agent/ctl/format.js";
 import { expiry, formatAdminTokens, formatApiKeys, formatApplied, formatDeployments, formatJoinTokens, formatModels, secretOutput } from "../../../agent/ctl/format-resources.js";
-import type { Capacity } from "../../../agent/ctl/schemas.js";
+import type { Capacity } from "../../../shared/schemas/plan.js";
 import type { ApiKey } from "../../../shared/schemas/api-key.js";
 import type { Deployment } from "../../../shared/schemas/deployment.js";
 import type { Model } from "../../../shared/schemas/model.js";
