@@ -105,6 +105,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
   print(`llmgw ${VERSION} serving on ${url} (database ${config.dbUrl.replace(/\/\/[^@/]*@/, "//***@")})`);
+  print(`  console:   ${url}/admin`);
   print(`  API docs:  ${url}/docs`);
   print(`  OpenAPI:   ${url}/openapi.json`);
   schemaReady.then(adminTokenShown, (e: unknown) => {

@@ -16,7 +16,7 @@ describe("llmgw serve on the embedded file database", () => {
 
   it("prints its URLs and a first-start admin token, and survives a restart with everything kept", async () => {
     const first = await startServe(["--db", db]);
-    await first.waitFor(new RegExp(`API docs: +${first.url}/docs`));
+    await first.waitFor(new RegExp(`console: +${first.url}/admin\n +API docs: +${first.url}/docs`));
     const token = (await first.waitFor(/^\s+(llmgw_adm_[A-Za-z0-9]{40})$/m))[1]!;
     expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
     const join = await (await fetch(`${first.url}/api/v1/join-tokens`, { method: "POST", headers: auth(token), body: "{}" })).json();
