@@ -27,6 +27,7 @@ export function createKeyStore(store: Store, o: { now: () => number; ttlMs?: num
   const ttl = o.ttlMs ?? DEFAULT_KEY_TTL_MS;
   const max = o.maxEntries ?? 10_000;
   // Known and unknown secrets apart, so that a flood of made-up secrets cannot push the real keys out.
+  const hashes = new Map<string, string>();
   const known = new Map<string, Entry>();
   const unknown = new Map<string, Entry>();
   const reading = new Map<string, { epoch: number; answer: Promise<ApiKeyInfo | undefined> }>();
@@ -69,7 +70,13 @@ export function createKeyStore(store: Store, o: { now: () => number; ttlMs?: num
   return {
     async identify(secret) {
       if (secretKind(secret) !== "key") return undefined;
-      const hash = await hashSecret(secret);
+      // hashing costs tens of µs per request: remember the hashes of the secrets seen lately
+      let hash = hashes.get(secret);
+      if (hash === undefined) {
+        hash = await hashSecret(secret);
+        if (hashes.size >= max) hashes.clear();
+        hashes.set(secret, hash);
+      }
       const hit = known.get(hash) ?? unknown.get(hash);
       if (hit && o.now() < hit.freshUntil) return hit.info;
       // one read per secret at a time; one begun before the last `forget` is not joined

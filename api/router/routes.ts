@@ -105,6 +105,8 @@ function relay(c: Context<RouterEnv>, model: string, up: UpstreamResponse, tap: 
     out.set("cache-control", "no-cache");
     out.set("x-accel-buffering", "no");
   }
+  // said outright, so the Node adapter streams at once instead of first trying to read a short body whole
+  out.set("transfer-encoding", "chunked");
   const it = up.body[Symbol.asyncIterator]();
   let closed = false;
   const end = (status: number) => {
@@ -175,10 +177,14 @@ async function forward(c: Context<RouterEnv>, path: string) {
   const upstreamBody = injected ? JSON.stringify({ ...body, stream_options: { ...options, include_usage: true } }) : text;
 
   const abort = new AbortController();
-  c.req.raw.signal.addEventListener("abort", () => abort.abort(), { once: true });
+  // removed when the request ends: a listener left on the request's signal keeps the whole request alive
+  const clientGone = () => abort.abort();
+  c.req.raw.signal.addEventListener("abort", clientGone, { once: true });
+  const forget = () => c.req.raw.signal.removeEventListener("abort", clientGone);
   r.metrics.inflight.inc({ model });
   const sent = await dispatch(c, endpoints, path, upstreamBody, abort);
   if (!("res" in sent)) {
+    forget();
     r.metrics.inflight.dec({ model });
     const status = "aborted" in sent ? 499 : sent.failed === "first_byte_timeout" ? 504 : 502;
     r.metrics.requests.inc({ model, code: String(status) });
@@ -188,6 +194,7 @@ async function forward(c: Context<RouterEnv>, path: string) {
   r.metrics.firstByte.observe({ model }, (performance.now() - start) / 1000);
   const sse = String(sent.res.headers["content-type"] ?? "").includes("text/event-stream");
   return relay(c, model, sent.res, sse ? sseTap(injected) : jsonTap(), (usage, status) => {
+    forget();
     sent.done();
     r.metrics.inflight.dec({ model });
     r.metrics.requests.inc({ model, code: String(status) });
