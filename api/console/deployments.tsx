@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import { deployments, replicas } from "../db/schema.js";
 import { deploymentViews } from "../routes/deployments.js";
 import { replicaViews } from "../routes/replicas.js";
-import { Ago, Badge, page } from "./layout.js";
+import { Ago, Badge, CountedReasons, page } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
 
 /** GET /admin/deployments. */
@@ -48,17 +48,7 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
                   <Badge state={d.status.phase} />
                 </td>
                 <td>
-                  {d.status.pending.length ? (
-                    <ul class="reasons">
-                      {d.status.pending.map((p) => (
-                        <li>
-                          {p.count} × {p.reason}
-                        </li>
-                      ))}
-                    </ul>
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
+                  <CountedReasons items={d.status.pending} />
                 </td>
               </tr>
             ))}

@@ -98,6 +98,20 @@ export function Badge(p: { state: string; label?: string; title?: string }) {
   );
 }
 
+/** A list of "N × reason" lines, or a dash when there is none. */
+export function CountedReasons(p: { items: readonly { count: number; reason: string }[] }) {
+  if (!p.items.length) return <span class="muted">—</span>;
+  return (
+    <ul class="reasons">
+      {p.items.map((x) => (
+        <li>
+          {x.count} × {x.reason}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** "12 s ago" with the exact UTC time in its title; "never" for null. */
 export function Ago(p: { at: number | null; now: number }) {
   if (p.at === null) return <span class="muted">never</span>;

@@ -5,7 +5,7 @@ import type { AppDeps } from "../deps.js";
 import { readPlacementRows } from "../placement/apply.js";
 import { type ClassCapacity, classCapacity, profileCapacity } from "../placement/capacity.js";
 import { planInput } from "../placement/input.js";
-import { Badge, page } from "./layout.js";
+import { Badge, CountedReasons, page } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
 
 /** The placement input GET /api/v1/plan reads, as of `now`. */
@@ -42,17 +42,7 @@ export function ClassTable(p: { classes: ClassCapacity[] }) {
               <td class="num">{k.used}</td>
               <td class="num">{off}</td>
               <td>
-                {k.unavailable.length ? (
-                  <ul class="reasons">
-                    {k.unavailable.map((u) => (
-                      <li>
-                        {u.count} × {u.reason}
-                      </li>
-                    ))}
-                  </ul>
-                ) : (
-                  <span class="muted">—</span>
-                )}
+                <CountedReasons items={k.unavailable} />
               </td>
             </tr>
           );
