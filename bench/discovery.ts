@@ -39,7 +39,7 @@ Object.assign(process.env, env);
 const walls: number[] = [];
 for (let r = 0; r < RUNS; r++) {
   const t0 = performance.now();
-  await discover({ nvidiaSmi: join(ROOT, "test", "helpers", "fake-nvidia-smi"), ibRoot: fx("ib-sysfs/gpud-h100-sys-class-infiniband"), engineProbes: [], run });
+  await discover({ nvidiaSmi: join(ROOT, "agent", "sim", "fake-nvidia-smi"), ibRoot: fx("ib-sysfs/gpud-h100-sys-class-infiniband"), engineProbes: [], run });
   walls.push(performance.now() - t0);
 }
 const rss = process.memoryUsage().rss / 2 ** 20;

@@ -62,6 +62,29 @@ requests (for at most ~2 s) and exits 0.`,
     process.exitCode = await runMockEngine(flags);
   });
 
+program
+  .command("demo")
+  .description("Run a whole simulated cluster without GPUs: control plane, two fake 8× H100 nodes, mock engines, an API key")
+  .option("--port <port>", "control plane port, 0 for any free one", "8080")
+  .option("--data <dir>", "keep the database, agent state and logs in this directory (default: a temporary one, removed at exit)")
+  .option("--keep", "do not remove the temporary directory at exit")
+  .option("--exit-when-ready", "print the lines below once every replica is ready, then stop everything and exit")
+  .option("--timeout <s>", "give up (exit 1) when the replicas are not ready within this many seconds", "90")
+  .addHelpText(
+    "after",
+    `
+Starts, as child processes, \`llmgw serve\` on a fresh embedded database, two \`llmgw agent\`s on simulated HGX H100
+nodes (a fake nvidia-smi replaying real captures from test/fixtures, one InfiniBand fabric), and declares two models
+on the mock engine: demo-chat (TP=4, 2 replicas) and demo-2node (TP=8 over both nodes). When they are ready it prints
+the console URL, the admin token, an API key and a curl line that streams a chat completion through the router.
+Ctrl-C stops everything it started, engines included. Runs from a checkout of the repository (npm run demo).
+Exit status: 0, 1 with a reason when the cluster is not ready in time, 2 for a bad flag.`,
+  )
+  .action(async (flags: import("./demo.js").DemoFlags) => {
+    const { runDemo } = await import("./demo.js");
+    process.exitCode = await runDemo(flags);
+  });
+
 const agent = program
   .command("agent")
   .enablePositionalOptions()

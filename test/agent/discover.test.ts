@@ -12,7 +12,7 @@ import { ROOT } from "../helpers/process.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
-const FAKE_SMI = join(ROOT, "test", "helpers", "fake-nvidia-smi");
+const FAKE_SMI = join(ROOT, "agent", "sim", "fake-nvidia-smi");
 const fx = (p: string) => join(FIXTURES, p);
 
 /** Options that read nothing of this machine: a fake host root, no IMEX, no engines, the fake nvidia-smi. */

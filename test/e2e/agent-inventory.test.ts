@@ -8,7 +8,7 @@ import { ROOT, runLlmgw } from "../helpers/process.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
-const FAKE_SMI = join(ROOT, "test", "helpers", "fake-nvidia-smi");
+const FAKE_SMI = join(ROOT, "agent", "sim", "fake-nvidia-smi");
 const IB = join(FIXTURES, "ib-sysfs", "gpud-h100-sys-class-infiniband");
 const HGX = {
   FAKE_SMI_XML: join(FIXTURES, "smi-xml", "hgx-8x-h100-80gb-hbm3-nvswitch-zero-cluster-580.105.08-k8stestinfra.xml"),

@@ -1,86 +1,13 @@
-// Real agents for end-to-end tests: agent.yaml files on the fake nvidia-smi and fixture sysfs trees, agent
-// processes, the mock engine as a `command` profile, and clean-up of the detached engines agents leave behind.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { stringify } from "yaml";
-import { FIXTURES } from "./inventory.js";
-import { LLMGW, ROOT, start } from "./process.js";
+// Real agents for end-to-end tests: the simulated cluster's pieces (agent/sim/cluster.ts, shared with `llmgw demo`),
+// agent processes, and a scan of running processes.
+import { readdirSync, readFileSync } from "node:fs";
+import { HGX_SMI } from "../../agent/sim/cluster.js";
+import { LLMGW, start } from "./process.js";
 
-export const FAKE_SMI = join(ROOT, "test", "helpers", "fake-nvidia-smi");
-export const IB_ROOT = join(FIXTURES, "ib-sysfs", "gpud-h100-sys-class-infiniband");
-
-/** The fake nvidia-smi's environment for an 8× H100 HGX node (real captures). */
-export const HGX_SMI = {
-  FAKE_SMI_XML: join(FIXTURES, "smi-xml", "hgx-8x-h100-80gb-hbm3-nvswitch-zero-cluster-580.105.08-k8stestinfra.xml"),
-  FAKE_SMI_L: join(FIXTURES, "smi-L", "CRAFTED-hgx-8x-h100-from-k8stestinfra-xml.txt"),
-  FAKE_SMI_TOPO: join(FIXTURES, "topo", "hgx-h100-8x-nv18-8nic-legend-spaces-sglang30401.txt"),
-};
-
-/** A model profile that runs the mock engine through the `command` adapter. */
-export const mockProfile = (name: string, more: Record<string, unknown> = {}) => ({
-  name,
-  engine: "command",
-  gpuClass: "h100-80g",
-  args: [process.execPath, LLMGW, "mock-engine", "--port", "{port}", "--model", "{model}", "--host", "{host}"],
-  startupTimeoutS: 60,
-  ...more,
-});
-
-export type AgentSetup = { nodeId: string; server: string; joinToken: string; dir: string; ports: [number, number]; extra?: Record<string, unknown> };
-
-/** Writes an agent.yaml for a node on 127.0.0.1 with its own state dir; returns its path and the state dir. */
-export function writeAgentConfig(a: AgentSetup): { config: string; stateDir: string } {
-  const stateDir = join(a.dir, `state-${a.nodeId}`);
-  const config = join(a.dir, `${a.nodeId}.yaml`);
-  writeFileSync(
-    config,
-    stringify({
-      server: a.server,
-      join_token: a.joinToken,
-      node_id: a.nodeId,
-      mgmt_addr: "127.0.0.1",
-      bind_host: "127.0.0.1",
-      state_dir: stateDir,
-      port_range: { first: a.ports[0], last: a.ports[1] },
-      nvidia_smi: FAKE_SMI,
-      ib_root: IB_ROOT,
-      imex_ctl: join(a.dir, "no-imex-ctl"),
-      engines: {},
-      check_interval_s: 1,
-      stop_grace_s: 2,
-      drain_timeout_s: 2,
-      ...a.extra,
-    }),
-  );
-  return { config, stateDir };
-}
+export { FAKE_SMI, HGX_SMI, IB_ROOT, killEngines, mockProfile, recordedPid, writeAgentConfig, type AgentSetup } from "../../agent/sim/cluster.js";
 
 /** Starts `llmgw agent --config <file>` as a real process on the HGX captures. */
 export const startAgent = (config: string, args: string[] = []) => start(process.execPath, [LLMGW, "agent", "--config", config, ...args], { env: HGX_SMI });
-
-/** The engine pid recorded in a state dir for a shard. */
-export function recordedPid(stateDir: string, shardId: string): number {
-  return (JSON.parse(readFileSync(join(stateDir, "shards", `${shardId}.json`), "utf8")) as { pid: number }).pid;
-}
-
-/** Kills the process group of every engine recorded in the state dirs (engines outlive agents by design). */
-export function killEngines(stateDirs: string[]): void {
-  for (const dir of stateDirs) {
-    let names: string[] = [];
-    try {
-      names = readdirSync(join(dir, "shards")).filter((n) => n.endsWith(".json"));
-    } catch {
-      continue;
-    }
-    for (const n of names) {
-      try {
-        process.kill(-recordedPid(dir, n.slice(0, -5)), "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  }
-}
 
 /** Pids of running processes whose command line contains every one of `words`. */
 export function pidsWithArgs(...words: string[]): number[] {

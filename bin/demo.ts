@@ -1,0 +1,212 @@
+// `llmgw demo`: a whole simulated cluster in one command, for trying llmgw without GPUs. Real processes — the control
+// plane, two agents on fake 8× H100 HGX nodes (agent/sim/), the mock engines they start — and a ready API key.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { HGX_SMI, killEngines, LLMGW, mockProfile, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
+
+export type DemoFlags = { port?: string; data?: string; keep?: boolean; exitWhenReady?: boolean; timeout?: string };
+
+const FABRIC = "ib-demo";
+const NODES = [
+  { id: "sim-h100-1", uuidPrefix: "a001" },
+  { id: "sim-h100-2", uuidPrefix: "a002" },
+];
+const TOKENS_PER_S = ["--tokens-per-s", "20"];
+// The two-node model is declared first so it gets 4 GPUs on each node before the single-node replicas fill the rest.
+const MODELS = [
+  { name: "demo-2node", replicas: 1, profile: { tp: 8, gpusPerNode: 4, nodes: 2 }, what: "TP=8 across both nodes over InfiniBand" },
+  { name: "demo-chat", replicas: 2, profile: { tp: 4, gpusPerNode: 4 }, what: "TP=4 on one node" },
+];
+
+type Child = { name: string; child: ChildProcess; exited: Promise<void>; output: () => string };
+
+const note = (line: string) => process.stderr.write(`llmgw demo: ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Starts a child process whose output goes to a log file (and is kept for the failure message). */
+function launch(name: string, args: string[], env: Record<string, string>, log: string): Child {
+  const child = spawn(process.execPath, [LLMGW, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const file = createWriteStream(log, { flags: "a" });
+  let out = "";
+  const onData = (d: Buffer) => {
+    out = (out + d.toString()).slice(-8000);
+    file.write(d);
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  const exited = new Promise<void>((ok) => child.once("exit", () => (file.end(), ok())));
+  return { name, child, exited, output: () => out };
+}
+
+/** A TCP port that was free a moment ago. */
+const freePort = () =>
+  new Promise<number>((ok, fail) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => ok(port));
+    });
+    s.on("error", fail);
+  });
+
+/** Runs the demo until Ctrl-C (or until ready with --exit-when-ready); returns the exit code. */
+export async function runDemo(flags: DemoFlags): Promise<number> {
+  const port = flags.port ?? "8080";
+  const timeoutMs = Number(flags.timeout ?? "90") * 1000;
+  if (!/^\d+$/.test(port) || Number(port) > 65535 || !(timeoutMs > 0)) {
+    process.stderr.write("llmgw demo: --port takes 0–65535, --timeout a positive number of seconds\n");
+    return 2;
+  }
+  const dir = flags.data ? resolve(flags.data) : mkdtempSync(join(tmpdir(), "llmgw-demo-"));
+  mkdirSync(dir, { recursive: true });
+  const stop = new AbortController();
+  const onSignal = (sig: string) => {
+    if (!stop.signal.aborted) note(`${sig}: stopping everything`);
+    stop.abort(new Error(`stopped by ${sig}`));
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  const children: Child[] = [];
+  const stateDirs: string[] = [];
+  const deadline = Date.now() + timeoutMs;
+
+  /** Polls `fn` until it returns a value, failing at the deadline, on a signal, or when a child dies. */
+  const until = async <T>(what: string, fn: () => Promise<T | undefined>): Promise<T> => {
+    for (;;) {
+      stop.signal.throwIfAborted();
+      const dead = children.find((c) => c.child.exitCode !== null || c.child.signalCode !== null);
+      if (dead) throw new Error(`${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}; its last output:\n${dead.output()}`);
+      try {
+        const v = await fn();
+        if (v !== undefined) return v;
+      } catch {
+        // not up yet
+      }
+      if (Date.now() > deadline) throw new Error(`not ready within ${timeoutMs / 1000} s: still waiting for ${what}`);
+      await sleep(200);
+    }
+  };
+
+  let code = 0;
+  try {
+    const tokenFile = join(dir, "demo-admin-token");
+    const admin = existsSync(tokenFile) ? readFileSync(tokenFile, "utf8").trim() : `llmgw_adm_${randomBytes(20).toString("hex")}`;
+    writeFileSync(tokenFile, `${admin}\n`, { mode: 0o600 });
+    note(`control plane and cluster state in ${dir}`);
+    const serve = launch("llmgw serve", ["serve", "--port", port, "--db", join(dir, "llmgw.db")], { LLMGW_ADMIN_TOKEN: admin }, join(dir, "serve.log"));
+    children.push(serve);
+    const url = await until("the control plane to listen", async () => serve.output().match(/serving on (http:\/\/\S+)/)?.[1]);
+    const api = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+      return { status: r.status, body: (r.status === 204 ? {} : await r.json()) as any };
+    };
+    const joinToken: string = await until("a join token", async () => (await api("POST", "/api/v1/join-tokens", { name: "demo" })).body.token);
+
+    for (const n of NODES) {
+      const first = Math.min(await freePort(), 65_000);
+      const { config, stateDir } = writeAgentConfig({
+        nodeId: n.id,
+        server: url,
+        joinToken,
+        dir,
+        ports: [first, first + 9],
+        extra: { fabrics: [{ name: FABRIC, hcas: ["mlx5_0", "mlx5_1"] }], labels: { demo: "true" } },
+      });
+      stateDirs.push(stateDir);
+      children.push(launch(`agent ${n.id}`, ["agent", "--config", config], { ...HGX_SMI, FAKE_SMI_UUID_PREFIX: n.uuidPrefix }, join(dir, `agent-${n.id}.log`)));
+    }
+    note(`started agents ${NODES.map((n) => n.id).join(", ")} (8× H100 each, fake nvidia-smi on real captures, InfiniBand fabric ${FABRIC})`);
+    await until("two ready nodes", async () => ((await api("GET", "/api/v1/nodes")).body.items.filter((n: { state: string }) => n.state === "ready").length === NODES.length ? true : undefined));
+
+    for (const m of MODELS) {
+      await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [mockProfile("mock", m.profile, TOKENS_PER_S)] } });
+      await api("PUT", `/api/v1/deployments/${m.name}`, { spec: { model: m.name, replicas: m.replicas } });
+      note(`deployment ${m.name}: ${m.replicas} × (${m.what}), mock engine`);
+    }
+    for (const m of MODELS) {
+      await until(`${m.replicas} ready replica(s) of ${m.name}`, async () => {
+        const items: { state: string }[] = (await api("GET", `/api/v1/replicas?deployment=${m.name}`)).body.items;
+        return items.filter((r) => r.state === "ready").length >= m.replicas ? true : undefined;
+      });
+    }
+
+    const created = await api("PUT", "/api/v1/api-keys/demo", { spec: {} });
+    const key: string = created.body.secret ?? (await api("POST", "/api/v1/api-keys/demo/rotate")).body.secret;
+    // the router refreshes its view of ready replicas on its own timer: ready is when it lists every model
+    await until("the router to serve every model", async () => {
+      const r = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+      const ids = new Set(((await r.json()) as { data: { id: string }[] }).data.map((m) => m.id));
+      return MODELS.every((m) => ids.has(m.name)) ? true : undefined;
+    });
+    const body = JSON.stringify({ model: "demo-chat", stream: true, messages: [{ role: "user", content: "Hello" }] });
+    process.stdout.write(
+      [
+        "",
+        "llmgw demo is ready: 2 simulated nodes (8× H100 each), 3 replicas of mock engines.",
+        "",
+        `  console:      ${url}/admin   (log in with the admin token)`,
+        `  admin token:  ${admin}`,
+        `  API key:      ${key}`,
+        `  models:       ${MODELS.map((m) => `${m.name} (${m.what}, ×${m.replicas})`).join(", ")}`,
+        "",
+        "Stream a chat completion through the router:",
+        "",
+        `  curl -N ${url}/v1/chat/completions -H "Authorization: Bearer ${key}" -H 'content-type: application/json' -d '${body}'`,
+        "",
+        `Logs in ${dir}. ${flags.exitWhenReady ? "Stopping now (--exit-when-ready)." : "Ctrl-C stops everything."}`,
+        "",
+      ].join("\n"),
+    );
+    if (!flags.exitWhenReady) await new Promise((ok) => stop.signal.addEventListener("abort", ok, { once: true }));
+  } catch (e) {
+    if (!stop.signal.aborted) {
+      process.stderr.write(`llmgw demo: ${e instanceof Error ? e.message : String(e)}\n`);
+      code = 1;
+    }
+  } finally {
+    await stopAll(children, stateDirs);
+    if (!flags.data && !flags.keep) rmSync(dir, { recursive: true, force: true });
+    else note(`kept ${dir}`);
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+  }
+  return code;
+}
+
+/** Stops the agents first (so nothing restarts an engine), then every engine's process group, then the server. */
+async function stopAll(children: Child[], stateDirs: string[]): Promise<void> {
+  const term = async (list: Child[]) => {
+    for (const c of list) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGTERM");
+    const all = Promise.all(list.map((c) => c.exited));
+    if ((await Promise.race([all.then(() => true), sleep(5000).then(() => false)])) === false) {
+      for (const c of list) c.child.kill("SIGKILL");
+      await all;
+    }
+  };
+  await term(children.filter((c) => c.name !== "llmgw serve"));
+  const engines = stateDirs.flatMap((d) => {
+    try {
+      return readdirSync(join(d, "shards")).filter((n) => n.endsWith(".json")).map((n) => recordedPid(d, n.slice(0, -5)));
+    } catch {
+      return [];
+    }
+  });
+  killEngines(stateDirs, "SIGTERM");
+  for (let i = 0; i < 30 && engines.some(alive); i++) await sleep(100);
+  killEngines(stateDirs, "SIGKILL");
+  await term(children.filter((c) => c.name === "llmgw serve"));
+}
