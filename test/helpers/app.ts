@@ -23,11 +23,25 @@ export const defaultSettings = () => appSettings(ServerConfig.parse({}));
 
 type Call = { token?: string; body?: unknown; headers?: Record<string, string> };
 
+/** A fresh temp-file database with every migration applied; `close` closes it and removes its directory. */
+export async function migratedDb() {
+  const tmp = tempDbUrl();
+  const opened = await openDb(tmp.url);
+  await applyMigrations(opened.db);
+  return {
+    ...opened,
+    url: tmp.url,
+    close() {
+      opened.client.close();
+      tmp.cleanup();
+    },
+  };
+}
+
 /** The app on a fresh, migrated temp-file database with one admin token, plus a small request helper. */
 export async function createTestApp(opts: { settings?: Partial<AppSettings>; log?: Log } = {}) {
-  const tmp = tempDbUrl();
-  const { client, db, store } = await openDb(tmp.url);
-  await applyMigrations(db);
+  const migrated = await migratedDb();
+  const { db, store } = migrated;
   const clock = testClock();
   const adminToken = (await ensureAdminToken(store, clock.now()))!;
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
@@ -61,8 +75,7 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
     settle: () => background.drain(),
     close: async () => {
       await background.drain();
-      client.close();
-      tmp.cleanup();
+      migrated.close();
     },
   };
 }

@@ -6,23 +6,20 @@ import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import { createBackground } from "../../api/background.js";
-import { applyMigrations, openDb } from "../../api/node.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { createRouter, type RouterOptions } from "../../api/router/index.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
-import { defaultSettings, silentLog } from "./app.js";
+import { defaultSettings, migratedDb, silentLog } from "./app.js";
 import { mockProfile } from "./agents.js";
 import { nodeInventory, registerBody } from "./inventory.js";
-import { tempDbUrl } from "./db.js";
 import { freePort, LLMGW, type Proc, start, until } from "./process.js";
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
 
 /** The app with a router, served on a free port. */
 export async function startStack(o: Partial<RouterOptions> = {}) {
-  const tmp = tempDbUrl();
-  const { client, db, store } = await openDb(tmp.url);
-  await applyMigrations(db);
+  const migrated = await migratedDb();
+  const { client, store } = migrated;
   const admin = (await ensureAdminToken(store, Date.now()))!;
   const routing = createRouter(store, { now: Date.now, log: silentLog, tableTtlMs: 200, usageFlushMs: 60_000, ...o });
   const background = createBackground();
@@ -75,8 +72,7 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
       await routing.close().catch(() => undefined);
       await new Promise<void>((ok) => server.close(() => ok()));
       await background.drain();
-      client.close();
-      tmp.cleanup();
+      migrated.close();
     },
   };
 }

@@ -3,22 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { apiKeys } from "../../api/db/schema.js";
 import type { AppDeps } from "../../api/deps.js";
-import { applyMigrations, openDb } from "../../api/node.js";
 import { createKeyStore, keysChanged } from "../../api/router/keys.js";
 import { hashSecret, newSecret } from "../../api/secrets.js";
-import { testClock } from "../helpers/app.js";
-import { tempDbUrl } from "../helpers/db.js";
+import { openDb } from "../../api/node.js";
+import { migratedDb, testClock } from "../helpers/app.js";
 
-const tmp = tempDbUrl();
-let opened: Awaited<ReturnType<typeof openDb>>;
+let opened: Awaited<ReturnType<typeof migratedDb>>;
 beforeAll(async () => {
-  opened = await openDb(tmp.url);
-  await applyMigrations(opened.db);
+  opened = await migratedDb();
 });
-afterAll(() => {
-  opened.client.close();
-  tmp.cleanup();
-});
+afterAll(() => opened.close());
 
 /** Stores a key (straight into the table, as another instance's API would) and returns its secret. */
 async function addKey(name: string, spec: object, secret = newSecret("key")) {
@@ -144,7 +138,7 @@ describe("createKeyStore", () => {
   });
 
   it("serves a known key when the database client itself is closed", async () => {
-    const other = await openDb(tmp.url);
+    const other = await openDb(opened.url);
     const clock = testClock();
     const keys = createKeyStore(other.store, { now: clock.now, ttlMs: 1000 });
     const secret = await addKey("closed-db", { requestsPerMinute: 3 });

@@ -1,21 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { usage } from "../../api/db/schema.js";
-import { applyMigrations, openDb } from "../../api/node.js";
 import { createUsageRecorder } from "../../api/router/usage.js";
 import { HOUR_MS } from "../../shared/schemas/usage.js";
-import { tempDbUrl } from "../helpers/db.js";
+import { migratedDb } from "../helpers/app.js";
 
-const tmp = tempDbUrl();
-let opened: Awaited<ReturnType<typeof openDb>>;
+let opened: Awaited<ReturnType<typeof migratedDb>>;
 beforeAll(async () => {
-  opened = await openDb(tmp.url);
-  await applyMigrations(opened.db);
+  opened = await migratedDb();
 });
-afterAll(() => {
-  opened.client.close();
-  tmp.cleanup();
-});
+afterAll(() => opened.close());
 afterEach(async () => {
   vi.useRealTimers();
   await opened.store.write((tx) => tx.delete(usage));
