@@ -2,7 +2,7 @@ import type { Store } from "./db/client.js";
 import type { nodes } from "./db/schema.js";
 import type { FactsCache } from "./placement/apply.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
-import type { RouterDeps } from "./router/routes.js";
+import type { RouterDeps } from "./router/handler.js";
 
 export type Log = {
   info(msg: string, extra?: object): void;

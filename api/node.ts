@@ -2,11 +2,11 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { serve } from "@hono/node-server";
 import { createClient, type Client } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { createApp } from "./app.js";
+import { listen } from "./http-server.js";
 import { appSettings, type ServerConfig } from "./config.js";
 import { createStore, type Db, type Store } from "./db/client.js";
 import { expectedMigrations } from "./db/journal.js";
@@ -93,7 +93,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   });
   startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS }, stop.signal);
 
-  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
+  const server = listen(app, routing.handler, config.host, config.port);
   const port = await new Promise<number>((ok, fail) => {
     server.once("listening", () => ok((server.address() as { port: number }).port));
     server.once("error", fail);

@@ -8,7 +8,7 @@ import { DEFAULT_TIMEOUTS, type Timeouts } from "./failures.js";
 import { createKeyStore } from "./keys.js";
 import { createLimiter } from "./limits.js";
 import { createRouterMetrics } from "./metrics.js";
-import type { RouterDeps } from "./routes.js";
+import { createRouterHandler, type RouterDeps, type RouterHandler } from "./handler.js";
 import { createTableCache, readTable } from "./table.js";
 import { createUpstream } from "./upstream.js";
 import { createUsageRecorder } from "./usage.js";
@@ -27,7 +27,7 @@ export type RouterOptions = {
 };
 
 /** Builds the router of one API instance; `close` stops its timers, writes pending usage and closes connections. */
-export function createRouter(store: Store, o: RouterOptions): { router: RouterDeps; registry: Registry; close(): Promise<void> } {
+export function createRouter(store: Store, o: RouterOptions): { router: RouterDeps; handler: RouterHandler; registry: Registry; close(): Promise<void> } {
   const registry = o.registry ?? new Registry();
   const table = createTableCache(() => readTable(store.db, o.now()), { now: o.now, log: o.log, ttlMs: o.tableTtlMs ?? 1000 });
   const usage = createUsageRecorder(store, { log: o.log, ...(o.usageFlushMs !== undefined ? { flushMs: o.usageFlushMs } : {}) });
@@ -45,6 +45,7 @@ export function createRouter(store: Store, o: RouterOptions): { router: RouterDe
   };
   return {
     router,
+    handler: createRouterHandler(router, { now: o.now, log: o.log }),
     registry,
     async close() {
       table.close();

@@ -46,14 +46,34 @@ export function jsonTap(): Tap {
   };
 }
 
-/** A tap for an SSE stream: whole events pass on as soon as they are complete; `dropUsageEvent` removes the usage-only event. */
+const EMPTY = new Uint8Array();
+// events carry usage as an object only when it is there (`"usage": null` on every other chunk is skipped unparsed)
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+const USAGE_KEY = Buffer.from('"usage"');
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+/** True when `b` has `"usage"` followed by `:` and an object, looked for on the bytes. */
+function mentionsUsage(b: Buffer): boolean {
+  for (let at = b.indexOf(USAGE_KEY); at >= 0; at = b.indexOf(USAGE_KEY, at + 1)) {
+    let i = at + USAGE_KEY.length;
+    while (isSpace(b[i])) i++;
+    if (b[i++] !== 0x3a) continue;
+    while (isSpace(b[i])) i++;
+    if (b[i] === 0x7b) return true;
+  }
+  return false;
+}
+const BLANK_LINE = Buffer.from("\n\n");
+
+/**
+ * A tap for an SSE stream: whole events pass on as soon as they are complete; `dropUsageEvent` removes the usage-only
+ * event. Works on bytes: only events that carry a usage object are decoded (a chunk can end inside a character, never
+ * inside the blank line that ends an event).
+ */
 export function sseTap(dropUsageEvent: boolean): Tap {
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
-  let pending = "";
+  let pending: Buffer = Buffer.alloc(0);
   let usage: Usage | undefined;
   const see = (event: string): boolean => {
-    if (!event.includes('"usage"')) return true;
+    if (!USAGE_OBJECT.test(event)) return true;
     const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
     try {
       const obj = JSON.parse(data) as { usage?: unknown; choices?: unknown[]; response?: unknown };
@@ -64,21 +84,30 @@ export function sseTap(dropUsageEvent: boolean): Tap {
       return true;
     }
   };
+  /** Complete events, less a dropped one. */
+  const pass = (events: Buffer): Uint8Array => {
+    if (!mentionsUsage(events)) return events;
+    const each = events.toString("utf8").split(/(?<=\n\n)/);
+    const kept = each.filter(see);
+    return kept.length === each.length ? events : Buffer.from(kept.join(""));
+  };
   return {
     chunk(b) {
-      pending += decoder.decode(b, { stream: true });
-      const cut = pending.lastIndexOf("\n\n");
-      if (cut < 0) return new Uint8Array();
-      const complete = pending.slice(0, cut + 2);
-      pending = pending.slice(cut + 2);
-      const events = complete.split(/(?<=\n\n)/);
-      const kept = events.filter(see);
-      return kept.length === events.length ? encoder.encode(complete) : encoder.encode(kept.join(""));
+      const bytes = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+      const all = pending.length ? Buffer.concat([pending, bytes]) : bytes;
+      const cut = all.lastIndexOf(BLANK_LINE);
+      if (cut < 0) {
+        pending = Buffer.from(all);
+        return EMPTY;
+      }
+      pending = Buffer.from(all.subarray(cut + 2));
+      return pass(all.subarray(0, cut + 2));
     },
     end() {
-      const rest = pending + decoder.decode();
+      const rest = pending.toString("utf8");
+      pending = Buffer.alloc(0);
       const keep = !rest.trim() || see(rest);
-      return { rest: keep ? encoder.encode(rest) : new Uint8Array(), usage };
+      return { rest: keep ? Buffer.from(rest) : EMPTY, usage };
     },
   };
 }

@@ -17,6 +17,14 @@ const metric = async (name: string, labels = "") => {
   return line ? Number(line.split(" ").at(-1)) : 0;
 };
 /** A session id whose affinity sends requests to the replica at `index` of the model's (id-ordered) endpoints. */
+/** A request body sent in `times` chunks of `part`, without a content-length. */
+const chunked = (part: string, times: number) =>
+  new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (times-- > 0) c.enqueue(new TextEncoder().encode(part));
+      else c.close();
+    },
+  });
 const sessionFor = (index: number, count: number) => {
   for (let i = 0; ; i++) if (hash32(`s${i}`) % count === index) return `s${i}`;
 };
@@ -68,6 +76,8 @@ describe("router", () => {
       [post("/v1/chat/completions", { messages: [] }), 400, "missing_model"],
       [post("/v1/chat/completions", { model: "nope", messages: [] }), 404, "model_not_found"],
       [post("/v1/chat/completions", { model: "chat", messages: [{ role: "user", content: "x".repeat(120_000) }] }), 413, "request_too_large"],
+      // no content-length: the size is counted as the body arrives
+      [fetch(`${s.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: chunked("x".repeat(60_000), 3), duplex: "half" } as RequestInit), 413, "request_too_large"],
       [post("/v1/fine_tuning/jobs", { model: "chat" }), 404, "unknown_endpoint"],
       [post("/v1/chat/completions", { model: "chat" }, "llmgw_key_wrong"), 401, "invalid_api_key"],
       [fetch(`${s.url}/v1/models`), 401, "missing_api_key"],

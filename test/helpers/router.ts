@@ -1,8 +1,8 @@
 // An API instance with its router on a real HTTP port, over a temp-file database, and "replicas" made of real
 // mock-engine processes: the test plays the agent (registers a node, polls its shards, starts the engines on the
 // ports placement chose, reports them ready).
-import { serve } from "@hono/node-server";
 import { createApp } from "../../api/app.js";
+import { listen } from "../../api/http-server.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import { createBackground } from "../../api/background.js";
@@ -27,7 +27,7 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
     store, now: Date.now, log: silentLog, settings: defaultSettings(), migrations: expectedMigrations, waiter: createPollHub(store, 50),
     background: background.run, factsCache: new Map(), router: routing.router, metricsText: () => routing.registry.metrics(),
   });
-  const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
+  const server = listen(app, routing.handler, "127.0.0.1", 0);
   await new Promise<void>((ok) => server.once("listening", () => ok()));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const engines: Proc[] = [];
