@@ -1,8 +1,8 @@
 // agent.yaml: one zod schema for the agent's configuration; every bad key is reported at once.
 import { readFile } from "node:fs/promises";
-import { parse } from "yaml";
 import { Labels } from "../shared/schemas/common.js";
 import { Engine } from "../shared/schemas/model.js";
+import { parseYamlWith } from "../shared/yaml-file.js";
 import { z } from "../shared/z.js";
 import { DEFAULT_PROBES } from "./discovery/engines.js";
 
@@ -101,20 +101,7 @@ export type AgentConfig = z.infer<typeof AgentConfigFile>;
 export const defaultAgentConfig = (): AgentConfig => AgentConfigFile.parse({});
 
 /** Parses agent.yaml text; throws one Error listing every bad key by its path. */
-export function parseAgentConfig(text: string, source = "agent.yaml"): AgentConfig {
-  let raw: unknown;
-  try {
-    raw = parse(text) ?? {};
-  } catch (e) {
-    throw new Error(`${source}: not valid YAML: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`);
-  }
-  const r = AgentConfigFile.safeParse(raw);
-  if (r.success) return r.data;
-  const lines = r.error.issues.flatMap((i) =>
-    i.code === "unrecognized_keys" ? i.keys.map((k) => `${[...i.path, k].join(".")}: unknown key`) : [`${i.path.join(".") || "(top level)"}: ${i.message}`],
-  );
-  throw new Error(`${source}: invalid configuration:\n${lines.map((l) => `  ${l}`).join("\n")}`);
-}
+export const parseAgentConfig = (text: string, source = "agent.yaml"): AgentConfig => parseYamlWith(AgentConfigFile, text, source);
 
 /** Reads and parses an agent.yaml file. */
 export async function loadAgentConfig(path: string): Promise<AgentConfig> {

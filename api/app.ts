@@ -6,7 +6,7 @@ import type { AppDeps, AppEnv } from "./deps.js";
 import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
 import { serveMetrics } from "./metrics/endpoint.js";
-import { placeTimed } from "./metrics/placement.js";
+import { placeAndWake } from "./metrics/placement.js";
 import { randomBase62 } from "./secrets.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
@@ -56,9 +56,7 @@ export function createApp(deps: AppDeps) {
   app.use("/api/*", async (c, next) => {
     await next();
     if (c.req.method === "GET" || c.res.status >= 300 || c.req.path.endsWith("/assignments")) return;
-    const work = placeTimed(deps, deps.now())
-      .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
-      .catch((e: unknown) => deps.log.warn("placement after a write failed; the next poll retries it", { error: String(e) }));
+    const work = placeAndWake(deps, "a write");
     if (deps.background) deps.background(work);
     else c.executionCtx.waitUntil(work);
   });

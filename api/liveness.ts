@@ -49,14 +49,21 @@ export async function sweepLiveness(store: Store, now: number, lostAfterS: numbe
   });
 }
 
-/** Runs the sweep every `intervalS` until `signal` aborts; a failed sweep is logged and retried next time. */
+/**
+ * Runs the sweep every `intervalS` until `signal` aborts, then `place` (which does nothing unless the sweep moved the
+ * generation): repairs must not wait for a poll, and when every agent is cut off none comes. A failed sweep is
+ * logged and retried next time.
+ */
 export function startLivenessSweep(
   deps: { store: Store; now: () => number; log: { warn(m: string, e?: object): void } },
-  opts: { intervalS: number; lostAfterS: number; graceS: number },
+  opts: { intervalS: number; lostAfterS: number; graceS: number; place?: () => Promise<void> },
   signal: AbortSignal,
 ) {
   const tick = () =>
-    sweepLiveness(deps.store, deps.now(), opts.lostAfterS, opts.graceS).catch((e: unknown) => deps.log.warn("liveness sweep failed", { error: String(e) }));
+    sweepLiveness(deps.store, deps.now(), opts.lostAfterS, opts.graceS).then(
+      () => opts.place?.(),
+      (e: unknown) => deps.log.warn("liveness sweep failed", { error: String(e) }),
+    );
   const timer = setInterval(tick, opts.intervalS * 1000);
   signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   return tick;

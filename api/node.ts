@@ -13,9 +13,10 @@ import { expectedMigrations } from "./db/journal.js";
 import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
-import type { Log } from "./deps.js";
+import type { AppDeps, Log } from "./deps.js";
 import { createBackground } from "./background.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
+import { placeAndWake } from "./metrics/placement.js";
 import type { FactsCache } from "./placement/apply.js";
 import { createRouter } from "./router/index.js";
 import { startLivenessSweep } from "./liveness.js";
@@ -87,11 +88,13 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   });
   const factsCache: FactsCache = new Map();
   const cluster = createClusterMetrics(routing.registry, { db, now, lostAfterS: config.nodeLostAfterS, log, factsCache });
-  const app = createApp({
+  const deps: AppDeps = {
     store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache,
     router: routing.router, metricsText: () => cluster.text(), observePlacement: cluster.observePlacement,
-  });
-  startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS }, stop.signal);
+  };
+  const app = createApp(deps);
+  const place = () => placeAndWake(deps, "a liveness sweep");
+  startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS, place }, stop.signal);
 
   const server = listen(app, routing.handler, config.host, config.port);
   const port = await new Promise<number>((ok, fail) => {

@@ -5,11 +5,13 @@ import { drizzle } from "drizzle-orm/libsql/web";
 import { createApp } from "./app.js";
 import { appSettings, loadServerConfig, type ServerConfig } from "./config.js";
 import { createStore } from "./db/client.js";
+import type { AppDeps } from "./deps.js";
 import { expectedMigrations } from "./db/journal.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import { sweepLiveness } from "./liveness.js";
 import { createLog } from "./log.js";
+import { placeAndWake } from "./metrics/placement.js";
 import { createRowPoller } from "./poll-hub.js";
 
 type Env = Record<string, string | undefined>;
@@ -18,7 +20,7 @@ type Ctx = { waitUntil(p: Promise<unknown>): void };
 const log = createLog((line) => console.log(line));
 
 /** Config, store and app for this isolate's environment (rebuilt when the environment object changes). */
-let built: { env: Env; config: ServerConfig; app: ReturnType<typeof createApp>; store: ReturnType<typeof createStore>; admin: Promise<unknown> } | undefined;
+let built: { env: Env; config: ServerConfig; deps: AppDeps; app: ReturnType<typeof createApp>; admin: Promise<unknown> } | undefined;
 function build(env: Env) {
   if (built?.env === env) return built;
   const result = loadServerConfig(env);
@@ -26,10 +28,11 @@ function build(env: Env) {
   const config = result.config;
   const client = createClient({ url: config.dbUrl, authToken: config.dbAuthToken });
   const store = createStore(drizzle(client, { schema }), false);
-  const app = createApp({ store, now: Date.now, log, settings: appSettings(config), migrations: expectedMigrations, waiter: createRowPoller(store) });
+  const deps: AppDeps = { store, now: Date.now, log, settings: appSettings(config), migrations: expectedMigrations, waiter: createRowPoller(store) };
+  const app = createApp(deps);
   // A Worker prints nothing at first start: the admin token must come from the LLMGW_ADMIN_TOKEN secret.
   const admin = config.adminToken ? ensureAdminToken(store, Date.now(), config.adminToken).catch((e: unknown) => log.error("admin token", { error: String(e) })) : Promise.resolve();
-  built = { env, config, app, store, admin };
+  built = { env, config, deps, app, admin };
   return built;
 }
 
@@ -41,6 +44,7 @@ export default {
   },
   async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
     const b = build(env);
-    ctx.waitUntil(sweepLiveness(b.store, Date.now(), b.config.nodeLostAfterS, b.config.repairGraceS));
+    // placement right after the sweep: repairs must not wait for a poll (none comes when every agent is cut off)
+    ctx.waitUntil(sweepLiveness(b.deps.store, Date.now(), b.config.nodeLostAfterS, b.config.repairGraceS).then(() => placeAndWake(b.deps, "a liveness sweep")));
   },
 };

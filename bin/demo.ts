@@ -1,26 +1,18 @@
 // `llmgw demo`: a whole simulated cluster in one command, for trying llmgw without GPUs. Real processes — the control
-// plane, two agents on fake 8× H100 HGX nodes (agent/sim/), the mock engines they start — and a ready API key.
+// plane, one agent per node of the scenario (agent/sim/: GB200 trays, an HGX H100 board, an A100 in MIG mode, L40S
+// nodes on InfiniBand, all on the fake nvidia-smi), the mock engines they start — and a ready API key.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { HGX_SMI, killEngines, LLMGW, mockProfile, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
+import { killEngines, LLMGW, mockProfile, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
+import { agentSettings, DEFAULT_SCENARIO, loadScenario, modelProfile, type Scenario, writeNode } from "../agent/sim/scenario.js";
 
-export type DemoFlags = { port?: string; data?: string; keep?: boolean; exitWhenReady?: boolean; timeout?: string };
+export type DemoFlags = { port?: string; data?: string; keep?: boolean; exitWhenReady?: boolean; timeout?: string; scenario?: string };
 
-const FABRIC = "ib-demo";
-const NODES = [
-  { id: "sim-h100-1", uuidPrefix: "a001" },
-  { id: "sim-h100-2", uuidPrefix: "a002" },
-];
 const TOKENS_PER_S = ["--tokens-per-s", "20"];
-// The two-node model is declared first so it gets 4 GPUs on each node before the single-node replicas fill the rest.
-const MODELS = [
-  { name: "demo-2node", replicas: 1, profile: { tp: 8, gpusPerNode: 4, nodes: 2 }, what: "TP=8 across both nodes over InfiniBand" },
-  { name: "demo-chat", replicas: 2, profile: { tp: 4, gpusPerNode: 4 }, what: "TP=4 on one node" },
-];
 
 type Child = { name: string; child: ChildProcess; exited: Promise<void>; output: () => string };
 
@@ -63,11 +55,23 @@ const freePort = () =>
 /** Runs the demo until Ctrl-C (or until ready with --exit-when-ready); returns the exit code. */
 export async function runDemo(flags: DemoFlags): Promise<number> {
   const port = flags.port ?? "8080";
-  const timeoutMs = Number(flags.timeout ?? "90") * 1000;
+  const timeoutMs = Number(flags.timeout ?? "120") * 1000;
   if (!/^\d+$/.test(port) || Number(port) > 65535 || !(timeoutMs > 0)) {
     process.stderr.write("llmgw demo: --port takes 0–65535, --timeout a positive number of seconds\n");
     return 2;
   }
+  let scenario: Scenario;
+  try {
+    scenario = loadScenario(resolve(flags.scenario ?? DEFAULT_SCENARIO));
+  } catch (e) {
+    process.stderr.write(`llmgw demo: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 2;
+  }
+  if (!scenario.models.length) {
+    process.stderr.write("llmgw demo: the scenario declares no models\n");
+    return 2;
+  }
+  const { nodes, models } = scenario;
   const dir = flags.data ? resolve(flags.data) : mkdtempSync(join(tmpdir(), "llmgw-demo-"));
   mkdirSync(dir, { recursive: true });
   const stop = new AbortController();
@@ -117,28 +121,25 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     };
     const joinToken: string = await until("a join token", async () => (await api("POST", "/api/v1/join-tokens", { name: "demo" })).body.token);
 
-    for (const n of NODES) {
-      const first = Math.min(await freePort(), 65_000);
-      const { config, stateDir } = writeAgentConfig({
-        nodeId: n.id,
-        server: url,
-        joinToken,
-        dir,
-        ports: [first, first + 9],
-        extra: { fabrics: [{ name: FABRIC, hcas: ["mlx5_0", "mlx5_1"] }], labels: { demo: "true" } },
-      });
+    let nextPort = 0;
+    for (const n of nodes) {
+      const first = Math.max(await freePort(), nextPort);
+      nextPort = first + 10;
+      const sim = agentSettings(dir, n);
+      writeNode(dir, n, scenario);
+      const { config, stateDir } = writeAgentConfig({ nodeId: n.id, server: url, joinToken, dir, ports: [first, first + 9], extra: { ...sim.extra, check_interval_s: 3 } });
       stateDirs.push(stateDir);
-      children.push(launch(`agent ${n.id}`, ["agent", "--config", config], { ...HGX_SMI, FAKE_SMI_UUID_PREFIX: n.uuidPrefix }, join(dir, `agent-${n.id}.log`)));
+      children.push(launch(`agent ${n.id}`, ["agent", "--config", config], sim.env, join(dir, `agent-${n.id}.log`)));
     }
-    note(`started agents ${NODES.map((n) => n.id).join(", ")} (8× H100 each, fake nvidia-smi on real captures, InfiniBand fabric ${FABRIC})`);
-    await until("two ready nodes", async () => ((await api("GET", "/api/v1/nodes")).body.items.filter((n: { state: string }) => n.state === "ready").length === NODES.length ? true : undefined));
+    note(`started ${nodes.length} agents: ${describeNodes(scenario)}`);
+    await until(`${nodes.length} ready nodes`, async () => ((await api("GET", "/api/v1/nodes")).body.items.filter((n: { state: string }) => n.state === "ready").length === nodes.length ? true : undefined));
 
-    for (const m of MODELS) {
-      await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [mockProfile("mock", m.profile, TOKENS_PER_S)] } });
+    for (const m of models) {
+      await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, (name, more) => mockProfile(name, more, TOKENS_PER_S))] } });
       await api("PUT", `/api/v1/deployments/${m.name}`, { spec: { model: m.name, replicas: m.replicas } });
-      note(`deployment ${m.name}: ${m.replicas} × (${m.what}), mock engine`);
+      note(`deployment ${m.name}: ${m.replicas} × (${m.about}), mock engine`);
     }
-    for (const m of MODELS) {
+    for (const m of models) {
       await until(`${m.replicas} ready replica(s) of ${m.name}`, async () => {
         const items: { state: string }[] = (await api("GET", `/api/v1/replicas?deployment=${m.name}`)).body.items;
         return items.filter((r) => r.state === "ready").length >= m.replicas ? true : undefined;
@@ -151,18 +152,20 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     await until("the router to serve every model", async () => {
       const r = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
       const ids = new Set(((await r.json()) as { data: { id: string }[] }).data.map((m) => m.id));
-      return MODELS.every((m) => ids.has(m.name)) ? true : undefined;
+      return models.every((m) => ids.has(m.name)) ? true : undefined;
     });
-    const body = JSON.stringify({ model: "demo-chat", stream: true, messages: [{ role: "user", content: "Hello" }] });
+    const body = JSON.stringify({ model: models[0]!.name, stream: true, messages: [{ role: "user", content: "Hello" }] });
+    const replicas = models.reduce((n, m) => n + m.replicas, 0);
     process.stdout.write(
       [
         "",
-        "llmgw demo is ready: 2 simulated nodes (8× H100 each), 3 replicas of mock engines.",
+        `llmgw demo is ready: ${nodes.length} simulated nodes (${describeNodes(scenario)}), ${replicas} replicas of mock engines.`,
         "",
-        `  console:      ${url}/admin   (log in with the admin token)`,
+        `  console:      ${url}/admin   (log in with the admin token; the rack view is ${url}/admin/nvlink)`,
         `  admin token:  ${admin}`,
         `  API key:      ${key}`,
-        `  models:       ${MODELS.map((m) => `${m.name} (${m.what}, ×${m.replicas})`).join(", ")}`,
+        "  models:",
+        ...models.map((m) => `    ${m.name.padEnd(12)} ×${m.replicas}  ${m.about}`),
         "",
         "Stream a chat completion through the router:",
         "",
@@ -185,6 +188,16 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
   }
   return code;
+}
+
+const KIND_NAMES: Record<string, string> = { gb200: "GB200 tray", "hgx-h100": "8× H100 HGX", "a100-mig": "A100 in MIG mode", l40s: "L40S" };
+
+/** "6 GB200 trays, 1 8× H100 HGX, …" */
+function describeNodes(s: Scenario): string {
+  const counts = new Map<string, number>();
+  for (const n of s.nodes) counts.set(n.kind, (counts.get(n.kind) ?? 0) + 1);
+  const fabrics = [...new Set(s.nodes.flatMap((n) => (n.ib_fabric ? [n.ib_fabric] : [])))];
+  return [...[...counts].map(([k, c]) => `${c}× ${KIND_NAMES[k] ?? k}`), ...fabrics.map((f) => `InfiniBand fabric ${f}`)].join(", ");
 }
 
 /** Stops the agents first (so nothing restarts an engine), then every engine's process group, then the server. */

@@ -64,21 +64,25 @@ requests (for at most ~2 s) and exits 0.`,
 
 program
   .command("demo")
-  .description("Run a whole simulated cluster without GPUs: control plane, two fake 8× H100 nodes, mock engines, an API key")
+  .description("Run a whole simulated cluster without GPUs: control plane, GB200 trays, H100, MIG and L40S nodes, mock engines, an API key")
   .option("--port <port>", "control plane port, 0 for any free one", "8080")
+  .option("--scenario <file>", "the cluster to simulate and the models to run (default: agent/sim/scenarios/demo.yaml; see docs/demo.md)")
   .option("--data <dir>", "keep the database, agent state and logs in this directory (default: a temporary one, removed at exit)")
   .option("--keep", "do not remove the temporary directory at exit")
   .option("--exit-when-ready", "print the lines below once every replica is ready, then stop everything and exit")
-  .option("--timeout <s>", "give up (exit 1) when the replicas are not ready within this many seconds", "90")
+  .option("--timeout <s>", "give up (exit 1) when the replicas are not ready within this many seconds", "120")
   .addHelpText(
     "after",
     `
-Starts, as child processes, \`llmgw serve\` on a fresh embedded database, two \`llmgw agent\`s on simulated HGX H100
-nodes (a fake nvidia-smi replaying real captures from test/fixtures, one InfiniBand fabric), and declares two models
-on the mock engine: demo-chat (TP=4, 2 replicas) and demo-2node (TP=8 over both nodes). When they are ready it prints
-the console URL, the admin token, an API key and a curl line that streams a chat completion through the router.
+Starts, as child processes, \`llmgw serve\` on a fresh embedded database and one \`llmgw agent\` per node of the
+scenario. The default one: six GB200 trays of one multi-node NVLink domain (tray 6's GPU 3 still joining), an 8× H100
+HGX board, an A100 in MIG mode (2× 1g.20gb + 2× 2g.20gb) and two L40S nodes on the InfiniBand fabric ib-demo, each
+seeing real nvidia-smi captures from test/fixtures through a fake nvidia-smi (and nvidia-imex-ctl). It declares the
+scenario's models on the mock engine (default: TP=8 on the H100 board, TP=8 over two GB200 trays, two MIG replicas,
+TP=2 over the L40S pair), waits until they are ready, and prints the console URL, the admin token, an API key and a
+curl line that streams a chat completion through the router.
 Ctrl-C stops everything it started, engines included. Runs from a checkout of the repository (npm run demo).
-Exit status: 0, 1 with a reason when the cluster is not ready in time, 2 for a bad flag.`,
+Exit status: 0, 1 with a reason when the cluster is not ready in time, 2 for a bad flag or scenario.`,
   )
   .action(async (flags: import("./demo.js").DemoFlags) => {
     const { runDemo } = await import("./demo.js");

@@ -6,7 +6,7 @@ import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { setAdminState } from "../db/nodes.js";
-import { placeTimed } from "../metrics/placement.js";
+import { placeAndWake } from "../metrics/placement.js";
 import { ACTIONS } from "../routes/nodes.js";
 import { deploymentsPage } from "./deployments.js";
 import { page } from "./layout.js";
@@ -60,9 +60,7 @@ function forbidden(c: Context<ConsoleEnv>) {
 /** Places now, in the background, after a console write that may change placement (as the API does after its writes). */
 function placeSoon(c: Context<ConsoleEnv>) {
   const deps = c.var.deps;
-  const work = placeTimed(deps, deps.now())
-    .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
-    .catch((e: unknown) => deps.log.warn("placement after a console action failed; the next poll retries it", { error: String(e) }));
+  const work = placeAndWake(deps, "a console action");
   if (deps.background) deps.background(work);
   else c.executionCtx.waitUntil(work);
 }

@@ -93,13 +93,37 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<type
     recentRepairs: recent?.n ?? 0,
     maxFraction: s.repairMaxFraction,
   });
-  const ev: NewEvent[] = r.release.map((x) => ({ type: "replica_repaired", nodeId: null, message: `replica ${x.id} freed for re-placement: ${x.why}`, data: { replica: x.id } }));
+  const deploymentOf = new Map(input.replicas.map((x) => [x.id, x.deployment]));
+  const ev: NewEvent[] = r.release.map((x) => ({
+    type: "replica_repaired",
+    nodeId: null,
+    message: `replica ${x.id} freed for re-placement: ${x.why}`,
+    data: { replica: x.id, deployment: deploymentOf.get(x.id), ...(x.failedOn ? { failedOn: x.failedOn } : {}) },
+  }));
   if (r.held) {
     const [told] = await tx.select({ n: count() }).from(events).where(and(eq(events.type, "repair_held"), gt(events.at, now - 300_000)));
     if (!told?.n) ev.push({ type: "repair_held", nodeId: null, message: r.held });
   }
   await insertEvents(tx, now, ev);
   return r;
+}
+
+/** How long placement keeps a deployment's replicas off a node where one failed past its restart limit, if it can. */
+export const AVOID_FAILED_NODE_MS = 10 * 60_000;
+
+/** Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees). */
+async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]>> {
+  const rows = await tx.select({ data: events.data }).from(events).where(and(eq(events.type, "replica_repaired"), gt(events.at, now - AVOID_FAILED_NODE_MS)));
+  const out = new Map<string, Set<string>>();
+  for (const { data } of rows) {
+    const d = data?.deployment;
+    const on = data?.failedOn;
+    if (typeof d !== "string" || !Array.isArray(on)) continue;
+    const set = out.get(d) ?? new Set<string>();
+    for (const n of on) if (typeof n === "string") set.add(n);
+    out.set(d, set);
+  }
+  return new Map([...out].map(([d, set]) => [d, [...set].sort()]));
 }
 
 async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: FactsCache): Promise<PlaceResult> {
@@ -110,7 +134,12 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   const all = planInput({ ...rows, nextSeq: c.nextSeq, now, lostAfterS: settings.nodeLostAfterS });
   const repairs = await repairsIn(tx, all, rows, now, settings);
   const freed = new Set(repairs.release.map((x) => x.id));
-  const input = { ...all, replicas: all.replicas.filter((r) => !freed.has(r.id)) };
+  const failures = await recentFailures(tx, now);
+  const input = {
+    ...all,
+    replicas: all.replicas.filter((r) => !freed.has(r.id)),
+    deployments: all.deployments.map((d) => (failures.has(d.name) ? { ...d, avoid: failures.get(d.name) } : d)),
+  };
   const planned = plan(input);
   const p = { ...planned, release: [...freed, ...planned.release] };
   const changed = new Set<string>();

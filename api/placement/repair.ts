@@ -16,7 +16,8 @@ export type RepairFacts = {
 };
 
 export type Repairs = {
-  release: { id: string; why: string }[];
+  /** Replicas to free; `failedOn`: the nodes whose shards failed (their next placement tries other nodes first). */
+  release: { id: string; why: string; failedOn?: string[] }[];
   /** Replicas that need repair but wait for the budget of the next minute. */
   deferred: number;
   /** Set when nothing on lost nodes is repaired because too much of the fleet is lost at once. */
@@ -27,7 +28,9 @@ export type Repairs = {
 export function chooseRepairs(f: RepairFacts): Repairs {
   const goneAfter = (f.lostAfterS + f.graceS) * 1000;
   const lostNodes = [...f.silentMs].filter(([, ms]) => ms > f.lostAfterS * 1000).map(([id]) => id);
-  const failed = f.replicas.filter((r) => r.shards.some((s) => s.state === "failed")).map((r) => ({ id: r.id, why: "a shard failed past its restart limit" }));
+  const failed = f.replicas
+    .filter((r) => r.shards.some((s) => s.state === "failed"))
+    .map((r) => ({ id: r.id, why: "a shard failed past its restart limit", failedOn: [...new Set(r.shards.filter((s) => s.state === "failed").map((s) => s.nodeId))].sort() }));
   const failedIds = new Set(failed.map((r) => r.id));
   let onLost = f.replicas
     .filter((r) => !failedIds.has(r.id))

@@ -73,6 +73,8 @@ export type PlaceDeployment = {
   /** Allowed profile names in order of preference; all of the model's, in its order, when absent. */
   profiles?: string[];
   nodeSelector?: Record<string, string>;
+  /** Nodes where a replica of this deployment recently failed past its restart limit: other nodes are tried first. */
+  avoid?: string[];
 };
 
 /** One shard as placed: everything an agent needs to start it (the StartShard of the poll). */

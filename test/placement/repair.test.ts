@@ -17,7 +17,7 @@ const replica = (id: string, ...shards: [string, string?][]) => ({ id, shards: s
 describe("chooseRepairs", () => {
   it("frees a replica whose shard failed past its restart limit", () => {
     const r = chooseRepairs(facts({ replicas: [replica("r1", ["a", "ready"], ["b", "failed"]), replica("r2", ["c", "ready"])] }));
-    expect(r).toEqual({ release: [{ id: "r1", why: "a shard failed past its restart limit" }], deferred: 0 });
+    expect(r).toEqual({ release: [{ id: "r1", why: "a shard failed past its restart limit", failedOn: ["b"] }], deferred: 0 });
   });
 
   it("frees a lost node's replicas only after the grace period", () => {

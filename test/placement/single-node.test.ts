@@ -28,6 +28,14 @@ describe("single-node placement", () => {
     expect(cardsOf(p)).toEqual(want);
   });
 
+  it("keeps a deployment off the nodes its replicas recently failed on while another node fits, and uses them when none does", () => {
+    const place = (nodes: PlaceNode[], avoid: string[]) => cardsOf(plan(input({ nodes, models: [tp4], deployments: [deployment("l70", "l70", 1, { avoid })], replicas: [], nextSeq: 1 })));
+    // gpu-1 comes first on node id, but the replica failed there
+    expect(place([hgx("gpu-1"), hgx("gpu-2")], [])).toEqual(["gpu-1:0,1,2,3"]);
+    expect(place([hgx("gpu-1"), hgx("gpu-2")], ["gpu-1"])).toEqual(["gpu-2:0,1,2,3"]);
+    expect(place([hgx("gpu-1")], ["gpu-1"])).toEqual(["gpu-1:0,1,2,3"]);
+  });
+
   it("places two TP=4 replicas on one HGX node, one per NUMA node, with ids from nextSeq", () => {
     const p = run([hgx("gpu-1")], 2);
     expect(cardsOf(p)).toEqual(["gpu-1:0,1,2,3", "gpu-1:4,5,6,7"]);
