@@ -49,7 +49,7 @@ function fail(res: ServerResponse, status: Status, message: string, type: OpenAi
 
 const allowed = (key: ApiKeyInfo, model: string) => !key.models || key.models.includes(model);
 
-/** The request body as text, or undefined (after answering 413) when it is larger than `max` bytes. */
+/** The request body as text; undefined when it is larger than `max` bytes (after answering 413) or the client left. */
 function readBody(req: IncomingMessage, res: ServerResponse, max: number): Promise<string | undefined> {
   const tooLarge = () => {
     fail(res, 413, `request body larger than ${max} bytes`, "invalid_request_error", "request_too_large", { connection: "close" });
@@ -67,7 +67,8 @@ function readBody(req: IncomingMessage, res: ServerResponse, max: number): Promi
       ok(tooLarge());
     };
     const onEnd = () => ok(Buffer.concat(parts, size).toString("utf8"));
-    req.on("data", onData).once("end", onEnd).once("error", ko);
+    // a client gone before its body ended: nothing to answer
+    req.on("data", onData).once("end", onEnd).once("error", ko).once("close", () => ok(undefined));
   });
 }
 

@@ -11,10 +11,18 @@ export const SIM_ADMIN = `llmgw_adm_${"simdrill".repeat(5)}`;
 export type Replica = { id: string; deployment: string; state: string; endpoint: string | null; shards: { shardId: string; nodeId: string; fabric: string; state?: string }[] };
 
 /** Starts the control plane and every node's agent; resolves once every node is ready. */
-export async function startSimCluster(o: { dir: string; scenario: string; serveEnv?: Record<string, string>; agentExtra?: Record<string, unknown>; engineArgs?: string[] }) {
+export async function startSimCluster(o: {
+  dir: string;
+  scenario: string;
+  /** The control plane's database: a libSQL server URL (migrated already), or a file in `dir` when absent. */
+  db?: string;
+  serveEnv?: Record<string, string>;
+  agentExtra?: Record<string, unknown>;
+  engineArgs?: string[];
+}) {
   let scenario: Scenario = parseScenario(o.scenario, "drill scenario");
   const port = await freePort();
-  const serveArgs = ["--db", join(o.dir, "llmgw.db"), "--port", String(port)];
+  const serveArgs = ["--db", o.db ?? join(o.dir, "llmgw.db"), "--port", String(port)];
   const serveEnv = { LLMGW_ADMIN_TOKEN: SIM_ADMIN, ...o.serveEnv };
   let server = await startServe(serveArgs, { env: serveEnv });
   const url = server.url;
@@ -23,7 +31,9 @@ export async function startSimCluster(o: { dir: string; scenario: string; serveE
     const text = await r.text();
     return { status: r.status, body: (text ? JSON.parse(text) : undefined) as any };
   };
-  const joinToken = (await api("POST", "/api/v1/join-tokens", { name: "sim" })).body.token as string;
+  // on a libSQL server the admin token is written just after the server listens
+  let joinToken = "";
+  await until(async () => !!(joinToken = (await api("POST", "/api/v1/join-tokens", { name: "sim" })).body?.token), 20_000, "a join token");
   const agents = new Map<string, Proc>();
   const configs = new Map<string, { config: string; stateDir: string; env: Record<string, string> }>();
   let nextPort = 0;
