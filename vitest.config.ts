@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -7,6 +8,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // one test file per core: most of the suite's time is end-to-end tests waiting on their own processes
+    maxWorkers: availableParallelism(),
     setupFiles: ["./test/helpers/setup.ts"],
   },
 });
