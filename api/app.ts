@@ -7,7 +7,7 @@ import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
 import { serveMetrics } from "./metrics/endpoint.js";
 import { placeAndWake } from "./metrics/placement.js";
-import { randomBase62 } from "./secrets.js";
+import { requestIdOf } from "./request-id.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { assignmentRoutes } from "./routes/assignments.js";
@@ -24,8 +24,6 @@ import { routerRoutes } from "./router/routes.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { usageRoutes } from "./routes/usage.js";
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
 /** Compiles a route path (`/api/v1/nodes/:id/cordon`) to a matcher, for telling 405 from 404. */
 function pathMatcher(path: string): RegExp {
   const body = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+");
@@ -37,8 +35,7 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use("*", async (c, next) => {
-    const incoming = c.req.header("x-request-id");
-    const id = incoming && REQUEST_ID.test(incoming) ? incoming : `req_${randomBase62(16)}`;
+    const id = requestIdOf(c.req.header("x-request-id"));
     c.set("requestId", id);
     c.set("deps", deps);
     await next();

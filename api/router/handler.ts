@@ -5,7 +5,7 @@
 // Request/Response or web streams per request (the Node server puts it in front of the Hono app, see server.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Log } from "../deps.js";
-import { randomBase62 } from "../secrets.js";
+import { requestIdOf } from "../request-id.js";
 import type { Balancer } from "./balancer.js";
 import { openAiError, type OpenAiErrorType } from "./errors.js";
 import { failureKind, retriable, type Upstream, type UpstreamResponse } from "./failures.js";
@@ -32,7 +32,6 @@ export type RouterHandler = (req: IncomingMessage, res: ServerResponse) => void;
 const POSTS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]);
 const STREAMS_USAGE = new Set(["/v1/chat/completions", "/v1/completions"]);
 const PASS_HEADERS = ["content-type", "openai-model", "openai-processing-ms"];
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** True for the paths the router answers (everything else goes to the control API). */
 export const isRouterPath = (url: string | undefined) => !!url && (url.startsWith("/v1/") || url === "/v1" || url.startsWith("/v1?"));
@@ -223,8 +222,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const start = performance.now();
-    const incoming = req.headers["x-request-id"];
-    const requestId = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : `req_${randomBase62(16)}`;
+    const requestId = requestIdOf(req.headers["x-request-id"]);
     res.setHeader("x-request-id", requestId);
     const key = await authenticate(req, res);
     if (!key) return void req.resume();

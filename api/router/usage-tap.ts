@@ -70,7 +70,8 @@ const BLANK_LINE = Buffer.from("\n\n");
  * inside the blank line that ends an event).
  */
 export function sseTap(dropUsageEvent: boolean): Tap {
-  let pending: Buffer = Buffer.alloc(0);
+  const NOTHING = Buffer.alloc(0);
+  let pending: Buffer = NOTHING;
   let usage: Usage | undefined;
   const see = (event: string): boolean => {
     if (!USAGE_OBJECT.test(event)) return true;
@@ -93,19 +94,22 @@ export function sseTap(dropUsageEvent: boolean): Tap {
   };
   return {
     chunk(b) {
-      const bytes = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+      const bytes = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+      const n = bytes.length;
+      // the usual chunk: whole events, nothing held back from before
+      if (!pending.length && n >= 2 && bytes[n - 1] === 0x0a && bytes[n - 2] === 0x0a) return pass(bytes);
       const all = pending.length ? Buffer.concat([pending, bytes]) : bytes;
       const cut = all.lastIndexOf(BLANK_LINE);
       if (cut < 0) {
         pending = Buffer.from(all);
         return EMPTY;
       }
-      pending = Buffer.from(all.subarray(cut + 2));
+      pending = cut + 2 < all.length ? Buffer.from(all.subarray(cut + 2)) : NOTHING;
       return pass(all.subarray(0, cut + 2));
     },
     end() {
       const rest = pending.toString("utf8");
-      pending = Buffer.alloc(0);
+      pending = NOTHING;
       const keep = !rest.trim() || see(rest);
       return { rest: keep ? Buffer.from(rest) : EMPTY, usage };
     },
