@@ -190,9 +190,9 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   return code;
 }
 
-const KIND_NAMES: Record<string, string> = { gb200: "GB200 tray", "hgx-h100": "8× H100 HGX", "a100-mig": "A100 in MIG mode", l40s: "L40S" };
+const KIND_NAMES: Record<string, string> = { gb200: "GB200 tray (4 GPUs)", "hgx-h100": "HGX H100 board (8 GPUs)", "a100-mig": "A100 in MIG mode", l40s: "L40S" };
 
-/** "6 GB200 trays, 1 8× H100 HGX, …" */
+/** "6× GB200 tray (4 GPUs), 1× HGX H100 board (8 GPUs), …" */
 function describeNodes(s: Scenario): string {
   const counts = new Map<string, number>();
   for (const n of s.nodes) counts.set(n.kind, (counts.get(n.kind) ?? 0) + 1);
