@@ -7,7 +7,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { killEngines, LLMGW, mockProfile, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
+import { killEngines, LLMGW, mockProfile, processAlive, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
 import { agentSettings, DEFAULT_SCENARIO, loadScenario, modelProfile, type Scenario, writeNode } from "../agent/sim/scenario.js";
 
 export type DemoFlags = { port?: string; data?: string; keep?: boolean; exitWhenReady?: boolean; timeout?: string; scenario?: string };
@@ -18,14 +18,6 @@ type Child = { name: string; child: ChildProcess; exited: Promise<void>; output:
 
 const note = (line: string) => process.stderr.write(`llmgw demo: ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Starts a child process whose output goes to a log file (and is kept for the failure message). */
 function launch(name: string, args: string[], env: Record<string, string>, log: string): Child {
@@ -219,7 +211,7 @@ async function stopAll(children: Child[], stateDirs: string[]): Promise<void> {
     }
   });
   killEngines(stateDirs, "SIGTERM");
-  for (let i = 0; i < 30 && engines.some(alive); i++) await sleep(100);
+  for (let i = 0; i < 30 && engines.some(processAlive); i++) await sleep(100);
   killEngines(stateDirs, "SIGKILL");
   await term(children.filter((c) => c.name === "llmgw serve"));
 }

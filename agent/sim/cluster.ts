@@ -58,6 +58,16 @@ export function writeAgentConfig(a: AgentSetup): { config: string; stateDir: str
   return { config, stateDir };
 }
 
+/** True while a process with this pid exists. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The engine pid recorded in a state dir for a shard. */
 export function recordedPid(stateDir: string, shardId: string): number {
   return (JSON.parse(readFileSync(join(stateDir, "shards", `${shardId}.json`), "utf8")) as { pid: number }).pid;

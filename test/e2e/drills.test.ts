@@ -3,7 +3,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LLMGW, mockProfile } from "../../agent/sim/cluster.js";
+import { LLMGW, mockProfile, processAlive as alive } from "../../agent/sim/cluster.js";
 import { simDir } from "../../agent/sim/scenario.js";
 import { tempDir } from "../helpers/db.js";
 import { killAll, until } from "../helpers/process.js";
@@ -37,14 +37,6 @@ const chat = (model: string, o: { stream?: boolean; max_tokens?: number } = {}) 
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: o.max_tokens ?? 3, stream: o.stream ?? false }),
   });
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const inflight = async (model: string) => {
   const text = await (await fetch(`${c.url}/metrics`)).text();
   return Number(text.match(new RegExp(`^llmgw_router_inflight\\{model="${model}"\\} (\\S+)$`, "m"))?.[1] ?? "0");
