@@ -2,7 +2,7 @@
 // `model` to a ready replica's rank-0 endpoint. Bodies pass through unchanged (except `stream_options.include_usage`,
 // asked for so usage can be counted); responses stream through as they arrive, with backpressure.
 // This is the hot path of every inference request, so it works on Node's own request and response objects: no WHATWG
-// Request/Response or web streams per request (the Node server puts it in front of the Hono app, see server.ts).
+// Request/Response or web streams per request (api/http-server.ts puts it in front of the Hono app).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Log } from "../deps.js";
 import { requestIdOf } from "../request-id.js";
