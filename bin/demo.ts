@@ -7,7 +7,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { killEngines, LLMGW, mockProfile, processAlive, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
+import { killEngines, LLMGW, processAlive, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
 import { agentSettings, DEFAULT_SCENARIO, loadScenario, modelProfile, type Scenario, writeNode } from "../agent/sim/scenario.js";
 
 export type DemoFlags = { port?: string; data?: string; keep?: boolean; exitWhenReady?: boolean; timeout?: string; scenario?: string };
@@ -127,7 +127,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     await until(`${nodes.length} ready nodes`, async () => ((await api("GET", "/api/v1/nodes")).body.items.filter((n: { state: string }) => n.state === "ready").length === nodes.length ? true : undefined));
 
     for (const m of models) {
-      await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, (name, more) => mockProfile(name, more, TOKENS_PER_S))] } });
+      await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, TOKENS_PER_S)] } });
       await api("PUT", `/api/v1/deployments/${m.name}`, { spec: { model: m.name, replicas: m.replicas } });
       note(`deployment ${m.name}: ${m.replicas} × (${m.about}), mock engine`);
     }

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from "node:path";
 import { parseYamlWith } from "../../shared/yaml-file.js";
 import { z } from "../../shared/z.js";
-import { FIXTURES, IB_ROOT } from "./cluster.js";
+import { FIXTURES, IB_ROOT, mockProfile } from "./cluster.js";
 
 export const FAKE_IMEX_CTL = join(import.meta.dirname, "fake-nvidia-imex-ctl");
 export const DEFAULT_SCENARIO = join(import.meta.dirname, "scenarios", "demo.yaml");
@@ -193,11 +193,11 @@ export function agentSettings(root: string, node: SimNode): { extra: Record<stri
   };
 }
 
-/** The model profile of a scenario model (the mock engine through the `command` adapter). */
-export function modelProfile(m: SimModel, mock: (name: string, more: Record<string, unknown>) => Record<string, unknown>) {
+/** The model profile of a scenario model: the mock engine through the `command` adapter, with `engineArgs`. */
+export function modelProfile(m: SimModel, engineArgs: string[]) {
   const more: Record<string, unknown> = { gpuClass: m.gpu_class };
   if (m.tp !== undefined) more.tp = m.tp;
   if (m.gpus_per_node !== undefined) more.gpusPerNode = m.gpus_per_node;
   if (m.nodes !== undefined) more.nodes = m.nodes;
-  return mock("mock", more);
+  return mockProfile("mock", more, engineArgs);
 }

@@ -109,7 +109,7 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<type
 }
 
 /** How long placement keeps a deployment's replicas off a node where one failed past its restart limit, if it can. */
-export const AVOID_FAILED_NODE_MS = 10 * 60_000;
+const AVOID_FAILED_NODE_MS = 10 * 60_000;
 
 /** Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees). */
 async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]>> {

@@ -39,12 +39,7 @@ describe("drill: the database is unreachable", () => {
     const { nodeId, shardId } = r!.shards[0]!;
     const pid = c.enginePid(nodeId, shardId);
     const key = await c.key();
-    const chat = () =>
-      fetch(`${c.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 2 }),
-      });
+    const chat = () => c.chat(key, "m", { max_tokens: 2 });
     await until(async () => (await chat()).status === 200, 10_000, "the router serving m");
 
     sqld.child.kill("SIGKILL");

@@ -31,12 +31,7 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-const chat = (model: string, o: { stream?: boolean; max_tokens?: number } = {}) =>
-  fetch(`${c.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: o.max_tokens ?? 3, stream: o.stream ?? false }),
-  });
+const chat = (model: string, o?: { stream?: boolean; max_tokens?: number }) => c.chat(key, model, o);
 const inflight = async (model: string) => {
   const text = await (await fetch(`${c.url}/metrics`)).text();
   return Number(text.match(new RegExp(`^llmgw_router_inflight\\{model="${model}"\\} (\\S+)$`, "m"))?.[1] ?? "0");

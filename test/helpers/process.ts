@@ -107,3 +107,12 @@ export async function until(fn: () => Promise<boolean>, ms = 20_000, what = "con
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A JSON caller of a real server's API with `token` unless another is given; an empty body (204) reads as undefined. */
+export function apiCaller(url: string, token: string) {
+  return async (method: string, path: string, body?: unknown, as = token) => {
+    const r = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${as}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    return { status: r.status, headers: r.headers, body: (text ? JSON.parse(text) : undefined) as any };
+  };
+}

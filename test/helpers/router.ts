@@ -12,7 +12,7 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import { defaultSettings, migratedDb, silentLog } from "./app.js";
 import { mockProfile } from "./agents.js";
 import { nodeInventory, registerBody } from "./inventory.js";
-import { freePort, LLMGW, type Proc, start, until } from "./process.js";
+import { apiCaller, freePort, LLMGW, type Proc, start, until } from "./process.js";
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -31,10 +31,7 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
   await new Promise<void>((ok) => server.once("listening", () => ok()));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const engines: Proc[] = [];
-  const api = async (method: string, path: string, body?: unknown, token = admin) => {
-    const r = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: r.status, headers: r.headers, body: (r.status === 204 ? undefined : await r.json()) as any };
-  };
+  const api = apiCaller(url, admin);
   return {
     url, admin, store, client, routing, api, engines,
     /** Makes an API key and returns its secret. */

@@ -3,8 +3,8 @@
 // needs: kill or restart the control plane, an agent or a whole node, change a node's hardware state.
 import { join } from "node:path";
 import { agentSettings, modelProfile, parseScenario, type Scenario, setNodeState, type SimModel, type SimState, writeNode } from "../../agent/sim/scenario.js";
-import { killEngines, mockProfile, recordedPid, writeAgentConfig } from "../../agent/sim/cluster.js";
-import { freePort, LLMGW, type Proc, start, startServe, stop, until } from "./process.js";
+import { killEngines, recordedPid, writeAgentConfig } from "../../agent/sim/cluster.js";
+import { apiCaller, freePort, LLMGW, type Proc, start, startServe, stop, until } from "./process.js";
 
 export const SIM_ADMIN = `llmgw_adm_${"simdrill".repeat(5)}`;
 
@@ -26,11 +26,7 @@ export async function startSimCluster(o: {
   const serveEnv = { LLMGW_ADMIN_TOKEN: SIM_ADMIN, ...o.serveEnv };
   let server = await startServe(serveArgs, { env: serveEnv });
   const url = server.url;
-  const api = async (method: string, path: string, body?: unknown, token = SIM_ADMIN) => {
-    const r = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await r.text();
-    return { status: r.status, body: (text ? JSON.parse(text) : undefined) as any };
-  };
+  const api = apiCaller(url, SIM_ADMIN);
   // on a libSQL server the admin token is written just after the server listens
   let joinToken = "";
   await until(async () => !!(joinToken = (await api("POST", "/api/v1/join-tokens", { name: "sim" })).body?.token), 20_000, "a join token");
@@ -92,7 +88,7 @@ export async function startSimCluster(o: {
     },
     /** Declares a model on the mock engine and a deployment of it. */
     async deploy(m: SimModel, spec: Record<string, unknown> = {}) {
-      const model = await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, (name, more) => mockProfile(name, more, o.engineArgs ?? []))] } });
+      const model = await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, o.engineArgs ?? [])] } });
       if (model.status >= 300) throw new Error(`model ${m.name}: ${model.status} ${JSON.stringify(model.body)}`);
       const d = await api("PUT", `/api/v1/deployments/${m.name}`, { spec: { model: m.name, replicas: m.replicas, ...spec } });
       if (d.status >= 300) throw new Error(`deployment ${m.name}: ${d.status} ${JSON.stringify(d.body)}`);
@@ -102,6 +98,14 @@ export async function startSimCluster(o: {
       let items: Replica[] = [];
       await until(async () => (items = (await replicas(deployment)).filter((r) => r.state === "ready")).length >= count, ms, `${count} ready replica(s) of ${deployment}`);
       return items;
+    },
+    /** A chat completion of `model` through the router with API key `key`. */
+    chat(key: string, model: string, o: { stream?: boolean; max_tokens?: number } = {}) {
+      return fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: o.max_tokens ?? 3, stream: o.stream ?? false }),
+      });
     },
     /** Makes an API key for the router and returns its secret. */
     async key(name = "drill"): Promise<string> {
