@@ -9,8 +9,14 @@ export type UpstreamResponse = {
   headers: Record<string, string | string[] | undefined>;
   body: AsyncIterable<Uint8Array> & { destroy(): void };
 };
+/**
+ * What stops a call to an engine: an EventEmitter with `aborted` that emits "abort" once (undici takes it as a signal;
+ * it costs a fraction of an AbortController, and the router makes one per request).
+ */
+export type Cancel = { readonly aborted: boolean; once(event: "abort", listener: () => void): unknown; removeListener(event: "abort", listener: () => void): unknown };
+
 export type Upstream = {
-  send(url: string, path: string, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamResponse>;
+  send(url: string, path: string, body: string, headers: Record<string, string>, signal: Cancel): Promise<UpstreamResponse>;
   close(): Promise<void>;
 };
 

@@ -3,12 +3,13 @@
 // asked for so usage can be counted); responses stream through as they arrive, with backpressure.
 // This is the hot path of every inference request, so it works on Node's own request and response objects: no WHATWG
 // Request/Response or web streams per request (api/http-server.ts puts it in front of the Hono app).
+import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Log } from "../deps.js";
 import { requestIdOf } from "../request-id.js";
 import type { Balancer } from "./balancer.js";
 import { openAiError, type OpenAiErrorType } from "./errors.js";
-import { failureKind, retriable, type Upstream, type UpstreamResponse } from "./failures.js";
+import { type Cancel, failureKind, retriable, type Upstream, type UpstreamResponse } from "./failures.js";
 import type { RouterMetrics } from "./metrics.js";
 import type { TableCache } from "./table.js";
 import type { ApiKeyInfo, Endpoint, KeyStore, Limiter, UsageRecorder } from "./types.js";
@@ -48,27 +49,42 @@ function fail(res: ServerResponse, status: Status, message: string, type: OpenAi
 
 const allowed = (key: ApiKeyInfo, model: string) => !key.models || key.models.includes(model);
 
+/** Answers 413 for a body larger than `max` bytes and lets the rest of it drain. */
+function tooLarge(req: IncomingMessage, res: ServerResponse, max: number): undefined {
+  fail(res, 413, `request body larger than ${max} bytes`, "invalid_request_error", "request_too_large", { connection: "close" });
+  req.resume();
+  return undefined;
+}
+
 /** The request body as text; undefined when it is larger than `max` bytes (after answering 413) or the client left. */
 function readBody(req: IncomingMessage, res: ServerResponse, max: number): Promise<string | undefined> {
-  const tooLarge = () => {
-    fail(res, 413, `request body larger than ${max} bytes`, "invalid_request_error", "request_too_large", { connection: "close" });
-    req.resume();
-    return undefined;
-  };
-  if (Number(req.headers["content-length"] ?? 0) > max) return Promise.resolve(tooLarge());
+  if (Number(req.headers["content-length"] ?? 0) > max) return Promise.resolve(tooLarge(req, res, max));
   return new Promise((ok, ko) => {
     const parts: Buffer[] = [];
     let size = 0;
-    const onData = (b: Buffer) => {
-      size += b.length;
-      if (size <= max) return parts.push(b);
-      req.off("data", onData).off("end", onEnd);
-      ok(tooLarge());
-    };
-    const onEnd = () => ok(Buffer.concat(parts, size).toString("utf8"));
-    // a client gone before its body ended: nothing to answer
-    req.on("data", onData).once("end", onEnd).once("error", ko).once("close", () => ok(undefined));
+    // inline listeners: no per-request named closures on the hot path
+    req
+      .on("data", (b: Buffer) => {
+        if (size > max) return;
+        size += b.length;
+        if (size <= max) parts.push(b);
+        else ok(tooLarge(req, res, max));
+      })
+      .once("end", () => ok(size > max ? undefined : Buffer.concat(parts, size).toString("utf8")))
+      // a client gone before its body ended: nothing to answer
+      .once("error", ko)
+      .once("close", () => ok(undefined));
   });
+}
+
+/** The Cancel of one request. */
+class Abort extends EventEmitter implements Cancel {
+  aborted = false;
+  abort() {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit("abort");
+  }
 }
 
 type Sent = { ep: Endpoint; done: () => void; res: UpstreamResponse } | { aborted: true } | { failed: string; message: string };
@@ -101,7 +117,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
   }
 
   /** Sends the request to a ready replica, trying another one when the connection failed before the first byte. */
-  async function dispatch(req: IncomingMessage, endpoints: Endpoint[], path: string, body: string, requestId: string, signal: AbortSignal): Promise<Sent> {
+  async function dispatch(req: IncomingMessage, endpoints: Endpoint[], path: string, body: string, requestId: string, signal: Cancel): Promise<Sent> {
     const tried = new Set<string>();
     const headers = { "content-type": "application/json", accept: req.headers.accept ?? "application/json", "x-request-id": requestId };
     const session = req.headers["x-session-id"];
@@ -128,7 +144,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
   }
 
   /** Streams the engine's response to the client through the usage tap; resolves with the status it ended with. */
-  async function relay(res: ServerResponse, model: string, up: UpstreamResponse, tap: Tap, sse: boolean, signal: AbortSignal): Promise<number> {
+  async function relay(res: ServerResponse, model: string, up: UpstreamResponse, tap: Tap, sse: boolean, signal: Cancel): Promise<number> {
     const headers: Record<string, string> = {};
     for (const h of PASS_HEADERS) {
       const v = up.headers[h];
@@ -185,13 +201,13 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     const injected = streaming && STREAMS_USAGE.has(path) && options.include_usage !== true;
     const upstreamBody = injected ? JSON.stringify({ ...body, stream_options: { ...options, include_usage: true } }) : text;
 
-    const abort = new AbortController();
+    const abort = new Abort();
     // the client went away before its response was complete: stop the engine's work too
     res.once("close", () => {
       if (!res.writableFinished) abort.abort();
     });
     r.metrics.inflight.inc({ model });
-    const sent = await dispatch(req, endpoints, path, upstreamBody, requestId, abort.signal);
+    const sent = await dispatch(req, endpoints, path, upstreamBody, requestId, abort);
     if (!("res" in sent)) {
       r.metrics.inflight.dec({ model });
       const status = "aborted" in sent ? 499 : sent.failed === "first_byte_timeout" ? 504 : 502;
@@ -204,7 +220,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     const tap = sse ? sseTap(injected) : jsonTap();
     let status: number;
     try {
-      status = await relay(res, model, sent.res, tap, sse, abort.signal);
+      status = await relay(res, model, sent.res, tap, sse, abort);
     } finally {
       sent.done();
       sent.res.body.destroy();

@@ -5,14 +5,14 @@ import type { Usage } from "./types.js";
 
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
+/** A token count as reported: a finite number, not negative, rounded; anything else counts 0. */
+const count = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
+
 /** `usage` of an OpenAI response object, in prompt/completion tokens (Responses API names included). */
 export function usageOf(x: unknown): Usage | undefined {
   const u = (x as { usage?: Record<string, unknown> } | null)?.usage;
   if (!u || typeof u !== "object") return undefined;
-  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
-  const prompt = n(u.prompt_tokens ?? u.input_tokens);
-  const completion = n(u.completion_tokens ?? u.output_tokens);
-  return { promptTokens: prompt, completionTokens: completion };
+  return { promptTokens: count(u.prompt_tokens ?? u.input_tokens), completionTokens: count(u.completion_tokens ?? u.output_tokens) };
 }
 
 export type Tap = {
@@ -22,96 +22,143 @@ export type Tap = {
   end(): { rest: Uint8Array; usage: Usage | undefined };
 };
 
-/** A tap for a JSON body: passes bytes through and parses the whole body (up to a size) at the end. */
-export function jsonTap(): Tap {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  return {
-    chunk(b) {
-      if (size + b.length <= MAX_JSON_BYTES) parts.push(b);
-      size += b.length;
-      return b;
-    },
-    end() {
-      let usage: Usage | undefined;
-      if (size <= MAX_JSON_BYTES) {
-        try {
-          usage = usageOf(JSON.parse(Buffer.concat(parts).toString("utf8")));
-        } catch {
-          // not JSON: no usage
-        }
-      }
-      return { rest: new Uint8Array(), usage };
-    },
-  };
+const EMPTY = new Uint8Array();
+const USAGE_KEY = Buffer.from('"usage"');
+const BLANK_LINE = Buffer.from("\n\n");
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/**
+ * Where the object after the `"usage"` key at `at` starts (its `{`), or -1 when the key is not followed by `:` and an
+ * object. The bytes `"usage"` only occur as a key: inside a JSON string the quotes would be escaped.
+ */
+function usageObjectAfter(b: Uint8Array, at: number): number {
+  let i = at + USAGE_KEY.length;
+  while (isSpace(b[i])) i++;
+  if (b[i++] !== 0x3a) return -1;
+  while (isSpace(b[i])) i++;
+  return b[i] === 0x7b ? i : -1;
 }
 
-const EMPTY = new Uint8Array();
-// events carry usage as an object only when it is there (`"usage": null` on every other chunk is skipped unparsed)
-const USAGE_OBJECT = /"usage"\s*:\s*\{/;
-const USAGE_KEY = Buffer.from('"usage"');
-const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-/** True when `b` has `"usage"` followed by `:` and an object, looked for on the bytes. */
-function mentionsUsage(b: Buffer): boolean {
-  for (let at = b.indexOf(USAGE_KEY); at >= 0; at = b.indexOf(USAGE_KEY, at + 1)) {
-    let i = at + USAGE_KEY.length;
-    while (isSpace(b[i])) i++;
-    if (b[i++] !== 0x3a) continue;
-    while (isSpace(b[i])) i++;
-    if (b[i] === 0x7b) return true;
+/** The end (one past the closing `}`) of the JSON object starting at `from`, strings and nesting minded; -1 if it does not end. */
+function objectEnd(b: Uint8Array, from: number): number {
+  let depth = 0;
+  for (let i = from; i < b.length; i++) {
+    const c = b[i];
+    if (c === 0x22) {
+      // a string: skip to its closing quote, over escapes
+      for (i++; i < b.length && b[i] !== 0x22; i++) if (b[i] === 0x5c) i++;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if ((c === 0x7d || c === 0x5d) && --depth === 0) return i + 1;
   }
-  return false;
+  return -1;
 }
-const BLANK_LINE = Buffer.from("\n\n");
+
+/**
+ * The usage object of a JSON body, read without parsing the whole body: the last `"usage"` key whose value is an
+ * object, and only that object parsed (responses are often large; their usage comes last and is small).
+ */
+function usageInJson(b: Buffer): Usage | undefined {
+  for (let at = b.lastIndexOf(USAGE_KEY); at >= 0; at = at > 0 ? b.lastIndexOf(USAGE_KEY, at - 1) : -1) {
+    const start = usageObjectAfter(b, at);
+    const end = start < 0 ? -1 : objectEnd(b, start);
+    if (end < 0) continue;
+    try {
+      return usageOf({ usage: JSON.parse(b.toString("utf8", start, end)) as unknown });
+    } catch {
+      // not JSON after all: look further back
+    }
+  }
+  return undefined;
+}
+
+/** A tap for a JSON body: passes bytes through and reads the usage object at the end (bodies up to a size). */
+class JsonTap implements Tap {
+  private parts: Uint8Array[] = [];
+  private size = 0;
+  chunk(b: Uint8Array) {
+    if (this.size + b.length <= MAX_JSON_BYTES) this.parts.push(b);
+    this.size += b.length;
+    return b;
+  }
+  end() {
+    let usage: Usage | undefined;
+    if (this.size <= MAX_JSON_BYTES && this.parts.length) {
+      const p = this.parts;
+      usage = usageInJson(p.length === 1 ? Buffer.from(p[0]!.buffer, p[0]!.byteOffset, p[0]!.byteLength) : Buffer.concat(p, this.size));
+    }
+    return { rest: EMPTY, usage };
+  }
+}
+
+/** A tap for a JSON body: passes bytes through and reads `usage` at the end. */
+export const jsonTap = (): Tap => new JsonTap();
+
+/** The data lines of one SSE event, joined. */
+const dataOf = (event: string) => event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
 
 /**
  * A tap for an SSE stream: whole events pass on as soon as they are complete; `dropUsageEvent` removes the usage-only
  * event. Works on bytes: only events that carry a usage object are decoded (a chunk can end inside a character, never
  * inside the blank line that ends an event).
  */
-export function sseTap(dropUsageEvent: boolean): Tap {
-  const NOTHING = Buffer.alloc(0);
-  let pending: Buffer = NOTHING;
-  let usage: Usage | undefined;
-  const see = (event: string): boolean => {
-    if (!USAGE_OBJECT.test(event)) return true;
-    const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+class SseTap implements Tap {
+  private pending: Buffer = Buffer.alloc(0);
+  private usage: Usage | undefined;
+  constructor(private readonly dropUsageEvent: boolean) {}
+
+  /** Reads the usage of one event's text; false when it is the usage-only event to drop. */
+  private see(event: string): boolean {
     try {
-      const obj = JSON.parse(data) as { usage?: unknown; choices?: unknown[]; response?: unknown };
+      const obj = JSON.parse(dataOf(event)) as { usage?: unknown; choices?: unknown[]; response?: unknown };
       const u = usageOf(obj) ?? usageOf(obj.response);
-      if (u) usage = u;
-      return !(dropUsageEvent && Array.isArray(obj.choices) && obj.choices.length === 0 && obj.usage);
+      if (u) this.usage = u;
+      return !(this.dropUsageEvent && Array.isArray(obj.choices) && obj.choices.length === 0 && obj.usage);
     } catch {
       return true;
     }
-  };
-  /** Complete events, less a dropped one. */
-  const pass = (events: Buffer): Uint8Array => {
-    if (!mentionsUsage(events)) return events;
-    const each = events.toString("utf8").split(/(?<=\n\n)/);
-    const kept = each.filter(see);
-    return kept.length === each.length ? events : Buffer.from(kept.join(""));
-  };
-  return {
-    chunk(b) {
-      const bytes = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-      const n = bytes.length;
-      // the usual chunk: whole events, nothing held back from before
-      if (!pending.length && n >= 2 && bytes[n - 1] === 0x0a && bytes[n - 2] === 0x0a) return pass(bytes);
-      const all = pending.length ? Buffer.concat([pending, bytes]) : bytes;
-      const cut = all.lastIndexOf(BLANK_LINE);
-      if (cut < 0) {
-        pending = Buffer.from(all);
-        return EMPTY;
-      }
-      pending = cut + 2 < all.length ? Buffer.from(all.subarray(cut + 2)) : NOTHING;
-      return pass(all.subarray(0, cut + 2));
-    },
-    end() {
-      const rest = pending.toString("utf8");
-      pending = NOTHING;
-      const keep = !rest.trim() || see(rest);
-      return { rest: keep ? Buffer.from(rest) : EMPTY, usage };
-    },
-  };
+  }
+
+  /** Complete events, less a dropped one: only the events with a usage object in them are decoded. */
+  private pass(events: Buffer): Uint8Array {
+    let kept: Buffer[] | undefined;
+    let copied = 0; // bytes before `copied` are in `kept`
+    let seen = 0; // events before `seen` are read
+    for (let at = events.indexOf(USAGE_KEY); at >= 0; at = events.indexOf(USAGE_KEY, at + 1)) {
+      if (at < seen || usageObjectAfter(events, at) < 0) continue;
+      const before = events.lastIndexOf(BLANK_LINE, at);
+      const start = before < 0 ? 0 : before + 2;
+      seen = events.indexOf(BLANK_LINE, at) + 2;
+      if (this.see(events.toString("utf8", start, seen))) continue;
+      (kept ??= []).push(events.subarray(copied, start));
+      copied = seen;
+    }
+    if (!kept) return events;
+    kept.push(events.subarray(copied));
+    return Buffer.concat(kept);
+  }
+
+  chunk(b: Uint8Array): Uint8Array {
+    const bytes = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    const n = bytes.length;
+    // the usual chunk: whole events, nothing held back from before
+    if (!this.pending.length && n >= 2 && bytes[n - 1] === 0x0a && bytes[n - 2] === 0x0a) return this.pass(bytes);
+    const all = this.pending.length ? Buffer.concat([this.pending, bytes]) : bytes;
+    const cut = all.lastIndexOf(BLANK_LINE);
+    if (cut < 0) {
+      this.pending = Buffer.from(all);
+      return EMPTY;
+    }
+    this.pending = Buffer.from(all.subarray(cut + 2));
+    return this.pass(all.subarray(0, cut + 2));
+  }
+
+  end() {
+    const rest = this.pending.toString("utf8");
+    this.pending = Buffer.alloc(0);
+    const keep = !rest.trim() || !/"usage"\s*:\s*\{/.test(rest) || this.see(rest);
+    return { rest: keep ? Buffer.from(rest) : EMPTY, usage: this.usage };
+  }
 }
+
+/** A tap for an SSE stream; `dropUsageEvent`: remove the usage-only event (the router asked for it, not the client). */
+export const sseTap = (dropUsageEvent: boolean): Tap => new SseTap(dropUsageEvent);

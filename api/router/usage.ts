@@ -26,7 +26,8 @@ export type UsageWriter = UsageRecorder & {
 
 /** Adds `row`'s sums into `into`. */
 function add(into: Map<string, Row>, row: Row): void {
-  const id = JSON.stringify([row.keyName, row.model, row.hourStart]);
+  // key names are resource names (no NUL), so the model, last, may hold anything
+  const id = `${row.hourStart}\0${row.keyName}\0${row.model}`;
   const had = into.get(id);
   if (!had) into.set(id, { ...row });
   else {

@@ -66,6 +66,17 @@ describe("jsonTap", () => {
   });
 
   it.each([
+    ["usage with nested details", { id: "x", usage: { prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } } }, u(3, 4)],
+    ["usage before other keys", { usage: { prompt_tokens: 5, completion_tokens: 6 }, choices: [{ message: { content: "x".repeat(5000) } }] }, u(5, 6)],
+    ["content that quotes a usage object", { choices: [{ message: { content: 'say "usage": {"prompt_tokens": 999}' } }], usage: { prompt_tokens: 1, completion_tokens: 2 } }, u(1, 2)],
+    ["strings with braces and escapes inside usage", { usage: { note: '}{"\\', prompt_tokens: 7, completion_tokens: 8 } }, u(7, 8)],
+    ["usage: null, content quoting one", { choices: [{ message: { content: '"usage":{"prompt_tokens":9}' } }], usage: null }, undefined],
+  ])("reads the usage object only: %s", (_, obj, want) => {
+    const r = run(jsonTap(), pieces(enc.encode(JSON.stringify(obj)), 100));
+    expect(r.usage).toEqual(want);
+  });
+
+  it.each([
     ["not JSON", ["<html>bad gateway</html>"]],
     ["truncated JSON", [body.slice(0, -5)]],
     ["JSON without usage", [JSON.stringify({ error: { message: "nope" } })]],
@@ -185,6 +196,13 @@ describe("sseTap", () => {
   it("dropUsageEvent passes the events around the dropped one in the same chunk", () => {
     const r = run(sseTap(true), [chunk("z") + usageOnly + DONE]);
     expect(r.outs).toEqual([chunk("z") + DONE]);
+  });
+
+  it("dropUsageEvent drops only the usage-only event when several events carry usage in one chunk", () => {
+    const quoting = chunk('the "usage": {"prompt_tokens": 1} key', { prompt_tokens: 10, completion_tokens: 2 });
+    const r = run(sseTap(true), [quoting + chunk("x", { prompt_tokens: 10, completion_tokens: 3 }) + usageOnly + DONE]);
+    expect(r.outs).toEqual([quoting + chunk("x", { prompt_tokens: 10, completion_tokens: 3 }) + DONE]);
+    expect(r.usage).toEqual(u(10, 3));
   });
 
   it("passes data: [DONE], comments and unparsable events", () => {
