@@ -99,9 +99,10 @@ export async function load(job: Job): Promise<OpenResult | ClosedResult> {
   }
 }
 
-/** Runs a job in a child process (this file, loaded through tsx as this process is); `signal` kills it. */
-export function runLoad<J extends Job>(job: J, signal: AbortSignal): Promise<J extends { kind: "open" } ? OpenResult : ClosedResult> {
+/** Runs a job in a child process (this file, loaded through tsx as this process is); `signal` kills it; `started` sees its pid. */
+export function runLoad<J extends Job>(job: J, signal: AbortSignal, started?: (pid: number | undefined) => void): Promise<J extends { kind: "open" } ? OpenResult : ClosedResult> {
   const child = fork(fileURLToPath(import.meta.url), [JOB_FLAG, JSON.stringify(job)], { signal });
+  started?.(child.pid);
   return new Promise((ok, fail) => {
     child.once("message", (m) => ok(m as never));
     child.once("error", fail);

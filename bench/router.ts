@@ -1,29 +1,40 @@
-// Router figures: the latency llmgw's router adds in front of two engines, beside nginx's proxy_pass in front of the
-// same two, at fixed arrival rates (open loop) and at saturation (closed loop, 64 connections). The engines are
-// `llmgw mock-engine` processes answering at once (no token pacing), so what is left is the cost of the hop.
-// "direct" spreads the requests over both engines from the load generator itself, so each engine sees the same load
-// in all three set-ups. The router runs in this process, the load generator in a child process of its own (so this
-// process's CPU time is the router's). Needs nginx on the PATH (Debian: apt-get install nginx); takes about 7 minutes.
-// Run: npx tsx bench/router.ts
+// Router figures: the latency llmgw's router adds in front of two engines, beside nginx's proxy_pass and the least a
+// Node proxy can do ("node floor", bench/node-floor.ts) in front of the same two, at fixed arrival rates (open loop)
+// and at saturation (closed loop, 64 connections). The engines are `llmgw mock-engine` processes answering at once (no
+// token pacing), so what is left is the cost of the hop. "direct" spreads the requests over both engines from the load
+// generator itself, so each engine sees the same load in every set-up. The router and the node floor run in this
+// process (never at the same time), the load generator in a child process of its own (so this process's CPU time is
+// the proxy's). `--pin` gives the proxies (this process, nginx) the last CPU and the generator and engines the others.
+// Needs nginx on the PATH (Debian: apt-get install nginx); takes about 9 minutes.
+// Run: npx tsx bench/router.ts [--rates 200,500,1000] [--runs N] [--throughput-runs N] [--seconds S] [--pin]
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { DEFAULT_USAGE_FLUSH_MS } from "../api/router/usage.js";
+import { availableParallelism } from "node:os";
 import { startStack } from "../test/helpers/router.js";
 import { freePort, killAll, start, until } from "../test/helpers/process.js";
 import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from "./load.js";
 import { machine, median } from "./machine.js";
+import { startNodeFloor } from "./node-floor.js";
 
+const { values: args } = parseArgs({ options: { rates: { type: "string" }, runs: { type: "string" }, "throughput-runs": { type: "string" }, seconds: { type: "string" }, pin: { type: "boolean" } } });
+const count = (flag: string, v: string | undefined, dflt: number) => {
+  const n = v === undefined ? dflt : Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${flag} wants a whole number, not ${v}`);
+  return n;
+};
 const MODEL = "bench";
-const RATES = [200, 500, 1000];
-/** Runs per figure: three at the rate the aim is stated for, one at the others. */
-const RUNS = (rate: number) => (rate === 1000 ? 3 : 1);
-const SECONDS = 5;
+const RATES = (args.rates ?? "200,500,1000").split(",").map((r) => count("rates", r, 0)).filter((r) => r > 0);
+/** Runs per figure: three at the rate the aim is stated for, one at the others (unless --runs says). */
+const RUNS = (rate: number) => count("runs", args.runs, rate === 1000 ? 3 : 1);
+const SECONDS = count("seconds", args.seconds, 5);
 const WARMUP_S = 1;
 const CONNECTIONS = 64;
-const THROUGHPUT_RUNS = 3;
-const TARGETS = ["direct", "router", "nginx"] as const;
+const THROUGHPUT_RUNS = count("throughput-runs", args["throughput-runs"], 3);
+const TARGETS = ["direct", "router", "node floor", "nginx"] as const;
 type Target = (typeof TARGETS)[number];
 
 const MODES = {
@@ -69,12 +80,20 @@ const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const sign = (x: number) => `${x < 0 ? "−" : "+"}${ms(Math.abs(x))}`;
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
-/** CPU time used so far, in ms, by this process (the router: the load generator runs in its own) and by nginx. */
+/** CPU time used so far, in ms, by this process (the router or the node floor: the load generator runs in its own) and by nginx. */
 function cpuMs(nginxPid: number) {
   const u = process.cpuUsage();
   const stat = readFileSync(`/proc/${nginxPid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return { router: (u.user + u.system) / 1000, nginx: (Number(stat[11]) + Number(stat[12])) * TICK_MS };
+  return { node: (u.user + u.system) / 1000, nginx: (Number(stat[11]) + Number(stat[12])) * TICK_MS };
 }
+
+// --pin: the proxies get the last CPU to themselves; the load generator and the engines share the others
+const CPUS = availableParallelism();
+if (args.pin && CPUS < 2) throw new Error("--pin needs at least two CPUs");
+const PROXY_CPU = String(CPUS - 1);
+const OTHER_CPUS = CPUS > 1 ? `0-${CPUS - 2}` : "0";
+/** Pins every thread of `pid` to `cpus` (with --pin). */
+const pin = (pid: number | undefined, cpus: string) => void (args.pin && pid && execFileSync("taskset", ["-acp", cpus, String(pid)], { stdio: "ignore" }));
 
 // checked before anything starts: a missing nginx must not leave engines behind
 const nginxV = spawnSync("nginx", ["-v"], { encoding: "utf8" });
@@ -85,8 +104,10 @@ if (nginxV.error) {
 const stack = await startStack({ tableTtlMs: 1000, usageFlushMs: DEFAULT_USAGE_FLUSH_MS });
 const dir = mkdtempSync(join(tmpdir(), "llmgw-bench-router-"));
 const abort = new AbortController();
+let closeFloor = async () => undefined as void;
 const stop = async () => {
   abort.abort();
+  await closeFloor().catch(() => undefined);
   await killAll();
   await stack.close().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
@@ -101,25 +122,32 @@ try {
   const nginx = start("nginx", ["-c", join(dir, "nginx.conf"), "-p", dir, "-g", "daemon off;"]);
   const nginxUrl = `http://127.0.0.1:${nginxPort}`;
   await until(async () => (await fetch(`${nginxUrl}/health`)).ok, 10_000, `nginx on ${nginxUrl} (output: ${nginx.output()})`);
+  const floor = await startNodeFloor(engines);
+  closeFloor = floor.close;
+  pin(process.pid, PROXY_CPU);
+  pin(nginx.child.pid, PROXY_CPU);
+  for (const e of stack.engines) pin(e.child.pid, OTHER_CPUS);
 
-  const origins: Record<Target, string[]> = { direct: engines, router: [stack.url], nginx: [nginxUrl] };
+  const origins: Record<Target, string[]> = { direct: engines, router: [stack.url], "node floor": [floor.url], nginx: [nginxUrl] };
   const shot = (t: Target, mode: Mode): Shot => ({
     origins: origins[t],
     path: "/v1/chat/completions",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(MODES[mode]),
   });
-  /** Runs a load job against `t`, with the CPU time the proxy (router or nginx) spent per request sent. */
+  const load = (job: Job) => runLoad(job, abort.signal, (pid) => pin(pid, OTHER_CPUS));
+  /** Runs a load job against `t`, with the CPU time the proxy (router, node floor or nginx) spent per request sent. */
   async function measure<R extends { total: number }>(t: Target, mode: Mode, job: (s: Shot) => Job): Promise<R & { cpu: number }> {
+    const proc = t === "nginx" ? "nginx" : "node";
     const before = cpuMs(nginx.child.pid!);
-    const result = (await runLoad(job(shot(t, mode)), abort.signal)) as unknown as R;
+    const result = (await load(job(shot(t, mode)))) as unknown as R;
     const after = cpuMs(nginx.child.pid!);
-    return { ...result, cpu: t === "direct" ? NaN : (after[t] - before[t]) / result.total };
+    return { ...result, cpu: t === "direct" ? NaN : (after[proc] - before[proc]) / result.total };
   }
 
   const heapStart = process.memoryUsage().heapUsed;
   console.log(`machine: ${machine()}`);
-  console.log(`engines: 2 × llmgw mock-engine --tokens-per-s 0; nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up`);
+  console.log(`engines: 2 × llmgw mock-engine --tokens-per-s 0; nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`);
 
   // targets interleaved within each run, so that a slower minute on the shared machine hits all three alike
   const open = new Map<string, (OpenResult & { cpu: number })[]>();
@@ -127,7 +155,7 @@ try {
   const id = (mode: Mode, rate: number, t: Target) => `${mode}|${rate}|${t}`;
   const add = <V>(m: Map<string, V[]>, k: string, v: V) => m.set(k, [...(m.get(k) ?? []), v]);
   // warm every path once (JIT, connection pools, caches) before anything is measured
-  for (const mode of MODE_NAMES) for (const t of TARGETS) await runLoad({ kind: "closed", shot: shot(t, mode), connections: 16, seconds: 0, warmupS: 2 }, abort.signal);
+  for (const mode of MODE_NAMES) for (const t of TARGETS) await load({ kind: "closed", shot: shot(t, mode), connections: 16, seconds: 0, warmupS: 2 });
   for (const mode of MODE_NAMES) {
     for (const rate of RATES) {
       for (let run = 0; run < RUNS(rate); run++) {
@@ -139,11 +167,11 @@ try {
     }
   }
 
-  const W = [22, 7, 10, 8, 8, 18, 20, 9, 10, 0];
+  const W = [22, 7, 15, 8, 8, 18, 20, 9, 10, 0];
   const row = (cells: string[]) => console.log(cells.map((c, i) => c.padEnd(W[i]!)).join("").trimEnd());
   const cpu = (xs: { cpu: number }[]) => (Number.isNaN(xs[0]!.cpu) ? "" : ms(median(xs.map((x) => x.cpu))));
   console.log("\nopen loop: latency to the end of the body, ms (median over runs of each run's p50 and p99; added: median of the per-run differences from direct);");
-  console.log("gen lag: p99 of how late the generator sent; proxy CPU: ms of CPU the router's process or nginx used per request");
+  console.log("gen lag: p99 of how late the generator sent; proxy CPU: ms of CPU the proxy (this process for the router and the node floor, or nginx) used per request");
   row(["mode", "rate/s", "target", "sent/s", "done/s", "p50 / p99", "added p50 / p99", "gen lag", "proxy CPU", "errors"]);
   for (const mode of MODE_NAMES) {
     for (const rate of RATES) {
@@ -159,8 +187,8 @@ try {
       }
     }
   }
-  console.log(`\nclosed loop, ${CONNECTIONS} connections, ${SECONDS} s: requests/s, median of ${THROUGHPUT_RUNS} (range); proxy CPU ms per request`);
-  for (const mode of MODE_NAMES) {
+  if (THROUGHPUT_RUNS) console.log(`\nclosed loop, ${CONNECTIONS} connections, ${SECONDS} s: requests/s, median of ${THROUGHPUT_RUNS} (range); proxy CPU ms per request`);
+  for (const mode of THROUGHPUT_RUNS ? MODE_NAMES : []) {
     for (const t of TARGETS) {
       const runs = closed.get(id(mode, 0, t))!;
       const rps = runs.map((x) => x.rps);
