@@ -20,20 +20,34 @@ import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from
 import { machine, median } from "./machine.js";
 import { startNodeFloor } from "./node-floor.js";
 
-const { values: args } = parseArgs({ options: { rates: { type: "string" }, runs: { type: "string" }, "throughput-runs": { type: "string" }, seconds: { type: "string" }, pin: { type: "boolean" } } });
-const count = (flag: string, v: string | undefined, dflt: number) => {
-  const n = v === undefined ? dflt : Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${flag} wants a whole number, not ${v}`);
-  return n;
-};
+/** The command line, checked before anything starts (a bad flag exits 2 with a message). */
+function options() {
+  const { values: v } = parseArgs({ options: { rates: { type: "string" }, runs: { type: "string" }, "throughput-runs": { type: "string" }, seconds: { type: "string" }, pin: { type: "boolean" } } });
+  const whole = (flag: string, x: string | undefined, dflt: number, min = 0) => {
+    const n = x === undefined ? dflt : Number(x);
+    if (x?.trim() === "" || !Number.isInteger(n) || n < min) throw new Error(`--${flag} wants a whole number from ${min} up, not ${JSON.stringify(x)}`);
+    return n;
+  };
+  const rates = (v.rates ?? "200,500,1000").split(",").map((r) => whole("rates", r, 0, 1));
+  const runs = v.runs === undefined ? undefined : whole("runs", v.runs, 0, 1);
+  if (v.pin && availableParallelism() < 2) throw new Error("--pin needs at least two CPUs");
+  return { rates, runs, seconds: whole("seconds", v.seconds, 5, 1), throughputRuns: whole("throughput-runs", v["throughput-runs"], 3), pin: !!v.pin };
+}
+let args: ReturnType<typeof options>;
+try {
+  args = options();
+} catch (e) {
+  console.error(`bench/router.ts: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(2);
+}
 const MODEL = "bench";
-const RATES = (args.rates ?? "200,500,1000").split(",").map((r) => count("rates", r, 0)).filter((r) => r > 0);
+const RATES = args.rates;
 /** Runs per figure: three at the rate the aim is stated for, one at the others (unless --runs says). */
-const RUNS = (rate: number) => count("runs", args.runs, rate === 1000 ? 3 : 1);
-const SECONDS = count("seconds", args.seconds, 5);
+const RUNS = (rate: number) => args.runs ?? (rate === 1000 ? 3 : 1);
+const SECONDS = args.seconds;
 const WARMUP_S = 1;
 const CONNECTIONS = 64;
-const THROUGHPUT_RUNS = count("throughput-runs", args["throughput-runs"], 3);
+const THROUGHPUT_RUNS = args.throughputRuns;
 const TARGETS = ["direct", "router", "node floor", "nginx"] as const;
 type Target = (typeof TARGETS)[number];
 
@@ -89,7 +103,6 @@ function cpuMs(nginxPid: number) {
 
 // --pin: the proxies get the last CPU to themselves; the load generator and the engines share the others
 const CPUS = availableParallelism();
-if (args.pin && CPUS < 2) throw new Error("--pin needs at least two CPUs");
 const PROXY_CPU = String(CPUS - 1);
 const OTHER_CPUS = CPUS > 1 ? `0-${CPUS - 2}` : "0";
 /** Pins every thread of `pid` to `cpus` (with --pin). */
