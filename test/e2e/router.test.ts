@@ -70,6 +70,23 @@ describe("router", () => {
     expect(new Set(times.map((t) => Math.round(t / 10))).size).toBeGreaterThan(5);
   });
 
+  it("relays a body larger than the sockets hold to a client that reads slowly, whole and in order", async () => {
+    await s.replicas("bulk", 1, () => ["--tokens-per-s", "0"]);
+    const n = 1_500_000; // ~17 MB of text: the router has to wait for the client's socket to drain many times
+    const r = await post("/v1/completions", { model: "bulk", prompt: "x", max_tokens: n });
+    expect(r.status).toBe(200);
+    const reader = r.body!.getReader();
+    const parts: Uint8Array[] = [];
+    for (let got = await reader.read(); !got.done; got = await reader.read()) {
+      parts.push(got.value);
+      await new Promise(setImmediate); // a slow reader: one chunk per turn of the event loop
+    }
+    const text = (JSON.parse(Buffer.concat(parts).toString("utf8")) as { choices: { text: string }[] }).choices[0]!.text;
+    const words = text.split(" ");
+    expect(words).toHaveLength(n);
+    expect(words.every((w, i) => w === `token${i}`)).toBe(true);
+  }, 30_000);
+
   it("answers bad requests in OpenAI's error shape", async () => {
     const cases: [Promise<Response>, number, string][] = [
       [post("/v1/chat/completions", "{not json"), 400, "invalid_json"],
