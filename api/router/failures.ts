@@ -1,6 +1,5 @@
 // How calls to engines fail, sorted into what may be retried on another replica (nothing reached the engine) and
 // what may not; and the shape of the upstream client (undici on Node, in upstream.ts). No runtime imports.
-import type { Readable } from "node:stream";
 
 export type Timeouts = { connectMs: number; firstByteMs: number; idleMs: number };
 export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 5_000, firstByteMs: 600_000, idleMs: 120_000 };
@@ -8,10 +7,8 @@ export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 5_000, firstByteMs: 600_0
 export type UpstreamResponse = {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: UpstreamBody;
+  body: AsyncIterable<Uint8Array> & { destroy(): void };
 };
-/** An engine's response body as the router reads it: the parts of a Node Readable it uses. */
-export type UpstreamBody = Pick<Readable, "on" | "once" | "pause" | "resume" | "destroy">;
 /**
  * What stops a call to an engine: an EventEmitter with `aborted` that emits "abort" once (undici takes it as a signal;
  * it costs a fraction of an AbortController, and the router makes one per request).

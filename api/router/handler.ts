@@ -9,7 +9,7 @@ import type { Log } from "../deps.js";
 import { requestIdOf } from "../request-id.js";
 import type { Balancer } from "./balancer.js";
 import { openAiError, type OpenAiErrorType } from "./errors.js";
-import { type Cancel, failureKind, retriable, type Upstream, type UpstreamBody, type UpstreamResponse } from "./failures.js";
+import { type Cancel, failureKind, retriable, type Upstream, type UpstreamResponse } from "./failures.js";
 import type { RouterMetrics } from "./metrics.js";
 import type { TableCache } from "./table.js";
 import type { ApiKeyInfo, Endpoint, KeyStore, Limiter, UsageRecorder } from "./types.js";
@@ -74,40 +74,6 @@ function readBody(req: IncomingMessage, res: ServerResponse, max: number): Promi
       // a client gone before its body ended: nothing to answer
       .once("error", ko)
       .once("close", () => ok(undefined));
-  });
-}
-
-/**
- * Passes the engine's body to the client chunk by chunk through the tap, pausing it while the client's socket is full;
- * settles when the body ends, fails or closes early. Events rather than an async iterator: no promise per chunk.
- */
-function pump(res: ServerResponse, body: UpstreamBody, tap: Tap): Promise<void> {
-  return new Promise((ok, ko) => {
-    let settled = false;
-    body
-      .on("data", (chunk: Uint8Array) => {
-        let bytes: Uint8Array;
-        try {
-          bytes = tap.chunk(chunk);
-        } catch (e) {
-          return void body.destroy(e as Error);
-        }
-        if (bytes.length && !res.write(bytes) && !res.destroyed) {
-          body.pause();
-          res.once("drain", () => body.resume());
-        }
-      })
-      .once("end", () => {
-        settled = true;
-        ok();
-      })
-      .once("error", (e: Error) => {
-        settled = true;
-        ko(e);
-      })
-      .once("close", () => {
-        if (!settled) ko(new Error("the engine's response closed before its end"));
-      });
   });
 }
 
@@ -189,7 +155,10 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     else if (typeof up.headers["content-length"] === "string") headers["content-length"] = up.headers["content-length"];
     res.writeHead(up.status, headers);
     try {
-      await pump(res, up.body, tap);
+      for await (const chunk of up.body) {
+        const bytes = tap.chunk(chunk);
+        if (bytes.length && !res.write(bytes) && !res.destroyed) await new Promise((ok) => res.once("drain", ok).once("close", ok));
+      }
       const rest = tap.end().rest;
       res.end(rest.length ? rest : undefined);
       return up.status;
