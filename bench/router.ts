@@ -9,11 +9,10 @@
 // Run: npx tsx bench/router.ts [--rates 200,500,1000] [--runs N] [--throughput-runs N] [--seconds S] [--pin]
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_USAGE_FLUSH_MS } from "../api/router/usage.js";
-import { availableParallelism } from "node:os";
 import { startStack } from "../test/helpers/router.js";
 import { freePort, killAll, start, until } from "../test/helpers/process.js";
 import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from "./load.js";
@@ -162,7 +161,7 @@ try {
   console.log(`machine: ${machine()}`);
   console.log(`engines: 2 × llmgw mock-engine --tokens-per-s 0; nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`);
 
-  // targets interleaved within each run, so that a slower minute on the shared machine hits all three alike
+  // targets interleaved within each run, so that a slower minute on the shared machine hits all of them alike
   const open = new Map<string, (OpenResult & { cpu: number })[]>();
   const closed = new Map<string, (ClosedResult & { cpu: number })[]>();
   const id = (mode: Mode, rate: number, t: Target) => `${mode}|${rate}|${t}`;
