@@ -39,6 +39,12 @@ function usageObjectAfter(b: Uint8Array, at: number): number {
   return b[i] === 0x7b ? i : -1;
 }
 
+/** True when `b` has a `"usage"` key whose value is an object. */
+function hasUsageObject(b: Buffer): boolean {
+  for (let at = b.indexOf(USAGE_KEY); at >= 0; at = b.indexOf(USAGE_KEY, at + 1)) if (usageObjectAfter(b, at) >= 0) return true;
+  return false;
+}
+
 /** The end (one past the closing `}`) of the JSON object starting at `from`, strings and nesting minded; -1 if it does not end. */
 function objectEnd(b: Uint8Array, from: number): number {
   let depth = 0;
@@ -153,9 +159,10 @@ class SseTap implements Tap {
   }
 
   end() {
-    const rest = this.pending.toString("utf8");
+    const bytes = this.pending;
+    const rest = bytes.toString("utf8");
     this.pending = Buffer.alloc(0);
-    const keep = !rest.trim() || !/"usage"\s*:\s*\{/.test(rest) || this.see(rest);
+    const keep = !rest.trim() || !hasUsageObject(bytes) || this.see(rest);
     return { rest: keep ? Buffer.from(rest) : EMPTY, usage: this.usage };
   }
 }
