@@ -11,5 +11,6 @@ export default defineConfig({
     // one test file per core: most of the suite's time is end-to-end tests waiting on their own processes
     maxWorkers: availableParallelism(),
     setupFiles: ["./test/helpers/setup.ts"],
+    globalSetup: ["./test/helpers/build.ts"],
   },
 });

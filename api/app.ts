@@ -1,8 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import { bodyLimit } from "hono/body-limit";
 import { consoleRoutes } from "./console/routes.js";
 import type { AppDeps, AppEnv } from "./deps.js";
+import { docsRoutes } from "./docs.js";
 import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
 import { serveMetrics } from "./metrics/endpoint.js";
@@ -113,7 +113,7 @@ export function createApp(deps: AppDeps) {
       { name: "usage", description: "Requests and tokens the router counted, per API key, model and hour" },
     ],
   });
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "llmgw API" }));
+  app.route("/", docsRoutes(deps.docsScript));
 
   const routes = () => app.routes.map((r) => ({ method: r.method.toUpperCase(), match: pathMatcher(r.path) }));
   app.notFound((c) => {

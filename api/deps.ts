@@ -1,4 +1,5 @@
 import type { Store } from "./db/client.js";
+import type { DocsScript } from "./docs.js";
 import type { nodes } from "./db/schema.js";
 import type { FactsCache } from "./placement/apply.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
@@ -45,6 +46,8 @@ export type AppDeps = {
   router?: RouterDeps;
   /** Prometheus text for GET /metrics (absent: 404). */
   metricsText?: () => Promise<string>;
+  /** The API reference's browser script for /docs (absent: the Worker serves it as a static asset). */
+  docsScript?: () => Promise<DocsScript | undefined>;
   /** Told how long each placement run that changed the cluster's generation took (llmgw_placement_duration_seconds). */
   observePlacement?: (seconds: number) => void;
 };

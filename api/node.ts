@@ -1,5 +1,7 @@
 // The Node entry: opens the database, migrates an embedded one, ensures an admin token, serves the app.
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient, type Client } from "@libsql/client";
@@ -14,6 +16,7 @@ import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, Log } from "./deps.js";
+import type { DocsScript } from "./docs.js";
 import { createBackground } from "./background.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
 import { placeAndWake } from "./metrics/placement.js";
@@ -24,7 +27,20 @@ import { createPollHub } from "./poll-hub.js";
 import { VERSION } from "../shared/version.js";
 
 
-const MIGRATIONS = resolve(dirname(fileURLToPath(import.meta.url)), "../migrations");
+// this file runs from api/ in a checkout, or bundled into dist/: the package's root is one level up either way
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const MIGRATIONS = resolve(ROOT, "migrations");
+const DOCS_SCRIPT = resolve(ROOT, "dist", "public", "docs", "api-reference.js");
+
+/** The built API reference script (and its gzipped copy), read on first use; undefined when it was not built. */
+export function docsScriptReader(path = DOCS_SCRIPT): () => Promise<DocsScript | undefined> {
+  let loaded: Promise<DocsScript | undefined> | undefined;
+  return () =>
+    (loaded ??= Promise.all([readFile(path), readFile(`${path}.gz`)]).then(
+      ([plain, gzip]) => ({ plain, gzip, etag: `"${createHash("sha256").update(plain).digest("hex").slice(0, 16)}"` }),
+      () => undefined,
+    ));
+}
 
 /** True for an embedded database file (as opposed to a libSQL server). */
 export const isFileDb = (url: string) => url.startsWith("file:");
@@ -90,7 +106,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const cluster = createClusterMetrics(routing.registry, { db, now, lostAfterS: config.nodeLostAfterS, log, factsCache });
   const deps: AppDeps = {
     store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache,
-    router: routing.router, metricsText: () => cluster.text(), observePlacement: cluster.observePlacement,
+    router: routing.router, metricsText: () => cluster.text(), observePlacement: cluster.observePlacement, docsScript: docsScriptReader(),
   };
   const app = createApp(deps);
   const place = () => placeAndWake(deps, "a liveness sweep");

@@ -1,10 +1,17 @@
-// The one CLI entry: parses the subcommand and lazily imports the part it needs.
+// The one CLI entry: parses the subcommand and lazily imports the part it needs. `npm run build` bundles it into
+// dist/llmgw.js (and `npm run build:binary` into one executable), defining the git commit it was built from.
 import { Command, Option } from "commander";
 import { VERSION } from "../shared/version.js";
 
+declare const __LLMGW_COMMIT__: string | undefined;
+const COMMIT = typeof __LLMGW_COMMIT__ === "string" && __LLMGW_COMMIT__ ? __LLMGW_COMMIT__ : undefined;
+
+// stack traces name the .ts lines of the build's source maps
+process.setSourceMapsEnabled(true);
+
 const program = new Command("llmgw")
   .description("llmgw runs large language models on fleets of NVIDIA GPU machines")
-  .version(VERSION)
+  .version(COMMIT ? `${VERSION} (commit ${COMMIT})` : VERSION)
   .showHelpAfterError("(run with --help for usage)")
   .enablePositionalOptions();
 
@@ -66,7 +73,7 @@ program
   .command("demo")
   .description("Run a whole simulated cluster without GPUs: control plane, GB200 trays, H100, MIG and L40S nodes, mock engines, an API key")
   .option("--port <port>", "control plane port, 0 for any free one", "8080")
-  .option("--scenario <file>", "the cluster to simulate and the models to run (default: agent/sim/scenarios/demo.yaml; see docs/demo.md)")
+  .option("--scenario <file>", "the cluster to simulate and the models to run (default: the packaged agent/sim/scenarios/demo.yaml; see docs/demo.md)")
   .option("--data <dir>", "keep the database, agent state and logs in this directory (default: a temporary one, removed at exit)")
   .option("--keep", "do not remove the temporary directory at exit")
   .option("--exit-when-ready", "print the lines below once every replica is ready, then stop everything and exit")
@@ -77,11 +84,11 @@ program
 Starts, as child processes, \`llmgw serve\` on a fresh embedded database and one \`llmgw agent\` per node of the
 scenario. The default one: six GB200 trays of one multi-node NVLink domain (tray 6's GPU 3 still joining), an 8× H100
 HGX board, an A100 in MIG mode (2× 1g.20gb + 2× 2g.20gb) and two L40S nodes on the InfiniBand fabric ib-demo, each
-seeing real nvidia-smi captures from test/fixtures through a fake nvidia-smi (and nvidia-imex-ctl). It declares the
+seeing real nvidia-smi captures (shipped in the package) through a fake nvidia-smi (and nvidia-imex-ctl). It declares the
 scenario's models on the mock engine (default: TP=8 on the H100 board, TP=8 over two GB200 trays, two MIG replicas,
 TP=2 over the L40S pair), waits until they are ready, and prints the console URL, the admin token, an API key and a
 curl line that streams a chat completion through the router.
-Ctrl-C stops everything it started, engines included. Runs from a checkout of the repository (npm run demo).
+Ctrl-C stops everything it started, engines included. Runs from the installed package or a checkout (npm run demo).
 Exit status: 0, 1 with a reason when the cluster is not ready in time, 2 for a bad flag or scenario.`,
   )
   .action(async (flags: import("./demo.js").DemoFlags) => {
@@ -255,4 +262,5 @@ ctlCommand(ctlKeys, "create <name>", "Create an API key (never replaces one); it
 ctlCommand(ctlKeys, "rotate <name>", "Give an API key a new secret, printed once; the old one stops working").action((name, f) => ctlRun((c) => c.keyRotate(name, f)));
 ctlCommand(ctlKeys, "delete <name>", "Delete an API key").action((name, f) => ctlRun((c) => c.keyDelete(name, f)));
 
-await program.parseAsync(process.argv);
+// no top-level await: the single-executable build is CommonJS; a rejection still ends the process with its stack
+void program.parseAsync(process.argv);

@@ -1,15 +1,26 @@
 // A simulated GPU cluster on one host, shared by `llmgw demo` and the end-to-end tests: agent.yaml files for nodes
 // on 127.0.0.1 that see real nvidia-smi captures (through the fake nvidia-smi) and a real InfiniBand sysfs capture,
 // the mock engine as a `command` profile, and clean-up of the detached engines the agents leave behind.
-// The captures are read from test/fixtures, so this runs from a checkout of the repository.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+// The captures are read from test/fixtures, in a checkout or in the installed package (which ships the ones replayed).
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 
-export const ROOT = join(import.meta.dirname, "..", "..");
-export const LLMGW = join(ROOT, "bin", "llmgw.js");
+/** The nearest directory at or above `from` that holds llmgw's files: a checkout, or the installed package. */
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "agent", "sim", "fake-nvidia-smi"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`the simulator's files (agent/sim, test/fixtures) are not found above ${from}`);
+  }
+}
+
+// this file runs from agent/sim/ in a checkout, or bundled into dist/
+export const ROOT = packageRoot(import.meta.dirname);
+/** The built CLI, which the simulated nodes run. */
+export const LLMGW = join(ROOT, "dist", "llmgw.js");
 export const FIXTURES = join(ROOT, "test", "fixtures");
-export const FAKE_SMI = join(import.meta.dirname, "fake-nvidia-smi");
+export const SIM_DIR = join(ROOT, "agent", "sim");
+export const FAKE_SMI = join(SIM_DIR, "fake-nvidia-smi");
 export const IB_ROOT = join(FIXTURES, "ib-sysfs", "gpud-h100-sys-class-infiniband");
 
 /** The fake nvidia-smi's environment for an 8× H100 HGX node (real captures). */

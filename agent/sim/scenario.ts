@@ -8,10 +8,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from "node:path";
 import { parseYamlWith } from "../../shared/yaml-file.js";
 import { z } from "../../shared/z.js";
-import { FIXTURES, IB_ROOT, mockProfile } from "./cluster.js";
+import { FIXTURES, IB_ROOT, mockProfile, SIM_DIR } from "./cluster.js";
 
-export const FAKE_IMEX_CTL = join(import.meta.dirname, "fake-nvidia-imex-ctl");
-export const DEFAULT_SCENARIO = join(import.meta.dirname, "scenarios", "demo.yaml");
+export const FAKE_IMEX_CTL = join(SIM_DIR, "fake-nvidia-imex-ctl");
+export const DEFAULT_SCENARIO = join(SIM_DIR, "scenarios", "demo.yaml");
 
 /** What the captures of each kind of node are (real ones from test/fixtures; see test/fixtures/SOURCES.md). */
 const KINDS = {

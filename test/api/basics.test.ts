@@ -1,7 +1,8 @@
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
-import { openDb } from "../../api/node.js";
+import { docsScriptReader, openDb } from "../../api/node.js";
 import { createRowPoller } from "../../api/poll-hub.js";
 import { VERSION } from "../../shared/version.js";
 import { createTestApp, defaultSettings, silentLog, type TestApp } from "../helpers/app.js";
@@ -77,10 +78,43 @@ describe("OpenAPI and docs", () => {
     expect(Object.keys(r.json.components.securitySchemes)).toEqual(["adminToken", "joinToken", "nodeToken"]);
   });
 
-  it("serves interactive docs pointing at the document", async () => {
+  it("serves interactive docs pointing at the document, with nothing from another origin", async () => {
     const r = await t.call("GET", "/docs");
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toContain("text/html");
-    expect(r.text).toContain("/openapi.json");
+    expect(r.text).toContain('"url":"/openapi.json"');
+    expect(r.text).toContain('<script src="/docs/api-reference.js">');
+    expect(r.text).not.toMatch(/https?:\/\//);
+  });
+
+  it("serves the API reference's script itself: gzipped when the browser takes it, 304 for a matching ETag", async () => {
+    const docs = await createTestApp({ docsScript: docsScriptReader() });
+    try {
+      const plain = await docs.app.request("/docs/api-reference.js");
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+      const text = await plain.text();
+      expect(text).toContain("createApiReference");
+      const zipped = await docs.app.request("/docs/api-reference.js", { headers: { "accept-encoding": "gzip, br" } });
+      expect(zipped.headers.get("content-encoding")).toBe("gzip");
+      const bytes = Buffer.from(await zipped.arrayBuffer());
+      expect(bytes.length).toBeLessThan(text.length / 2);
+      expect(gunzipSync(bytes).toString()).toBe(text);
+      const again = await docs.app.request("/docs/api-reference.js", { headers: { "if-none-match": plain.headers.get("etag")! } });
+      expect(again.status).toBe(304);
+    } finally {
+      await docs.close();
+    }
+  });
+
+  it("says how to build the API reference's script when it is missing", async () => {
+    const docs = await createTestApp({ docsScript: docsScriptReader("/nonexistent/api-reference.js") });
+    try {
+      const r = await docs.call("GET", "/docs/api-reference.js");
+      expect(r.status).toBe(404);
+      expect(r.json.detail).toContain("npm run build");
+    } finally {
+      await docs.close();
+    }
   });
 });

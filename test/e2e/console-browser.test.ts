@@ -2,21 +2,18 @@
 // registered GB200 domain: log in, read the rack of /admin/nvlink by accessible names, watch it refresh in place,
 // open a node page, cordon the node with its button. Screenshots go to test-output/; with LLMGW_UPDATE_DOCS=1 the
 // full-rack picture is also written to docs/console-nvlink.png.
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RegisterRequestInput } from "../../shared/schemas/agent.js";
 import { DEGRADED_TRAY, fleet, gb200Tray, NVL_MODEL, OUT_TRAY, TRAYS } from "../console/cluster.js";
+import { CHROMIUM, haveChromium, launchChromium, skipWithoutChromium } from "../helpers/browser.js";
 import { tempDir } from "../helpers/db.js";
 import { registerBody } from "../helpers/inventory.js";
 import { ROOT, startServe, stop } from "../helpers/process.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-// CI installs chromium (.ci/run): there a missing browser is a failure, not a skip.
-const skip = !haveChromium && !process.env.CI;
-if (skip) console.warn("console-browser.test.ts: /usr/bin/chromium is not installed, so the console is not tried in a browser; `apt-get install -y chromium` brings it");
+const skip = skipWithoutChromium("console-browser.test.ts");
 
 const OUT = join(ROOT, "test-output");
 const TOKEN = "console-browser-admin-token-0000000001";
@@ -66,7 +63,7 @@ describe.skipIf(skip)("the console in chromium", () => {
     await register(fleet());
     await api("PUT", "/api/v1/models/llama-405b", { spec: NVL_MODEL });
     await api("PUT", "/api/v1/deployments/big", { spec: { model: "llama-405b", replicas: 2, pool: "prod" } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.on("pageerror", (e) => errors.push(String(e)));
     page.on("console", (m) => {

@@ -1,6 +1,6 @@
 import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
-import type { AppSettings, Log } from "../../api/deps.js";
+import type { AppDeps, AppSettings, Log } from "../../api/deps.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import { createBackground } from "../../api/background.js";
 import { applyMigrations, openDb } from "../../api/node.js";
@@ -39,7 +39,7 @@ export async function migratedDb() {
 }
 
 /** The app on a fresh, migrated temp-file database with one admin token, plus a small request helper. */
-export async function createTestApp(opts: { settings?: Partial<AppSettings>; log?: Log } = {}) {
+export async function createTestApp(opts: { settings?: Partial<AppSettings>; log?: Log; docsScript?: AppDeps["docsScript"] } = {}) {
   const migrated = await migratedDb();
   const { db, store } = migrated;
   const clock = testClock();
@@ -47,7 +47,7 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
   const waiter = createPollHub(store, 50);
   const background = createBackground();
-  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map() });
+  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map(), docsScript: opts.docsScript });
 
   async function call(method: string, path: string, c: Call = {}) {
     const headers: Record<string, string> = { ...c.headers };

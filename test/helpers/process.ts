@@ -3,7 +3,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
-export const LLMGW = join(ROOT, "bin", "llmgw.js");
+/** The built CLI (test/helpers/build.ts builds it before the tests run). */
+export const LLMGW = join(ROOT, "dist", "llmgw.js");
 
 export type Proc = { child: ChildProcess; output: () => string; waitFor: (re: RegExp, ms?: number) => Promise<RegExpMatchArray>; exited: Promise<number | null> };
 
