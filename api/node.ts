@@ -32,11 +32,18 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const MIGRATIONS = resolve(ROOT, "migrations");
 const DOCS_SCRIPT = resolve(ROOT, "dist", "public", "docs", "api-reference.js");
 
+/** The API reference script and its gzipped copy: assets of the single binary, else files of the build. */
+async function readDocsScript(path: string): Promise<[Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>]> {
+  const sea = await import("node:sea").catch(() => undefined);
+  if (sea?.isSea()) return [new Uint8Array(sea.getAsset("api-reference.js")), new Uint8Array(sea.getAsset("api-reference.js.gz"))];
+  return Promise.all([readFile(path), readFile(`${path}.gz`)]);
+}
+
 /** The built API reference script (and its gzipped copy), read on first use; undefined when it was not built. */
 export function docsScriptReader(path = DOCS_SCRIPT): () => Promise<DocsScript | undefined> {
   let loaded: Promise<DocsScript | undefined> | undefined;
   return () =>
-    (loaded ??= Promise.all([readFile(path), readFile(`${path}.gz`)]).then(
+    (loaded ??= readDocsScript(path).then(
       ([plain, gzip]) => ({ plain, gzip, etag: `"${createHash("sha256").update(plain).digest("hex").slice(0, 16)}"` }),
       () => undefined,
     ));

@@ -4,7 +4,19 @@ import { Command, Option } from "commander";
 import { VERSION } from "../shared/version.js";
 
 declare const __LLMGW_COMMIT__: string | undefined;
+declare const __LLMGW_BINARY__: boolean | undefined;
 const COMMIT = typeof __LLMGW_COMMIT__ === "string" && __LLMGW_COMMIT__ ? __LLMGW_COMMIT__ : undefined;
+const BINARY = typeof __LLMGW_BINARY__ === "boolean" && __LLMGW_BINARY__;
+
+/** In the single binary, refuses a command that reads the npm package's files (exit 2); true when it did. */
+function packageOnly(command: string, reads: string): boolean {
+  if (!BINARY) return false;
+  process.stderr.write(
+    `llmgw ${command} needs the npm package install of llmgw (it reads ${reads}); the single binary runs agent, agent inventory, doctor, ctl, mock-engine, and serve against a libSQL server\n`,
+  );
+  process.exitCode = 2;
+  return true;
+}
 
 // stack traces name the .ts lines of the build's source maps
 process.setSourceMapsEnabled(true);
@@ -43,6 +55,7 @@ program
   .description("Apply pending database migrations (run once before rolling out instances on a libSQL server)")
   .addOption(new Option("--db <url-or-path>", "database (env LLMGW_DB_URL, default file:./data/llmgw.db)"))
   .action(async (flags: { db?: string }) => {
+    if (packageOnly("migrate", "the package's migrations/")) return;
     const { runMigrate } = await import("./serve.js");
     process.exitCode = await runMigrate(flags);
   });
@@ -92,6 +105,7 @@ Ctrl-C stops everything it started, engines included. Runs from the installed pa
 Exit status: 0, 1 with a reason when the cluster is not ready in time, 2 for a bad flag or scenario.`,
   )
   .action(async (flags: import("./demo.js").DemoFlags) => {
+    if (packageOnly("demo", "the package's scenarios and captures")) return;
     const { runDemo } = await import("./demo.js");
     process.exitCode = await runDemo(flags);
   });

@@ -6,7 +6,7 @@
 // tsc. Also copies the API reference's browser bundle (a pinned devDependency) to dist/public/docs/ so /docs works with
 // no network. `--outdir DIR` builds elsewhere (the tests use it). Dependency-free apart from esbuild.
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -53,7 +53,8 @@ export function apiReferenceFiles() {
 
 /** Builds the package into `outdir` (default dist/). */
 export async function buildPackage(outdir = join(ROOT, "dist")) {
-  rmSync(outdir, { recursive: true, force: true });
+  // the previous build's chunks go; a single binary built beside them stays
+  for (const name of existsSync(outdir) ? readdirSync(outdir) : []) if (!name.startsWith("llmgw-")) rmSync(join(outdir, name), { recursive: true, force: true });
   await build({
     ...commonOptions(),
     outdir,
@@ -65,7 +66,12 @@ export async function buildPackage(outdir = join(ROOT, "dist")) {
     banner: { js: "#!/usr/bin/env node" },
   });
   chmodSync(join(outdir, "llmgw.js"), 0o755);
-  const docs = join(outdir, "public", "docs");
+  buildPackageDocs(join(outdir, "public", "docs"));
+  return outdir;
+}
+
+/** Writes the API reference's script, gzipped too, and its notice into `docs`. */
+export function buildPackageDocs(docs) {
   mkdirSync(docs, { recursive: true });
   const ref = apiReferenceFiles();
   const script = readFileSync(ref.script);
@@ -73,7 +79,6 @@ export async function buildPackage(outdir = join(ROOT, "dist")) {
   // served gzipped to browsers that take it (4 MB → 1 MB)
   writeFileSync(join(docs, "api-reference.js.gz"), gzipSync(script, { level: 9 }));
   writeFileSync(join(docs, "api-reference.NOTICE"), ref.notice);
-  return outdir;
 }
 
 /** The value of `--name VALUE` in argv, or undefined. */
