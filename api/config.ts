@@ -27,6 +27,8 @@ export const ServerConfig = z.object({
   routerMaxAttempts: int(1, 10).default(3),
   routerMaxRequestBytes: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   metricsToken: z.string().min(16, "at least 16 characters").max(256).regex(/^\S+$/, "no spaces").optional(),
+  /** Workers only: the subrequests a request may make on the account's plan (Free 50, Paid 10,000 by default). */
+  workerSubrequests: int(20, 10_000_000).default(50),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
@@ -49,6 +51,7 @@ const ENV: Record<keyof ServerConfig, string> = {
   routerMaxAttempts: "LLMGW_ROUTER_MAX_ATTEMPTS",
   routerMaxRequestBytes: "LLMGW_ROUTER_MAX_REQUEST_BYTES",
   metricsToken: "LLMGW_METRICS_TOKEN",
+  workerSubrequests: "LLMGW_WORKER_SUBREQUESTS",
 };
 const SECRETS = new Set(["adminToken", "dbAuthToken", "metricsToken"]);
 /** Variables other llmgw commands read (the CLI clients), not unknown to `serve`. */

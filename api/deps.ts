@@ -3,7 +3,8 @@ import type { DocsScript } from "./docs.js";
 import type { nodes } from "./db/schema.js";
 import type { FactsCache } from "./placement/apply.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
-import type { RouterDeps } from "./router/handler.js";
+import type { FetchRouter } from "./router/fetch-handler.js";
+import type { RouterDeps } from "./router/request.js";
 
 export type Log = {
   info(msg: string, extra?: object): void;
@@ -42,8 +43,10 @@ export type AppDeps = {
   background?: (work: Promise<unknown>) => void;
   /** Facts placement derived from unchanged inventories, kept between placements (absent: derived every time). */
   factsCache?: FactsCache;
-  /** The OpenAI-compatible router's state on this instance (Node only; absent on Workers: /v1 answers 503). */
+  /** The OpenAI-compatible router's state on this instance (Node: its node:http handler serves /v1 before the app). */
   router?: RouterDeps;
+  /** The router on WHATWG Request/Response, mounted at /v1 (the Worker); absent with no router either: /v1 answers 503. */
+  fetchRouter?: FetchRouter;
   /** Prometheus text for GET /metrics (absent: 404). */
   metricsText?: () => Promise<string>;
   /** The API reference's browser script for /docs (absent: the Worker serves it as a static asset). */

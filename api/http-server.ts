@@ -2,7 +2,8 @@
 // every inference request, no WHATWG Request per call), everything else to the Hono app through @hono/node-server.
 import { createServer, type Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
-import { isRouterPath, type RouterHandler } from "./router/handler.js";
+import type { RouterHandler } from "./router/handler.js";
+import { isRouterPath } from "./router/request.js";
 
 type Fetch = (request: Request) => Response | Promise<Response>;
 

@@ -71,13 +71,28 @@ export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown)
   };
 }
 
-/** Where no memory is shared between requests (Workers): each waiting request re-reads its own row. */
-export function createRowPoller(store: Store, everyMs = 1000): AssignmentWaiter {
+/**
+ * Subrequests a long-poll on a Worker keeps for what it does besides waiting: authentication, the placement that runs
+ * on every poll (its generation check, and a write transaction when the cluster changed) and reading the assignments.
+ * The rest of the plan's budget (LLMGW_WORKER_SUBREQUESTS) goes to re-reading the node's row while it waits; the
+ * Worker's end-to-end test counts both (docs/deploy.md has the figures).
+ */
+export const POLL_RESERVED_SUBREQUESTS = 30;
+
+/**
+ * Where no memory is shared between requests (Workers): each waiting request re-reads its own row, every `everyMs` but
+ * at most `maxReads` times over the whole wait (each read is one subrequest on the Worker's budget per request), so
+ * a long wait reads less often rather than more in total.
+ */
+export function createRowPoller(store: Store, o: { everyMs?: number; maxReads?: number } = {}): AssignmentWaiter {
+  const everyMs = o.everyMs ?? 1000;
+  const maxReads = o.maxReads ?? Number.POSITIVE_INFINITY;
   return {
     async wait(nodeId, index, ms, signal) {
       const end = Date.now() + ms;
-      while (Date.now() < end && !signal?.aborted) {
-        await new Promise((r) => setTimeout(r, Math.min(everyMs, Math.max(0, end - Date.now()))));
+      const step = Math.max(everyMs, Math.ceil(ms / maxReads));
+      for (let reads = 0; reads < maxReads && Date.now() < end && !signal?.aborted; reads++) {
+        await new Promise((r) => setTimeout(r, Math.min(step, Math.max(0, end - Date.now()))));
         const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
         if (!n || n.index > index) return;
       }

@@ -1,5 +1,7 @@
-// The Cloudflare Workers entry: the same app on a remote libSQL database, with a cron trigger for the liveness sweep.
-// Migrations are applied out of band (`llmgw migrate`); /readyz fails until they are.
+// The Cloudflare Workers entry: the same app on a remote libSQL database, with the router (fetch-based), /metrics and a
+// cron trigger for the liveness sweep. Migrations are applied out of band (`llmgw migrate`); /readyz fails until they
+// are. Nothing runs at module scope — Workers refuse random values, timers and I/O there — so everything is built on
+// the first request of an isolate (test/e2e/worker-build.test.ts and worker.test.ts check it).
 import { createClient } from "@libsql/client/web";
 import { drizzle } from "drizzle-orm/libsql/web";
 import { createApp } from "./app.js";
@@ -11,27 +13,51 @@ import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import { sweepLiveness } from "./liveness.js";
 import { createLog } from "./log.js";
+import { createIsolateMetrics } from "./metrics/isolate.js";
 import { placeAndWake } from "./metrics/placement.js";
-import { createRowPoller } from "./poll-hub.js";
+import { createRowPoller, POLL_RESERVED_SUBREQUESTS } from "./poll-hub.js";
+import { createIsolateRouter } from "./router/isolate.js";
 
 type Env = Record<string, string | undefined>;
 type Ctx = { waitUntil(p: Promise<unknown>): void };
 
-const log = createLog((line) => console.log(line));
+type Built = { env: Env; config: ServerConfig; deps: AppDeps; app: ReturnType<typeof createApp>; admin: Promise<unknown> };
 
 /** Config, store and app for this isolate's environment (rebuilt when the environment object changes). */
-let built: { env: Env; config: ServerConfig; deps: AppDeps; app: ReturnType<typeof createApp>; admin: Promise<unknown> } | undefined;
-function build(env: Env) {
+let built: Built | undefined;
+function build(env: Env): Built {
   if (built?.env === env) return built;
+  const log = createLog((line) => console.log(line));
   const result = loadServerConfig(env);
   if (!result.ok) throw new Error(`invalid configuration: ${result.errors.join("; ")}`);
   const config = result.config;
   const client = createClient({ url: config.dbUrl, authToken: config.dbAuthToken });
   const store = createStore(drizzle(client, { schema }), false);
-  const deps: AppDeps = { store, now: Date.now, log, settings: appSettings(config), migrations: expectedMigrations, waiter: createRowPoller(store) };
+  const now = () => Date.now();
+  const metrics = createIsolateMetrics({ db: store.db, now, lostAfterS: config.nodeLostAfterS, log });
+  const fetchRouter = createIsolateRouter(store, {
+    now,
+    log,
+    metrics: metrics.router,
+    maxAttempts: config.routerMaxAttempts,
+    maxRequestBytes: config.routerMaxRequestBytes,
+    timeouts: { connectMs: config.routerConnectTimeoutS * 1000, firstByteMs: config.routerFirstByteTimeoutS * 1000, idleMs: config.routerIdleTimeoutS * 1000 },
+  });
+  const waiter = createRowPoller(store, { everyMs: 1000, maxReads: config.workerSubrequests - POLL_RESERVED_SUBREQUESTS });
+  const deps: AppDeps = {
+    store,
+    now,
+    log,
+    settings: appSettings(config),
+    migrations: expectedMigrations,
+    waiter,
+    fetchRouter,
+    metricsText: () => metrics.text(),
+    observePlacement: metrics.observePlacement,
+  };
   const app = createApp(deps);
   // A Worker prints nothing at first start: the admin token must come from the LLMGW_ADMIN_TOKEN secret.
-  const admin = config.adminToken ? ensureAdminToken(store, Date.now(), config.adminToken).catch((e: unknown) => log.error("admin token", { error: String(e) })) : Promise.resolve();
+  const admin = config.adminToken ? ensureAdminToken(store, now(), config.adminToken).catch((e: unknown) => log.error("admin token", { error: String(e) })) : Promise.resolve();
   built = { env, config, deps, app, admin };
   return built;
 }

@@ -1,103 +1,11 @@
-// The cluster's gauges on /metrics, read from the database at every scrape (so every API instance reports the same
-// values), and this instance's placement duration histogram. clusterFigures() is pure; collect() reads and sets.
+// The cluster's gauges on /metrics as prom-client gauges (Node), set from one read of the database at every scrape,
+// and this instance's placement duration histogram.
 import { Gauge, Histogram, type Registry } from "prom-client";
-import { ShardState } from "../../shared/schemas/common.js";
-import { NodeState } from "../../shared/schemas/node.js";
 import type { Q } from "../db/client.js";
 import type { Log } from "../deps.js";
-import { nodeState } from "../liveness.js";
-import { type FactsCache, readPlacementRows } from "../placement/apply.js";
-import { classCapacity } from "../placement/capacity.js";
-import { planInput } from "../placement/input.js";
-import { type NvlinkCache, type NvlinkInput, nvlinkView, readNvlinkInput } from "../views/nvlink.js";
-
-type Labels = Record<string, string>;
-type Sample = { labels: Labels; value: number };
-
-/** Every cluster gauge: name, help and label names. */
-const GAUGES = {
-  gpuNvlinkJoined: {
-    name: "llmgw_gpu_nvlink_joined",
-    help: "1 when the GPU is joined to its multi-node NVLink domain (fabric Completed, Success, non-zero cluster UUID), else 0; GPUs of nodes in a domain only",
-    labelNames: ["node", "gpu", "domain"],
-  },
-  imexUp: { name: "llmgw_imex_up", help: "1 when the node's IMEX daemon is ready, else 0; nodes in an NVLink domain or reporting IMEX", labelNames: ["node"] },
-  imexChannels: { name: "llmgw_imex_channels", help: "IMEX channels the node has; nodes in an NVLink domain or reporting IMEX", labelNames: ["node"] },
-  nodeUp: { name: "llmgw_node_up", help: "1 when the node was heard from within the lost limit, 0 when it is lost", labelNames: ["node"] },
-  nodes: { name: "llmgw_nodes", help: "Nodes by state (ready, cordoned, draining, lost)", labelNames: ["state"] },
-  nodeHeartbeatAge: {
-    name: "llmgw_node_heartbeat_age_seconds",
-    help: "Seconds since the node's last heartbeat (since its registration before the first one)",
-    labelNames: ["node"],
-  },
-  devices: {
-    name: "llmgw_devices",
-    help: "Devices placement hands out (whole GPUs and MIG instances) by class and state: free, used by shards, unavailable (node not ready or the device has a problem)",
-    labelNames: ["class", "state"],
-  },
-  replicas: { name: "llmgw_replicas", help: "Placed replicas by deployment and state: ready (every shard ready), failed (a shard failed), starting", labelNames: ["deployment", "state"] },
-  pendingReplicas: { name: "llmgw_pending_replicas", help: "Replicas a deployment asks for that are not placed", labelNames: ["deployment"] },
-  shards: { name: "llmgw_shards", help: "Placed shards by the state their agent last reported (unknown before the first report)", labelNames: ["state"] },
-} as const;
-
-export type ClusterFigures = Record<keyof typeof GAUGES, Sample[]>;
-
-type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
-
-/** Every cluster gauge's samples from one read of the database. Pure. */
-export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; now: number; lostAfterS: number }): ClusterFigures {
-  const { rows, now, lostAfterS } = s;
-  const input = planInput({ ...rows, nextSeq: 1, now, lostAfterS });
-  const out: ClusterFigures = { gpuNvlinkJoined: [], imexUp: [], imexChannels: [], nodeUp: [], nodes: [], nodeHeartbeatAge: [], devices: [], replicas: [], pendingReplicas: [], shards: [] };
-
-  const byState = new Map<string, number>(NodeState.options.map((x) => [x, 0]));
-  for (const n of [...rows.nodes].sort((a, b) => (a.id < b.id ? -1 : 1))) {
-    const state = nodeState(n, now, lostAfterS);
-    byState.set(state, (byState.get(state) ?? 0) + 1);
-    out.nodeUp.push({ labels: { node: n.id }, value: state === "lost" ? 0 : 1 });
-    out.nodeHeartbeatAge.push({ labels: { node: n.id }, value: Math.max(0, now - (n.lastHeartbeatAt ?? n.registeredAt)) / 1000 });
-  }
-  for (const [state, value] of byState) out.nodes.push({ labels: { state }, value });
-
-  const view = nvlinkView(s.nvlink);
-  const trays = new Set<string>();
-  for (const d of view.domains) {
-    for (const t of d.trays) {
-      trays.add(t.node);
-      for (const g of t.gpus) out.gpuNvlinkJoined.push({ labels: { node: t.node, gpu: String(g.index), domain: g.domain ?? "" }, value: g.joined ? 1 : 0 });
-    }
-  }
-  for (const n of s.nvlink.nodes) {
-    if (!trays.has(n.id) && n.imex.state === "absent") continue;
-    out.imexUp.push({ labels: { node: n.id }, value: n.imex.state === "ready" ? 1 : 0 });
-    out.imexChannels.push({ labels: { node: n.id }, value: n.imex.channels });
-  }
-
-  for (const c of classCapacity(input)) {
-    const unavailable = c.unavailable.reduce((sum, u) => sum + u.count, 0);
-    for (const [state, value] of [["free", c.free], ["used", c.used], ["unavailable", unavailable]] as const) out.devices.push({ labels: { class: c.class, state }, value });
-  }
-
-  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state as string]));
-  const shardStates = new Map<string, number>([...ShardState.options, "unknown"].map((x) => [x, 0]));
-  const replicaStates = new Map<string, Record<"ready" | "starting" | "failed", number>>();
-  for (const d of input.deployments) replicaStates.set(d.name, { ready: 0, starting: 0, failed: 0 });
-  for (const r of input.replicas) {
-    const states = r.shards.map((sh) => stateOf.get(`${sh.nodeId}/${sh.shardId}`) ?? "unknown");
-    for (const st of states) shardStates.set(st, (shardStates.get(st) ?? 0) + 1);
-    const state = states.includes("failed") ? "failed" : states.length && states.every((x) => x === "ready") ? "ready" : "starting";
-    const counts = replicaStates.get(r.deployment) ?? { ready: 0, starting: 0, failed: 0 };
-    counts[state]++;
-    replicaStates.set(r.deployment, counts);
-  }
-  for (const [deployment, counts] of replicaStates) for (const [state, value] of Object.entries(counts)) out.replicas.push({ labels: { deployment, state }, value });
-  for (const d of input.deployments) {
-    const placed = input.replicas.filter((r) => r.deployment === d.name).length;
-    out.pendingReplicas.push({ labels: { deployment: d.name }, value: Math.max(0, d.replicas - placed) });
-  }
-  for (const [state, value] of shardStates) out.shards.push({ labels: { state }, value });
-  return out;
-}
+import type { FactsCache } from "../placement/apply.js";
+import type { NvlinkCache } from "../views/nvlink.js";
+import { CLUSTER_UP, type ClusterFigures, GAUGES, PLACEMENT_DURATION, readClusterFigures } from "./cluster-figures.js";
 
 export type ClusterMetricsOptions = {
   db: Q;
@@ -119,13 +27,8 @@ export function createClusterMetrics(registry: Registry, o: ClusterMetricsOption
     keyof typeof GAUGES,
     Gauge<string>
   >;
-  const up = new Gauge({ name: "llmgw_cluster_metrics_up", help: "1 when this scrape read the cluster's state from the database, else 0 (the cluster gauges are then absent)", registers });
-  const placement = new Histogram({
-    name: "llmgw_placement_duration_seconds",
-    help: "Placement runs of this API instance (the cluster had changed), from the generation check to commit",
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
+  const up = new Gauge({ ...CLUSTER_UP, registers });
+  const placement = new Histogram({ ...PLACEMENT_DURATION, labelNames: [], buckets: [...PLACEMENT_DURATION.buckets], registers });
   const factsCache = o.factsCache ?? new Map();
   const nvlinkCache: NvlinkCache = new Map();
 
@@ -133,8 +36,7 @@ export function createClusterMetrics(registry: Registry, o: ClusterMetricsOption
     const now = o.now();
     let figures: ClusterFigures;
     try {
-      const [rows, nvlink] = await Promise.all([readPlacementRows(o.db, factsCache), readNvlinkInput(o.db, now, o.lostAfterS, nvlinkCache)]);
-      figures = clusterFigures({ rows, nvlink, now, lostAfterS: o.lostAfterS });
+      figures = await readClusterFigures(o.db, now, o.lostAfterS, factsCache, nvlinkCache);
     } catch (e) {
       o.log.warn("metrics: could not read the cluster's state", { error: String(e) });
       for (const g of Object.values(gauges)) g.reset();

@@ -1,6 +1,7 @@
 // The one place placement touches the database: read everything, plan(), write the difference — in one write
 // transaction, and only when the cluster generation moved since the last placement.
 import { and, count, eq, getTableColumns, gt, inArray, sql } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q, Store, Tx } from "../db/client.js";
 import type { AppSettings } from "../deps.js";
@@ -110,6 +111,13 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<type
 
 /** How long placement keeps a deployment's replicas off a node where one failed past its restart limit, if it can. */
 const AVOID_FAILED_NODE_MS = 10 * 60_000;
+// rows per INSERT: at most 6 parameters a row stays far below SQLite's limit on bound parameters
+const ROWS_PER_INSERT = 500;
+
+/** Inserts `rows` into `table` in as few statements as the parameter limit allows. */
+async function insertAll<T extends SQLiteTable>(tx: Tx, table: T, rows: T["$inferInsert"][]) {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await tx.insert(table).values(rows.slice(i, i + ROWS_PER_INSERT));
+}
 
 /** Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees). */
 async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]>> {
@@ -156,17 +164,23 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
     await tx.delete(replicas).where(inArray(replicas.id, p.release));
   }
   const iface = new Map(nodeRows.map((n) => [n.id, n.mgmtInterface ?? undefined]));
+  // every new row of a kind in a few multi-row INSERTs, not one per replica: a statement is a round trip to a remote
+  // database (one subrequest of a Worker's budget), however many rows it carries
+  const added = { replicas: [] as (typeof replicas.$inferInsert)[], shards: [] as (typeof shards.$inferInsert)[], allocations: [] as (typeof allocations.$inferInsert)[], ports: [] as (typeof portAllocations.$inferInsert)[] };
   for (const r of p.assign) {
-    await tx.insert(replicas).values({ id: r.id, deployment: r.deployment, profile: r.profile, fingerprint: r.fingerprint, seq: r.seq, createdAt: now });
+    added.replicas.push({ id: r.id, deployment: r.deployment, profile: r.profile, fingerprint: r.fingerprint, seq: r.seq, createdAt: now });
     for (const s of r.shards) {
       changed.add(s.nodeId);
       const spec = startShard(input, r, s, iface.get(s.nodeId));
-      await tx.insert(shards).values({ id: s.shardId, replicaId: r.id, nodeId: s.nodeId, rank: s.rank, spec: JSON.stringify(spec) });
-      await tx.insert(allocations).values(s.deviceIds.map((deviceId) => ({ nodeId: s.nodeId, deviceId, shardId: s.shardId })));
-      const ports = [...new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort] : [])])];
-      await tx.insert(portAllocations).values(ports.map((port) => ({ nodeId: s.nodeId, port, shardId: s.shardId })));
+      added.shards.push({ id: s.shardId, replicaId: r.id, nodeId: s.nodeId, rank: s.rank, spec: JSON.stringify(spec) });
+      for (const deviceId of s.deviceIds) added.allocations.push({ nodeId: s.nodeId, deviceId, shardId: s.shardId });
+      for (const port of new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort] : [])])) added.ports.push({ nodeId: s.nodeId, port, shardId: s.shardId });
     }
   }
+  await insertAll(tx, replicas, added.replicas);
+  await insertAll(tx, shards, added.shards);
+  await insertAll(tx, allocations, added.allocations);
+  await insertAll(tx, portAllocations, added.ports);
   const pendingBy = new Map(p.pending.map((x) => [x.deployment, [{ count: x.count, reason: x.reason }]]));
   for (const d of deploymentRows) {
     const next = pendingBy.get(d.name) ?? null;

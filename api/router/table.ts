@@ -104,3 +104,30 @@ export function createTableCache(read: () => Promise<EndpointTable>, o: { now: (
     close: () => clearInterval(timer),
   };
 }
+
+/**
+ * A table cache for a Worker isolate: the table (plain data) is kept between requests, but each request that finds it
+ * older than `ttlMs` reads its own — no timer or shared promise outlives a request there. A failed read serves the last
+ * table, as on Node.
+ */
+export function createIsolateTableCache(read: () => Promise<EndpointTable>, o: { now: () => number; log: Log; ttlMs?: number }): TableCache {
+  const ttl = o.ttlMs ?? 1000;
+  let table: EndpointTable | undefined;
+  let stale: { since: number; error: string } | null = null;
+  return {
+    async get() {
+      if (table && o.now() - table.readAt < ttl) return table;
+      try {
+        table = await read();
+        stale = null;
+      } catch (e) {
+        if (!table) throw e;
+        if (!stale) o.log.error("router: cannot read the endpoint table; serving from the last one", { error: String(e) });
+        stale ??= { since: o.now(), error: e instanceof Error ? e.message : String(e) };
+      }
+      return table;
+    },
+    staleness: () => stale,
+    close() {},
+  };
+}

@@ -22,10 +22,47 @@ export type Tap = {
   end(): { rest: Uint8Array; usage: Usage | undefined };
 };
 
+// Bytes as plain Uint8Arrays (no Buffer): the same tap runs on Node and in a Worker. The searches start on the
+// needle's first byte with TypedArray indexOf/lastIndexOf, which are native.
 const EMPTY = new Uint8Array();
-const USAGE_KEY = Buffer.from('"usage"');
-const BLANK_LINE = Buffer.from("\n\n");
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const USAGE_KEY = encoder.encode('"usage"');
+const BLANK_LINE = encoder.encode("\n\n");
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/** True when `needle` is at `at` in `b`. */
+function startsAt(b: Uint8Array, needle: Uint8Array, at: number): boolean {
+  if (at < 0 || at + needle.length > b.length) return false;
+  for (let j = 1; j < needle.length; j++) if (b[at + j] !== needle[j]) return false;
+  return b[at] === needle[0];
+}
+
+/** The first index at or after `from` where `needle` starts in `b`, or -1. */
+function indexOfBytes(b: Uint8Array, needle: Uint8Array, from = 0): number {
+  for (let at = b.indexOf(needle[0]!, from); at >= 0; at = b.indexOf(needle[0]!, at + 1)) if (startsAt(b, needle, at)) return at;
+  return -1;
+}
+
+/** The last index at or before `from` where `needle` starts in `b`, or -1. */
+function lastIndexOfBytes(b: Uint8Array, needle: Uint8Array, from = b.length - 1): number {
+  for (let at = b.lastIndexOf(needle[0]!, from); at >= 0; at = at > 0 ? b.lastIndexOf(needle[0]!, at - 1) : -1) if (startsAt(b, needle, at)) return at;
+  return -1;
+}
+
+/** `parts` joined into one array of `size` bytes (the only part itself when there is one). */
+function concat(parts: Uint8Array[], size = parts.reduce((n, p) => n + p.length, 0)): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+const text = (b: Uint8Array, start = 0, end = b.length) => decoder.decode(b.subarray(start, end));
 
 /**
  * Where the object after the `"usage"` key at `at` starts (its `{`), or -1 when the key is not followed by `:` and an
@@ -40,8 +77,8 @@ function usageObjectAfter(b: Uint8Array, at: number): number {
 }
 
 /** True when `b` has a `"usage"` key whose value is an object. */
-function hasUsageObject(b: Buffer): boolean {
-  for (let at = b.indexOf(USAGE_KEY); at >= 0; at = b.indexOf(USAGE_KEY, at + 1)) if (usageObjectAfter(b, at) >= 0) return true;
+function hasUsageObject(b: Uint8Array): boolean {
+  for (let at = indexOfBytes(b, USAGE_KEY); at >= 0; at = indexOfBytes(b, USAGE_KEY, at + 1)) if (usageObjectAfter(b, at) >= 0) return true;
   return false;
 }
 
@@ -63,13 +100,13 @@ function objectEnd(b: Uint8Array, from: number): number {
  * The usage object of a JSON body, read without parsing the whole body: the last `"usage"` key whose value is an
  * object, and only that object parsed (responses are often large; their usage comes last and is small).
  */
-function usageInJson(b: Buffer): Usage | undefined {
-  for (let at = b.lastIndexOf(USAGE_KEY); at >= 0; at = at > 0 ? b.lastIndexOf(USAGE_KEY, at - 1) : -1) {
+function usageInJson(b: Uint8Array): Usage | undefined {
+  for (let at = lastIndexOfBytes(b, USAGE_KEY); at >= 0; at = at > 0 ? lastIndexOfBytes(b, USAGE_KEY, at - 1) : -1) {
     const start = usageObjectAfter(b, at);
     const end = start < 0 ? -1 : objectEnd(b, start);
     if (end < 0) continue;
     try {
-      return usageOf({ usage: JSON.parse(b.toString("utf8", start, end)) as unknown });
+      return usageOf({ usage: JSON.parse(text(b, start, end)) as unknown });
     } catch {
       // not JSON after all: look further back
     }
@@ -88,10 +125,7 @@ class JsonTap implements Tap {
   }
   end() {
     let usage: Usage | undefined;
-    if (this.size <= MAX_JSON_BYTES && this.parts.length) {
-      const p = this.parts;
-      usage = usageInJson(p.length === 1 ? Buffer.from(p[0]!.buffer, p[0]!.byteOffset, p[0]!.byteLength) : Buffer.concat(p, this.size));
-    }
+    if (this.size <= MAX_JSON_BYTES && this.parts.length) usage = usageInJson(concat(this.parts, this.size));
     return { rest: EMPTY, usage };
   }
 }
@@ -108,7 +142,7 @@ const dataOf = (event: string) => event.split("\n").filter((l) => l.startsWith("
  * inside the blank line that ends an event).
  */
 class SseTap implements Tap {
-  private pending: Buffer = Buffer.alloc(0);
+  private pending: Uint8Array = EMPTY;
   private usage: Usage | undefined;
   constructor(private readonly dropUsageEvent: boolean) {}
 
@@ -125,45 +159,45 @@ class SseTap implements Tap {
   }
 
   /** Complete events, less a dropped one: only the events with a usage object in them are decoded. */
-  private pass(events: Buffer): Uint8Array {
-    let kept: Buffer[] | undefined;
+  private pass(events: Uint8Array): Uint8Array {
+    let kept: Uint8Array[] | undefined;
     let copied = 0; // bytes before `copied` are in `kept`
     let seen = 0; // events before `seen` are read
-    for (let at = events.indexOf(USAGE_KEY); at >= 0; at = events.indexOf(USAGE_KEY, at + 1)) {
+    for (let at = indexOfBytes(events, USAGE_KEY); at >= 0; at = indexOfBytes(events, USAGE_KEY, at + 1)) {
       if (at < seen || usageObjectAfter(events, at) < 0) continue;
-      const before = events.lastIndexOf(BLANK_LINE, at);
+      const before = lastIndexOfBytes(events, BLANK_LINE, at);
       const start = before < 0 ? 0 : before + 2;
-      seen = events.indexOf(BLANK_LINE, at) + 2;
-      if (this.see(events.toString("utf8", start, seen))) continue;
+      seen = indexOfBytes(events, BLANK_LINE, at) + 2;
+      if (this.see(text(events, start, seen))) continue;
       (kept ??= []).push(events.subarray(copied, start));
       copied = seen;
     }
     if (!kept) return events;
     kept.push(events.subarray(copied));
-    return Buffer.concat(kept);
+    return concat(kept);
   }
 
-  chunk(b: Uint8Array): Uint8Array {
-    const bytes = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  chunk(bytes: Uint8Array): Uint8Array {
     const n = bytes.length;
     // the usual chunk: whole events, nothing held back from before
     if (!this.pending.length && n >= 2 && bytes[n - 1] === 0x0a && bytes[n - 2] === 0x0a) return this.pass(bytes);
-    const all = this.pending.length ? Buffer.concat([this.pending, bytes]) : bytes;
-    const cut = all.lastIndexOf(BLANK_LINE);
+    const all = this.pending.length ? concat([this.pending, bytes]) : bytes;
+    const cut = lastIndexOfBytes(all, BLANK_LINE);
+    // what is held back is copied: the upstream may reuse the memory of the chunk it gave
     if (cut < 0) {
-      this.pending = Buffer.from(all);
+      this.pending = all.slice();
       return EMPTY;
     }
-    this.pending = Buffer.from(all.subarray(cut + 2));
+    this.pending = all.slice(cut + 2);
     return this.pass(all.subarray(0, cut + 2));
   }
 
   end() {
     const bytes = this.pending;
-    const rest = bytes.toString("utf8");
-    this.pending = Buffer.alloc(0);
+    const rest = text(bytes);
+    this.pending = EMPTY;
     const keep = !rest.trim() || !hasUsageObject(bytes) || this.see(rest);
-    return { rest: keep ? Buffer.from(rest) : EMPTY, usage: this.usage };
+    return { rest: keep ? bytes : EMPTY, usage: this.usage };
   }
 }
 

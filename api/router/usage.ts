@@ -56,7 +56,7 @@ export async function writeUsage(store: Store, rows: Row[]): Promise<void> {
   });
 }
 
-/** A usage recorder for this instance; its timer does not keep the process alive. */
+/** A usage recorder for this instance; its timer does not keep the process alive (`flushMs: 0`: no timer, flush by hand). */
 export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Log }): UsageWriter {
   let sums = new Map<string, Row>();
   let writing: Promise<void> = Promise.resolve();
@@ -80,8 +80,9 @@ export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Lo
   // flushes take turns: one transaction at a time, each with what was pending when it began
   const flush = (last = false) => (writing = writing.catch(() => undefined).then(() => writeNow(last)));
 
-  const timer = setInterval(() => void flush().catch(() => undefined), o.flushMs ?? DEFAULT_USAGE_FLUSH_MS);
-  timer.unref();
+  const every = o.flushMs ?? DEFAULT_USAGE_FLUSH_MS;
+  const timer = every > 0 ? setInterval(() => void flush().catch(() => undefined), every) : undefined;
+  timer?.unref?.();
 
   return {
     record(key: string, model: string, u: Usage, now: number) {

@@ -1,33 +1,15 @@
 // The OpenAI-compatible router with real mock-engine processes behind it and the official openai SDK in front.
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hash32 } from "../../api/router/balancer.js";
 import { killAll, until } from "../helpers/process.js";
+import { failsOverBeforeTheFirstByte, metric as metricAt, post as postTo, refusesBadRequests, refusesModelsNotAllowed, sdk as sdkAt, servesChat } from "../helpers/router-cases.js";
 import { type Stack, startStack } from "../helpers/router.js";
 
 let s: Stack;
 let key = "";
 let chat: Awaited<ReturnType<Stack["replicas"]>>;
-const sdk = (apiKey = key) => new OpenAI({ baseURL: `${s.url}/v1`, apiKey, maxRetries: 0 });
-const post = (path: string, body: unknown, apiKey = key) =>
-  fetch(`${s.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
-const metric = async (name: string, labels = "") => {
-  const text = await (await fetch(`${s.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ""} `) || (!labels && l.startsWith(`${name} `)));
-  return line ? Number(line.split(" ").at(-1)) : 0;
-};
-/** A session id whose affinity sends requests to the replica at `index` of the model's (id-ordered) endpoints. */
-/** A request body sent in `times` chunks of `part`, without a content-length. */
-const chunked = (part: string, times: number) =>
-  new ReadableStream<Uint8Array>({
-    pull(c) {
-      if (times-- > 0) c.enqueue(new TextEncoder().encode(part));
-      else c.close();
-    },
-  });
-const sessionFor = (index: number, count: number) => {
-  for (let i = 0; ; i++) if (hash32(`s${i}`) % count === index) return `s${i}`;
-};
+const sdk = (apiKey = key) => sdkAt(s.url, apiKey);
+const post = (path: string, body: unknown, apiKey = key) => postTo(s.url, path, body, apiKey);
+const metric = (name: string, labels = "") => metricAt(s.url, name, labels);
 
 beforeAll(async () => {
   s = await startStack({ maxRequestBytes: 100_000, quarantineMs: 60_000 });
@@ -41,24 +23,8 @@ afterAll(async () => {
 
 describe("router", () => {
   it("serves chat (JSON and streamed) and embeddings to the openai SDK, and lists the model", async () => {
-    const c = sdk();
-    const r = await c.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hello there" }], max_tokens: 3 });
-    expect(r.choices[0]!.message.content).toBe("token0 token1 token2");
-    expect(r.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 3 });
-
-    const chunks = [];
-    for await (const ch of await c.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true })) chunks.push(ch);
-    expect(chunks.map((ch) => ch.choices[0]?.delta.content ?? "").join("")).toBe("token0 token1 token2 token3");
-    // the router asked upstream for usage to count it, but the client did not: it gets no usage-only chunk
-    expect(chunks.every((ch) => ch.choices.length > 0)).toBe(true);
-
-    const withUsage = [];
-    for await (const ch of await c.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "hi" }], max_tokens: 2, stream: true, stream_options: { include_usage: true } })) withUsage.push(ch);
-    expect(withUsage.at(-1)!.usage).toMatchObject({ completion_tokens: 2 });
-
-    const e = await c.embeddings.create({ model: "chat", input: ["a", "b"] });
-    expect(e.data).toHaveLength(2);
-    expect((await c.models.list()).data.map((m) => m.id)).toEqual(["chat"]);
+    await servesChat(s.url, key);
+    expect((await sdk().models.list()).data.map((m) => m.id)).toEqual(["chat"]);
   });
 
   it("passes each streamed chunk on as it arrives (no buffering)", async () => {
@@ -87,23 +53,7 @@ describe("router", () => {
     expect(words.every((w, i) => w === `token${i}`)).toBe(true);
   }, 30_000);
 
-  it("answers bad requests in OpenAI's error shape", async () => {
-    const cases: [Promise<Response>, number, string][] = [
-      [post("/v1/chat/completions", "{not json"), 400, "invalid_json"],
-      [post("/v1/chat/completions", { messages: [] }), 400, "missing_model"],
-      [post("/v1/chat/completions", { model: "nope", messages: [] }), 404, "model_not_found"],
-      [post("/v1/chat/completions", { model: "chat", messages: [{ role: "user", content: "x".repeat(120_000) }] }), 413, "request_too_large"],
-      // no content-length: the size is counted as the body arrives
-      [fetch(`${s.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: chunked("x".repeat(60_000), 3), duplex: "half" } as RequestInit), 413, "request_too_large"],
-      [post("/v1/fine_tuning/jobs", { model: "chat" }), 404, "unknown_endpoint"],
-      [post("/v1/chat/completions", { model: "chat" }, "llmgw_key_wrong"), 401, "invalid_api_key"],
-      [fetch(`${s.url}/v1/models`), 401, "missing_api_key"],
-    ];
-    for (const [res, status, code] of cases) {
-      const r = await res;
-      expect([r.status, ((await r.json()) as { error: { code: string } }).error.code]).toEqual([status, code]);
-    }
-  });
+  it("answers bad requests in OpenAI's error shape", () => refusesBadRequests(s.url, key));
 
   it("says why a declared model has no ready replica (503)", async () => {
     await s.api("PUT", "/api/v1/models/ghost", { spec: { weightsPath: "/m/ghost", profiles: [{ name: "big", engine: "vllm", gpuClass: "b300-288g" }] } });
@@ -117,10 +67,7 @@ describe("router", () => {
   });
 
   it("enforces API keys: allow-lists (403) and requests per minute (429 with Retry-After)", async () => {
-    const narrow = await s.key("narrow", { models: ["other"] });
-    const r403 = await post("/v1/completions", { model: "chat", prompt: "x" }, narrow);
-    expect(r403.status).toBe(403);
-    expect(((await r403.json()) as { error: { code: string } }).error.code).toBe("model_not_allowed");
+    await refusesModelsNotAllowed(s.url, await s.key("narrow", { models: ["other"] }));
 
     const limited = await s.key("limited", { requestsPerMinute: 2 });
     for (let i = 0; i < 2; i++) expect((await post("/v1/completions", { model: "chat", prompt: "x", max_tokens: 1 }, limited)).status).toBe(200);
@@ -164,17 +111,9 @@ describe("router", () => {
   });
 
   it("fails over to another replica when one refuses connections before the first byte", async () => {
-    const session = sessionFor(0, 2);
     chat[0]!.proc.child.kill("SIGKILL");
     await chat[0]!.proc.exited;
-    const before = await metric("llmgw_router_retries_total");
-    for (let i = 0; i < 3; i++) {
-      const r = await fetch(`${s.url}/v1/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-session-id": session }, body: JSON.stringify({ model: "chat", prompt: "x", max_tokens: 1 }) });
-      expect(r.status).toBe(200);
-    }
-    // the first request found the dead replica and moved on; the endpoint is quarantined after that
-    expect(await metric("llmgw_router_retries_total")).toBe(before + 1);
-    expect(await metric("llmgw_router_upstream_errors_total", 'model="chat",kind="refused"')).toBe(1);
+    await failsOverBeforeTheFirstByte(s.url, key);
   });
 
   it("keeps serving from its last endpoint table and known keys when the database is unreachable", async () => {

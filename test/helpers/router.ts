@@ -44,27 +44,8 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
      * Declares `model` with `replicas` one-GPU replicas on a fresh node, starts their mock engines (with `engineArgs`,
      * per replica index), reports them ready and waits until the router sees them.
      */
-    async replicas(model: string, count: number, engineArgs: (i: number) => string[] = () => []) {
-      const nodeId = `node-${model}`;
-      const join = (await api("POST", "/api/v1/join-tokens", { name: nodeId })).body.token as string;
-      const first = await freePort();
-      const reg = await api("POST", "/api/v1/agents/register", { ...registerBody(nodeId, nodeInventory(nodeId)), mgmtAddr: "127.0.0.1", labels: { pool: "prod", for: model }, portRange: { first, last: first + 40 } }, join);
-      const token = reg.body.nodeToken as string;
-      await api("PUT", `/api/v1/models/${model}`, { spec: { weightsPath: `/models/${model}`, profiles: [mockProfile("one")] } });
-      await api("PUT", `/api/v1/deployments/${model}`, { spec: { model, replicas: count, pool: "prod", nodeSelector: { for: model } } });
-      let shards: StartShard[] = [];
-      await until(async () => (shards = (await api("GET", `/api/v1/agents/${nodeId}/assignments`, undefined, token)).body.shards).length === count, 10_000, "shards placed");
-      shards.sort((a, b) => (a.replicaId < b.replicaId ? -1 : 1));
-      const started = shards.map((s, i) => {
-        const p = start(process.execPath, [LLMGW, "mock-engine", "--port", String(s.httpPort), "--model", model, "--host", "127.0.0.1", ...engineArgs(i)]);
-        engines.push(p);
-        return p;
-      });
-      await Promise.all(started.map((p) => p.waitFor(/listening on/)));
-      await api("POST", `/api/v1/agents/${nodeId}/status`, { shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: "ready" })) }, token);
-      await until(async () => (await routing.router.table.get()).ready.get(model)?.length === count, 10_000, "router sees the replicas");
-      return shards.map((s, i) => ({ shard: s, url: `http://127.0.0.1:${s.httpPort}`, proc: started[i]! }));
-    },
+    replicas: (model: string, count: number, engineArgs: (i: number) => string[] = () => []) =>
+      declareReplicas(api, engines, model, count, engineArgs, async () => (await routing.router.table.get()).ready.get(model)?.length === count),
     async close() {
       await routing.close().catch(() => undefined);
       await new Promise<void>((ok) => server.close(() => ok()));
@@ -72,4 +53,37 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
       migrated.close();
     },
   };
+}
+
+/**
+ * Plays the agent of a fresh node for `model`: registers it, declares the model (mock engine) and a deployment of
+ * `count` replicas on it, starts a mock engine on each shard's port, reports them ready, and waits for `routed()`.
+ */
+export async function declareReplicas(
+  api: ReturnType<typeof apiCaller>,
+  engines: Proc[],
+  model: string,
+  count: number,
+  engineArgs: (i: number) => string[],
+  routed: () => Promise<boolean>,
+) {
+  const nodeId = `node-${model}`;
+  const join = (await api("POST", "/api/v1/join-tokens", { name: nodeId })).body.token as string;
+  const first = await freePort();
+  const reg = await api("POST", "/api/v1/agents/register", { ...registerBody(nodeId, nodeInventory(nodeId)), mgmtAddr: "127.0.0.1", labels: { pool: "prod", for: model }, portRange: { first, last: first + 40 } }, join);
+  const token = reg.body.nodeToken as string;
+  await api("PUT", `/api/v1/models/${model}`, { spec: { weightsPath: `/models/${model}`, profiles: [mockProfile("one")] } });
+  await api("PUT", `/api/v1/deployments/${model}`, { spec: { model, replicas: count, pool: "prod", nodeSelector: { for: model } } });
+  let shards: StartShard[] = [];
+  await until(async () => (shards = (await api("GET", `/api/v1/agents/${nodeId}/assignments`, undefined, token)).body.shards).length === count, 10_000, "shards placed");
+  shards.sort((a, b) => (a.replicaId < b.replicaId ? -1 : 1));
+  const started = shards.map((s, i) => {
+    const p = start(process.execPath, [LLMGW, "mock-engine", "--port", String(s.httpPort), "--model", model, "--host", "127.0.0.1", ...engineArgs(i)]);
+    engines.push(p);
+    return p;
+  });
+  await Promise.all(started.map((p) => p.waitFor(/listening on/)));
+  await api("POST", `/api/v1/agents/${nodeId}/status`, { shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: "ready" })) }, token);
+  await until(routed, 10_000, "router sees the replicas");
+  return shards.map((s, i) => ({ shard: s, url: `http://127.0.0.1:${s.httpPort}`, proc: started[i]! }));
 }

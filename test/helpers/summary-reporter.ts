@@ -7,13 +7,15 @@ export default class SummaryReporter implements Reporter {
     let failed = errors.length;
     let skipped = 0;
     for (const m of modules) {
-      if (m.state() === "failed" && ![...m.children.allTests()].length) failed++;
+      let failedHere = 0;
       for (const t of m.children.allTests()) {
         const s = t.result().state;
         if (s === "passed") passed++;
-        else if (s === "failed") failed++;
+        else if (s === "failed") failedHere++;
         else skipped++;
       }
+      // a file that failed outside its tests (an import, a beforeAll) counts once, even when its tests were skipped
+      failed += failedHere || (m.state() === "failed" ? 1 : 0);
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
   }

@@ -1,0 +1,59 @@
+// A small Prometheus registry for where prom-client cannot run (a Worker: it needs Node's modules): counters, gauges
+// and histograms with labels, kept in memory, rendered in the text exposition format. Node uses prom-client.
+
+type Labels = Record<string, string>;
+type Kind = "counter" | "gauge" | "histogram";
+type Def = { type: Kind; name: string; help: string; labelNames: readonly string[]; buckets?: readonly number[] };
+type Series = { labels: Labels; value: number; buckets?: number[]; sum?: number };
+
+const escapeHelp = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+const escapeValue = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+const number = (n: number) => (Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN");
+
+/** `{a="1",b="2"}` (empty for no labels). */
+function labelText(labels: Labels, extra?: [string, string]): string {
+  const pairs = Object.entries(labels);
+  if (extra) pairs.push(extra);
+  return pairs.length ? `{${pairs.map(([k, v]) => `${k}="${escapeValue(v)}"`).join(",")}}` : "";
+}
+
+/** One metric family as exposition text: HELP, TYPE and its samples. */
+export function renderFamily(def: Def, series: Iterable<Series>): string {
+  let out = `# HELP ${def.name} ${escapeHelp(def.help)}\n# TYPE ${def.name} ${def.type}\n`;
+  for (const s of series) {
+    if (def.type !== "histogram") {
+      out += `${def.name}${labelText(s.labels)} ${number(s.value)}\n`;
+      continue;
+    }
+    // buckets are cumulative, then +Inf, the sum and the count
+    def.buckets!.forEach((le, i) => (out += `${def.name}_bucket${labelText(s.labels, ["le", String(le)])} ${s.buckets![i]}\n`));
+    out += `${def.name}_bucket${labelText(s.labels, ["le", "+Inf"])} ${s.value}\n`;
+    out += `${def.name}_sum${labelText(s.labels)} ${number(s.sum!)}\n${def.name}_count${labelText(s.labels)} ${s.value}\n`;
+  }
+  return out;
+}
+
+/** A metric family whose series are kept in memory, keyed by their labels. */
+export function family(def: Def) {
+  const series = new Map<string, Series>();
+  const get = (labels: Labels = {}) => {
+    const id = def.labelNames.map((n) => labels[n] ?? "").join("\0");
+    let s = series.get(id);
+    if (!s) {
+      s = { labels: Object.fromEntries(def.labelNames.map((n) => [n, labels[n] ?? ""])), value: 0, ...(def.buckets ? { buckets: def.buckets.map(() => 0), sum: 0 } : {}) };
+      series.set(id, s);
+    }
+    return s;
+  };
+  return {
+    inc: (labels?: Labels, by = 1) => void (get(labels).value += by),
+    dec: (labels?: Labels, by = 1) => void (get(labels).value -= by),
+    observe(labels: Labels, value: number) {
+      const s = get(labels);
+      s.value++;
+      s.sum! += value;
+      def.buckets!.forEach((le, i) => value <= le && s.buckets![i]!++);
+    },
+    render: () => renderFamily(def, series.values()),
+  };
+}
