@@ -4,7 +4,7 @@ const DROPPED = new Set(["nvidia", "tesla", "geforce", "quadro"]);
 const STOP = [/^\d+gb$/, /^sxm\d*$/, /^pcie$/, /^hbm\w*$/, /^nvl\d*$/];
 
 /**
- * Class of a whole GPU from its marketing name and memory (DESIGN §1):
+ * Class of a whole GPU from its marketing name and memory (docs/install.md, class names):
  * "NVIDIA H100 80GB HBM3", 81559 MiB → "h100-80g".
  */
 export function gpuClass(name: string, memoryMiB: number): string {

@@ -15,7 +15,7 @@ export type Store = {
 
 /**
  * A FIFO for write transactions. The embedded file driver is synchronous: two overlapping write
- * transactions in one process fail with SQLITE_BUSY or stall the event loop (STACK.md trap 1).
+ * transactions in one process fail with SQLITE_BUSY or stall the event loop (the local driver is synchronous).
  */
 export function createWriteQueue(): <T>(job: () => Promise<T>) => Promise<T> {
   let tail: Promise<unknown> = Promise.resolve();

@@ -1,4 +1,4 @@
-// The profile fingerprint: a stable hash of everything that changes an engine's command line (DESIGN §1).
+// The profile fingerprint: a stable hash of everything that changes an engine's command line (docs/architecture.md, placement rule 6).
 import { canonicalJson } from "../../shared/canonical-json.js";
 import type { PlaceModel, PlaceProfile } from "./types.js";
 

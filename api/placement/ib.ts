@@ -1,4 +1,4 @@
-// Multi-node replicas over InfiniBand (DESIGN §4.3): N nodes on one named fabric with an active HCA.
+// Multi-node replicas over InfiniBand (docs/architecture.md, placement rule 3): N nodes on one named fabric with an active HCA.
 import { compareScores, pickGang, type NodeFit } from "./fit.js";
 import type { PlaceNode } from "./types.js";
 

@@ -1,4 +1,4 @@
-// Multi-node replicas over NVLink (DESIGN §4.3): N trays of one domain, each eligible, each with the devices free.
+// Multi-node replicas over NVLink (docs/architecture.md, placement rule 3): N trays of one domain, each eligible, each with the devices free.
 import { compareScores, pickGang, type NodeFit } from "./fit.js";
 import { byTray } from "./notes.js";
 

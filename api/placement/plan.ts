@@ -1,4 +1,4 @@
-// The placement core (DESIGN §4): plan(input) → {assign, release, pending}. Pure and deterministic.
+// The placement core (docs/architecture.md, placement): plan(input) → {assign, release, pending}. Pure and deterministic.
 import { planDeployment } from "./deployment.js";
 import { bySeq } from "./existing.js";
 import type { FitCache } from "./fit.js";

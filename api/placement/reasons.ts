@@ -1,4 +1,4 @@
-// The reasons a replica stays pending, in words a person can act on (DESIGN §4.5): one function per kind of shortfall.
+// The reasons a replica stays pending, in words a person can act on (docs/architecture.md, placement rule 5): one function per kind of shortfall.
 import type { NodeFit } from "./fit.js";
 import { byTray, classNotes, heldNote, joinNotes, shortDomain, trayName } from "./notes.js";
 import { isMigClass, type Scope } from "./scope.js";

@@ -1,4 +1,4 @@
-// Building a new replica and its shards from the nodes and devices chosen for it (DESIGN §4, rule 7 of the brief).
+// Building a new replica and its shards from the nodes and devices chosen for it (docs/architecture.md, placement).
 import type { DeviceSet } from "./devices.js";
 import type { NodeFit } from "./fit.js";
 import { isMigClass } from "./scope.js";

@@ -1,4 +1,4 @@
-// Prints `N passed, N failed` as the very last line of a run, the line CI reads (STACK.md trap 9).
+// Prints `N passed, N failed` as the very last line of a run, the line CI reads (vitest's own summary is not one line).
 import type { Reporter, TestModule } from "vitest/node";
 
 export default class SummaryReporter implements Reporter {
