@@ -4,6 +4,14 @@ import type { AppSettings } from "./deps.js";
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * Subrequests a long-poll on a Worker keeps for what it does besides waiting: authentication, the placement that runs
+ * on every poll (its generation check, and a write transaction when the cluster changed) and reading the assignments.
+ * The rest of the plan's budget (LLMGW_WORKER_SUBREQUESTS) goes to re-reading the node's row while it waits; the
+ * Worker's end-to-end test counts both (docs/deploy.md has the figures).
+ */
+export const POLL_RESERVED_SUBREQUESTS = 30;
+
 /** Every setting of `llmgw serve`, from LLMGW_* variables and flags (flags win). */
 export const ServerConfig = z.object({
   host: z.string().min(1).default("127.0.0.1"),
@@ -28,7 +36,8 @@ export const ServerConfig = z.object({
   routerMaxRequestBytes: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   metricsToken: z.string().min(16, "at least 16 characters").max(256).regex(/^\S+$/, "no spaces").optional(),
   /** Workers only: the subrequests a request may make on the account's plan (Free 50, Paid 10,000 by default). */
-  workerSubrequests: int(20, 10_000_000).default(50),
+  // at least 10 re-reads left to wait with
+  workerSubrequests: int(POLL_RESERVED_SUBREQUESTS + 10, 10_000_000).default(50),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 

@@ -72,21 +72,13 @@ export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown)
 }
 
 /**
- * Subrequests a long-poll on a Worker keeps for what it does besides waiting: authentication, the placement that runs
- * on every poll (its generation check, and a write transaction when the cluster changed) and reading the assignments.
- * The rest of the plan's budget (LLMGW_WORKER_SUBREQUESTS) goes to re-reading the node's row while it waits; the
- * Worker's end-to-end test counts both (docs/deploy.md has the figures).
- */
-export const POLL_RESERVED_SUBREQUESTS = 30;
-
-/**
  * Where no memory is shared between requests (Workers): each waiting request re-reads its own row, every `everyMs` but
  * at most `maxReads` times over the whole wait (each read is one subrequest on the Worker's budget per request), so
  * a long wait reads less often rather than more in total.
  */
 export function createRowPoller(store: Store, o: { everyMs?: number; maxReads?: number } = {}): AssignmentWaiter {
   const everyMs = o.everyMs ?? 1000;
-  const maxReads = o.maxReads ?? Number.POSITIVE_INFINITY;
+  const maxReads = Math.max(1, o.maxReads ?? Number.POSITIVE_INFINITY);
   return {
     async wait(nodeId, index, ms, signal) {
       const end = Date.now() + ms;

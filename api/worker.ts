@@ -5,7 +5,7 @@
 import { createClient } from "@libsql/client/web";
 import { drizzle } from "drizzle-orm/libsql/web";
 import { createApp } from "./app.js";
-import { appSettings, loadServerConfig, type ServerConfig } from "./config.js";
+import { appSettings, loadServerConfig, POLL_RESERVED_SUBREQUESTS, type ServerConfig } from "./config.js";
 import { createStore } from "./db/client.js";
 import type { AppDeps } from "./deps.js";
 import { expectedMigrations } from "./db/journal.js";
@@ -15,7 +15,7 @@ import { sweepLiveness } from "./liveness.js";
 import { createLog } from "./log.js";
 import { createIsolateMetrics } from "./metrics/isolate.js";
 import { placeAndWake } from "./metrics/placement.js";
-import { createRowPoller, POLL_RESERVED_SUBREQUESTS } from "./poll-hub.js";
+import { createRowPoller } from "./poll-hub.js";
 import { createIsolateRouter } from "./router/isolate.js";
 
 type Env = Record<string, string | undefined>;

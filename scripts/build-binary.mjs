@@ -49,9 +49,10 @@ export async function buildBinary(outdir = join(ROOT, "dist")) {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const main = join(work, "llmgw.cjs");
+  const common = commonOptions();
   await build({
-    ...commonOptions(),
-    define: { ...commonOptions().define, __LLMGW_BINARY__: "true", "import.meta.url": "__llmgwMetaUrl", "import.meta.dirname": "__dirname" },
+    ...common,
+    define: { ...common.define, __LLMGW_BINARY__: "true", "import.meta.url": "__llmgwMetaUrl", "import.meta.dirname": "__dirname" },
     outfile: main,
     format: "cjs",
     sourcemap: false,

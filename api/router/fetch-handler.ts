@@ -7,6 +7,7 @@ import { type Cancel, failureKind, type UpstreamResponse } from "./failures.js";
 import {
   authenticate,
   dispatch,
+  midStreamError,
   modelList,
   notSent,
   PASS_HEADERS,
@@ -96,8 +97,7 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
           r.metrics.upstreamErrors.inc({ model, kind });
           // after the first byte nothing is retried: a stream ends with an error event the OpenAI SDKs raise
           if (sse) {
-            const event = `data: ${JSON.stringify(openAiError(`the replica failed mid-stream (${kind.replace(/_/g, " ")})`, "server_error", "upstream_error"))}\n\n`;
-            controller.enqueue(new TextEncoder().encode(event));
+            controller.enqueue(new TextEncoder().encode(midStreamError(kind)));
             controller.close();
           } else controller.error(e);
           close(502);

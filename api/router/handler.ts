@@ -13,6 +13,7 @@ import { type Cancel, failureKind, type UpstreamResponse } from "./failures.js";
 import {
   authenticate,
   dispatch,
+  midStreamError,
   modelList,
   notSent,
   PASS_HEADERS,
@@ -102,7 +103,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
       if (signal.aborted) return 499;
       if (sse) {
         // after the first byte nothing is retried: the stream ends with an error event the OpenAI SDKs raise
-        res.end(`data: ${JSON.stringify(openAiError(`the replica failed mid-stream (${kind.replace(/_/g, " ")})`, "server_error", "upstream_error"))}\n\n`);
+        res.end(midStreamError(kind));
       } else res.destroy();
       return 502;
     }

@@ -1,8 +1,8 @@
 // The router's decisions for one request, apart from how it travels (node:http on Node in handler.ts, fetch on Workers
 // in fetch-handler.ts): the API key, the body's model and where it may go, and the call to a ready replica with a retry
-// on another one while nothing reached the engine. No runtime imports: both entries bundle it.
+// on another one while nothing reached the engine. No Node imports: both entries bundle it.
 import type { Balancer } from "./balancer.js";
-import type { OpenAiErrorType } from "./errors.js";
+import { openAiError, type OpenAiErrorType } from "./errors.js";
 import { type Cancel, failureKind, retriable, type Upstream, type UpstreamResponse } from "./failures.js";
 import type { RouterMetrics } from "./metric-defs.js";
 import type { EndpointTable, TableCache } from "./table.js";
@@ -138,6 +138,10 @@ export function notSent(sent: Exclude<Sent, { res: UpstreamResponse }>): Refusal
   const timeout = sent.failed === "first_byte_timeout";
   return refuse(timeout ? 504 : 502, sent.message, "server_error", timeout ? "upstream_timeout" : "upstream_unavailable");
 }
+
+/** The SSE event that ends a stream whose replica failed after the first byte (the OpenAI SDKs raise it). */
+export const midStreamError = (kind: string) =>
+  `data: ${JSON.stringify(openAiError(`the replica failed mid-stream (${kind.replace(/_/g, " ")})`, "server_error", "upstream_error"))}\n\n`;
 
 /** The body of GET /v1/models: the models with a ready replica that the key may use. */
 export function modelList(table: EndpointTable, key: ApiKeyInfo): string {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { VERSION } from "../../shared/version.js";
 import { ROOT } from "../helpers/process.js";
-import { dbUrlFromFlag, loadServerConfig } from "../../api/config.js";
+import { dbUrlFromFlag, loadServerConfig, POLL_RESERVED_SUBREQUESTS } from "../../api/config.js";
 import { createWriteQueue } from "../../api/db/client.js";
 import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../../api/secrets.js";
 
@@ -35,6 +35,14 @@ describe("loadServerConfig", () => {
     const bad = loadServerConfig({ LLMGW_ROUTER_MAX_ATTEMPTS: "0", LLMGW_ROUTER_CONNECT_TIMEOUT_S: "-1" });
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.errors.map((e) => e.split(":")[0]).sort()).toEqual(["LLMGW_ROUTER_CONNECT_TIMEOUT_S", "LLMGW_ROUTER_MAX_ATTEMPTS"]);
+  });
+
+  it("takes the Worker's subrequest budget only when a long-poll keeps some of it to wait with", () => {
+    expect(loadServerConfig({})).toMatchObject({ ok: true, config: { workerSubrequests: 50 } });
+    expect(loadServerConfig({ LLMGW_WORKER_SUBREQUESTS: "10000" })).toMatchObject({ ok: true, config: { workerSubrequests: 10000 } });
+    const low = loadServerConfig({ LLMGW_WORKER_SUBREQUESTS: String(POLL_RESERVED_SUBREQUESTS + 9) });
+    expect(low.ok).toBe(false);
+    if (!low.ok) expect(low.errors[0]).toMatch(/^LLMGW_WORKER_SUBREQUESTS: /);
   });
 
   it("never prints a secret's value, even a wrong one", () => {

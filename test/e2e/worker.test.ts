@@ -5,7 +5,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POLL_RESERVED_SUBREQUESTS } from "../../api/poll-hub.js";
+import { POLL_RESERVED_SUBREQUESTS } from "../../api/config.js";
 import { tempDir } from "../helpers/db.js";
 import { registerBody } from "../helpers/inventory.js";
 import { until } from "../helpers/process.js";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { applyMigrations, openDb } from "../../api/node.js";
 import { deployments, models, nodes, shards, shardStatus } from "../../api/db/schema.js";
-import { buildTable, createTableCache, type EndpointTable, readTable } from "../../api/router/table.js";
+import { buildTable, createIsolateTableCache, createTableCache, type EndpointTable, readTable } from "../../api/router/table.js";
 import type { Log } from "../../api/deps.js";
 import type { Endpoint } from "../../api/router/types.js";
 import { tempDbUrl } from "../helpers/db.js";
@@ -255,5 +255,44 @@ describe("createTableCache", () => {
     c.close();
     await vi.advanceTimersByTimeAsync(5000);
     expect(s.read).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe("createIsolateTableCache (a Worker isolate)", () => {
+  const table = (readAt: number, tag: string): EndpointTable => ({ ready: new Map([[tag, []]]), declared: new Map(), readAt });
+  const silent: Log = { info() {}, warn() {}, error() {} };
+
+  it("keeps the table for its time to live, then the request that finds it old reads its own", async () => {
+    let t = 0;
+    let n = 0;
+    const read = vi.fn(async () => table(t, `read${++n}`));
+    const cache = createIsolateTableCache(read, { now: () => t, log: silent, ttlMs: 1000 });
+    expect([...(await cache.get()).ready.keys()]).toEqual(["read1"]);
+    t = 999;
+    expect([...(await cache.get()).ready.keys()]).toEqual(["read1"]);
+    t = 1000;
+    expect([...(await cache.get()).ready.keys()]).toEqual(["read2"]);
+    expect(read).toHaveBeenCalledTimes(2);
+  });
+
+  it("serves the last table when a read fails, says since when, and fails only with no table at all", async () => {
+    let t = 0;
+    let failing = true;
+    const read = async () => {
+      if (failing) throw new Error("database unreachable");
+      return table(t, "fresh");
+    };
+    const cache = createIsolateTableCache(read, { now: () => t, log: silent, ttlMs: 1000 });
+    await expect(cache.get()).rejects.toThrow("database unreachable");
+    failing = false;
+    await cache.get();
+    failing = true;
+    t = 5000;
+    expect([...(await cache.get()).ready.keys()]).toEqual(["fresh"]);
+    expect(cache.staleness()).toEqual({ since: 5000, error: "database unreachable" });
+    failing = false;
+    t = 6000;
+    await cache.get();
+    expect(cache.staleness()).toBeNull();
   });
 });
