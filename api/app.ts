@@ -6,7 +6,7 @@ import { docsRoutes } from "./docs.js";
 import { onError, problem } from "./errors.js";
 import { validationHook } from "./openapi.js";
 import { serveMetrics } from "./metrics/endpoint.js";
-import { placeAndWake } from "./metrics/placement.js";
+import { placeSoon } from "./placement/trigger.js";
 import { requestIdOf } from "./request-id.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
@@ -53,9 +53,7 @@ export function createApp(deps: AppDeps) {
   app.use("/api/*", async (c, next) => {
     await next();
     if (c.req.method === "GET" || c.res.status >= 300 || c.req.path.endsWith("/assignments")) return;
-    const work = placeAndWake(deps, "a write");
-    if (deps.background) deps.background(work);
-    else c.executionCtx.waitUntil(work);
+    placeSoon(deps, (work) => c.executionCtx.waitUntil(work), "a write");
   });
 
   app.route("/", healthRoutes);

@@ -6,7 +6,7 @@ import { adminTokens, joinTokens, nodes } from "./db/schema.js";
 import { findAdminToken, joinTokenUnusable } from "./db/tokens.js";
 import type { AppEnv } from "./deps.js";
 import { ApiError } from "./errors.js";
-import { constantTimeEqual, hashSecret, secretKind } from "./secrets.js";
+import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
 
 const CHALLENGE = { "www-authenticate": 'Bearer realm="llmgw"' };
 const LAST_USED_RESOLUTION_MS = 60_000;

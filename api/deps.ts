@@ -1,16 +1,11 @@
+import type { Log } from "./log.js";
 import type { Store } from "./db/client.js";
-import type { DocsScript } from "./docs.js";
+import type { MigrationInfo } from "./db/journal.js";
 import type { nodes } from "./db/schema.js";
-import type { FactsCache } from "./placement/apply.js";
+import type { FactsCache } from "./placement/input.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 import type { FetchRouter } from "./router/fetch-handler.js";
 import type { RouterDeps } from "./router/request.js";
-
-export type Log = {
-  info(msg: string, extra?: object): void;
-  warn(msg: string, extra?: object): void;
-  error(msg: string, extra?: object): void;
-};
 
 /** Settings the app reads on every request; the entries build them from their configuration. */
 export type AppSettings = {
@@ -26,9 +21,6 @@ export type AppSettings = {
   /** When set, GET /metrics needs `Authorization: Bearer <it>` (LLMGW_METRICS_TOKEN). */
   metricsToken?: string;
 };
-
-/** Migration state the readiness probe compares with what the database has applied. */
-export type MigrationInfo = { expected: { tag: string; when: number }[] };
 
 /** Everything the app needs from outside; no module keeps state of its own. */
 export type AppDeps = {
@@ -54,6 +46,9 @@ export type AppDeps = {
   /** Told how long each placement run that changed the cluster's generation took (llmgw_placement_duration_seconds). */
   observePlacement?: (seconds: number) => void;
 };
+
+/** The API reference's browser script, plain and gzipped (handed in by the entry; absent where it is a static asset). */
+export type DocsScript = { plain: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer>; etag: string };
 
 export type Principal =
   | { kind: "admin"; tokenId: string }

@@ -2,13 +2,11 @@
 // standalone bundle that llmgw serves itself (`npm run build` copies it to dist/public/docs/), so the page works on an
 // air-gapped cluster: no script, font or telemetry from another origin.
 import { Hono } from "hono";
-import type { AppEnv } from "./deps.js";
+import type { AppEnv, DocsScript } from "./deps.js";
 import { problem } from "./errors.js";
 
 export const DOCS_SCRIPT_PATH = "/docs/api-reference.js";
 
-/** The API reference's browser script, plain and gzipped (handed in by the entry; absent where it is a static asset). */
-export type DocsScript = { plain: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer>; etag: string };
 
 // everything that would reach another origin turned off: fonts, telemetry, the developer toolbar, the AI chat, MCP
 const CONFIG = { url: "/openapi.json", withDefaultFonts: false, telemetry: false, showDeveloperTools: "never", agent: { disabled: true }, mcp: { disabled: true } };

@@ -1,4 +1,10 @@
-import type { Log } from "./deps.js";
+/** Where every part of the API writes what happened; one line per entry. */
+export type Log = {
+  info(msg: string, extra?: object): void;
+  warn(msg: string, extra?: object): void;
+  error(msg: string, extra?: object): void;
+};
+
 
 /** A one-line-per-entry logger writing through `write` (stderr in the Node entry, console in the Worker). */
 export function createLog(write: (line: string) => void, now: () => Date = () => new Date()): Log {

@@ -11,10 +11,10 @@ import type { AppDeps } from "./deps.js";
 import { expectedMigrations } from "./db/journal.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
-import { sweepLiveness } from "./liveness.js";
+import { sweepLiveness } from "./nodes/liveness.js";
 import { createLog } from "./log.js";
 import { createIsolateMetrics } from "./metrics/isolate.js";
-import { placeAndWake } from "./metrics/placement.js";
+import { placeAndWake } from "./placement/trigger.js";
 import { createRowPoller } from "./poll-hub.js";
 import { createIsolateRouter } from "./router/isolate.js";
 

@@ -3,8 +3,8 @@
 import { asc } from "drizzle-orm";
 import type { Context } from "hono";
 import { deployments, replicas } from "../db/schema.js";
-import { deploymentViews } from "../routes/deployments.js";
-import { replicaViews } from "../routes/replicas.js";
+import { deploymentViews } from "../views/deployments.js";
+import { replicaViews } from "../views/replicas.js";
 import { Ago, Badge, CountedReasons, page } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
 

@@ -4,23 +4,15 @@
 import { eq, inArray } from "drizzle-orm";
 import type { Context } from "hono";
 import { listEvents } from "../db/events.js";
-import { findNode, nodeDetail } from "../db/nodes.js";
+import { findNode } from "../db/nodes.js";
+import { NODE_ACTIONS, type NodeAction, nodeDetail } from "../views/nodes.js";
 import { replicas, shards } from "../db/schema.js";
-import { ACTIONS } from "../routes/nodes.js";
-import { replicaViews } from "../routes/replicas.js";
+import { replicaViews } from "../views/replicas.js";
 import { Ago, Badge, CsrfField, classList, page } from "./layout.js";
 import { DomainFacts, HcaTable } from "./node-fabric.js";
 import { GpuTable, MigTable, NvlinkMatrix } from "./node-gpus.js";
 import { EventTable } from "./overview.js";
 import type { ConsoleEnv } from "./session.js";
-
-/** The buttons (the same actions as POST /api/v1/nodes/{id}/<verb>), and the admin states each makes sense from. */
-export const NODE_ACTIONS = {
-  cordon: { label: "Cordon", done: "cordoned: no new placements", from: ["ready", "draining"] },
-  uncordon: { label: "Uncordon", done: "uncordoned: placements may use it again", from: ["cordoned", "draining"] },
-  drain: { label: "Drain", done: "draining: its replicas move away, one at a time", from: ["ready", "cordoned"] },
-} as const satisfies Record<keyof typeof ACTIONS, unknown>;
-export type NodeAction = keyof typeof ACTIONS;
 
 type NodeView = Awaited<ReturnType<typeof nodeDetail>>;
 type Replica = Awaited<ReturnType<typeof replicaViews>>[number];

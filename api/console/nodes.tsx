@@ -3,7 +3,8 @@
 import type { Context } from "hono";
 import { nodeFabric } from "../../shared/fabric.js";
 import { NodeState } from "../../shared/schemas/node.js";
-import { classCounts, listNodes, nodeSummary, readInventory } from "../db/nodes.js";
+import { classCounts, listNodes, readInventory } from "../db/nodes.js";
+import { nodeSummary } from "../views/nodes.js";
 import { Ago, Badge, classList, page } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
 

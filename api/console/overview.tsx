@@ -6,12 +6,12 @@ import { NodeState } from "../../shared/schemas/node.js";
 import { listEvents } from "../db/events.js";
 import { listNodes } from "../db/nodes.js";
 import { deployments, replicas } from "../db/schema.js";
-import { nodeState } from "../liveness.js";
-import { classCapacity } from "../placement/capacity.js";
-import { deploymentViews } from "../routes/deployments.js";
-import { replicaViews } from "../routes/replicas.js";
+import { nodeState } from "../nodes/state.js";
+import { deploymentViews } from "../views/deployments.js";
+import { replicaViews } from "../views/replicas.js";
 import { Ago, Badge, page } from "./layout.js";
-import { ClassTable, readCapacityInput } from "./plan.js";
+import { readCapacity } from "../views/capacity.js";
+import { ClassTable } from "./plan.js";
 import type { ConsoleEnv } from "./session.js";
 
 const DEPLOYMENT_PHASES = ["Ready", "Starting", "Pending"] as const;
@@ -41,12 +41,12 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
   const deps = c.var.deps;
   const db = deps.store.db;
   const now = deps.now();
-  const [nodeRows, events, deploymentList, replicaList, input] = await Promise.all([
+  const [nodeRows, events, deploymentList, replicaList, capacity] = await Promise.all([
     listNodes(db),
     listEvents(db, { limit: 15 }),
     db.select().from(deployments).orderBy(asc(deployments.name)).then((rows) => deploymentViews(db, rows)),
     db.select().from(replicas).orderBy(asc(replicas.seq)).then((rows) => replicaViews(db, rows)),
-    readCapacityInput(deps, now),
+    readCapacity(deps, now),
   ]);
   const states = nodeRows.map((r) => nodeState(r, now, deps.settings.nodeLostAfterS));
   const pending = deploymentList.flatMap((d) => d.status.pending.map((p) => ({ deployment: d.name, ...p })));
@@ -61,7 +61,7 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
       </section>
       <section aria-labelledby="h-devices">
         <h2 id="h-devices">Devices</h2>
-        <ClassTable classes={classCapacity(input)} />
+        <ClassTable classes={capacity.classes} />
       </section>
       <div class="grid-2">
         <section aria-labelledby="h-deployments">

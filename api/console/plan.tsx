@@ -1,17 +1,10 @@
 /** @jsxImportSource hono/jsx */
 // /admin/plan: devices by class and, per model profile and pool, how many more replicas fit now and where.
 import type { Context } from "hono";
-import type { AppDeps } from "../deps.js";
-import { readPlacementRows } from "../placement/apply.js";
-import { type ClassCapacity, classCapacity, profileCapacity } from "../placement/capacity.js";
-import { planInput } from "../placement/input.js";
+import type { ClassCapacity } from "../placement/capacity.js";
+import { readCapacity } from "../views/capacity.js";
 import { Badge, CountedReasons, page } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
-
-/** The placement input GET /api/v1/plan reads, as of `now`. */
-export async function readCapacityInput(deps: AppDeps, now: number) {
-  return planInput({ ...(await readPlacementRows(deps.store.db, deps.factsCache)), nextSeq: 1, now, lostAfterS: deps.settings.nodeLostAfterS });
-}
 
 /** Devices by class: total, free, used and unavailable with why. */
 export function ClassTable(p: { classes: ClassCapacity[] }) {
@@ -55,15 +48,14 @@ export function ClassTable(p: { classes: ClassCapacity[] }) {
 /** GET /admin/plan. */
 export async function planPage(c: Context<ConsoleEnv>) {
   const now = c.var.deps.now();
-  const input = await readCapacityInput(c.var.deps, now);
-  const profiles = profileCapacity(input);
+  const { classes, profiles } = await readCapacity(c.var.deps, now);
   return page(
     c,
     { title: "Plan", section: "/admin/plan", csrf: c.var.session.csrf, now },
     <>
       <h1>Plan</h1>
       <p class="muted">What the fleet holds, and how many more replicas of each model profile would fit now (the same figures as GET /api/v1/plan).</p>
-      <ClassTable classes={classCapacity(input)} />
+      <ClassTable classes={classes} />
       <h2>What more fits</h2>
       {profiles.length ? (
         <table>

@@ -6,12 +6,12 @@ import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { setAdminState } from "../db/nodes.js";
-import { placeAndWake } from "../metrics/placement.js";
-import { ACTIONS } from "../routes/nodes.js";
+import { placeSoon } from "../placement/trigger.js";
+import { NODE_ACTIONS, type NodeAction } from "../views/nodes.js";
 import { deploymentsPage } from "./deployments.js";
 import { page } from "./layout.js";
 import { loginPage } from "./login.js";
-import { nodePage, type NodeAction } from "./node.js";
+import { nodePage } from "./node.js";
 import { nodesPage } from "./nodes.js";
 import { nvlinkPage } from "./nvlink.js";
 import { overviewPage } from "./overview.js";
@@ -57,14 +57,6 @@ function forbidden(c: Context<ConsoleEnv>) {
   );
 }
 
-/** Places now, in the background, after a console write that may change placement (as the API does after its writes). */
-function placeSoon(c: Context<ConsoleEnv>) {
-  const deps = c.var.deps;
-  const work = placeAndWake(deps, "a console action");
-  if (deps.background) deps.background(work);
-  else c.executionCtx.waitUntil(work);
-}
-
 const staticFile = (body: string, type: string) => (c: Context) => c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });
 
 export const consoleRoutes = new Hono<ConsoleEnv>()
@@ -102,10 +94,10 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
     const id = c.req.param("id");
     const verb = c.req.param("verb") as NodeAction;
     if (!(await csrfOk(c))) return forbidden(c);
-    const { adminState, event } = ACTIONS[verb];
+    const { adminState, event } = NODE_ACTIONS[verb];
     const row = await c.var.deps.store.write((tx) => setAdminState(tx, id, adminState, event, c.var.deps.now()));
     if (!row) return c.redirect(`/admin/nodes/${encodeURIComponent(id)}`, 303);
-    placeSoon(c);
+    placeSoon(c.var.deps, (work) => c.executionCtx.waitUntil(work), "a console action");
     return c.redirect(`/admin/nodes/${encodeURIComponent(id)}?done=${verb}`, 303);
   })
   .get("/admin/nvlink", requireSession, nvlinkPage)

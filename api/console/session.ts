@@ -11,7 +11,7 @@ import type { Q, Store } from "../db/client.js";
 import { adminTokens, consoleSessions } from "../db/schema.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { constantTimeEqual, hashSecret, randomBase62 } from "../secrets.js";
+import { constantTimeEqual, hashSecret, randomBase62 } from "../db/secrets.js";
 
 export const SESSION_COOKIE = "llmgw_console";
 export const SESSION_TTL_S = 12 * 3600;

@@ -1,8 +1,10 @@
 import { and, desc, eq, gt, lt, type SQL } from "drizzle-orm";
 import type { EventType } from "../../shared/schemas/event.js";
-import type { NewEvent } from "../node-events.js";
 import type { Q } from "./client.js";
 import { events } from "./schema.js";
+
+/** An event about to be stored (its id and time are given when it is inserted). */
+export type NewEvent = { type: EventType; nodeId: string | null; message: string; data?: Record<string, unknown> };
 
 /** Appends events, all stamped `at`. */
 export async function insertEvents(q: Q, at: number, list: NewEvent[]) {

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { MigrationInfo } from "../deps.js";
+import type { MigrationInfo } from "./journal.js";
 import type { Db } from "./client.js";
 
 export type MigrationStatus = { current: boolean; pending: string[] };

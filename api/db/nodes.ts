@@ -3,7 +3,6 @@ import { devicesOf } from "../../shared/classes.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
 import type { EventType } from "../../shared/schemas/event.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
-import { nodeState } from "../liveness.js";
 import type { Q, Tx } from "./client.js";
 import { bumpGeneration } from "./cluster.js";
 import { insertEvents } from "./events.js";
@@ -83,41 +82,9 @@ export async function classCounts(q: Q, nodeId?: string): Promise<Map<string, Re
   return out;
 }
 
-/** The summary every list shows of a node. */
-export function nodeSummary(row: NodeRow, classes: Record<string, number>, now: number, lostAfterS: number) {
-  return {
-    id: row.id,
-    hostname: row.hostname,
-    mgmtAddr: row.mgmtAddr,
-    pool: row.pool,
-    labels: row.labels,
-    state: nodeState(row, now, lostAfterS),
-    adminState: row.adminState,
-    agentVersion: row.agentVersion,
-    registeredAt: row.registeredAt,
-    lastHeartbeatAt: row.lastHeartbeatAt,
-    lastSeenAt: row.lastSeenAt,
-    classes,
-  };
-}
-
 /** All nodes, by id. */
 export async function listNodes(q: Q) {
   return q.select().from(nodes).orderBy(asc(nodes.id));
-}
-
-/** One node in full: summary, devices, shard states and inventory. */
-export async function nodeDetail(q: Q, row: NodeRow, now: number, lostAfterS: number) {
-  const devs = await q.select().from(devices).where(eq(devices.nodeId, row.id)).orderBy(asc(devices.deviceId));
-  const shards = await q.select().from(shardStatus).where(eq(shardStatus.nodeId, row.id)).orderBy(asc(shardStatus.shardId));
-  const classes = (await classCounts(q, row.id)).get(row.id) ?? {};
-  return {
-    ...nodeSummary(row, classes, now, lostAfterS),
-    mgmtInterface: row.mgmtInterface,
-    devices: devs.map((d) => ({ id: d.deviceId, label: d.label, class: d.class, uuid: d.uuid, memoryTotalMiB: d.memoryTotalMiB })),
-    shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: s.state, message: s.message, updatedAt: s.updatedAt })),
-    inventory: readInventory(row),
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { count, eq } from "drizzle-orm";
-import { hashSecret, newSecret, randomBase62 } from "../secrets.js";
+import { hashSecret, newSecret, randomBase62 } from "./secrets.js";
 import type { Q, Store } from "./client.js";
 import { adminTokens, joinTokens } from "./schema.js";
 

@@ -4,10 +4,11 @@
 import { ShardState } from "../../shared/schemas/common.js";
 import { NodeState } from "../../shared/schemas/node.js";
 import type { Q } from "../db/client.js";
-import { nodeState } from "../liveness.js";
-import { type FactsCache, readPlacementRows } from "../placement/apply.js";
+import { nodeState } from "../nodes/state.js";
+import { readPlacementRows } from "../placement/apply.js";
+import type { FactsCache } from "../placement/input.js";
+import { capacityInput, type PlacementRows } from "../views/capacity.js";
 import { classCapacity } from "../placement/capacity.js";
-import { planInput } from "../placement/input.js";
 import { type NvlinkCache, type NvlinkInput, nvlinkView, readNvlinkInput } from "../views/nvlink.js";
 
 type Labels = Record<string, string>;
@@ -41,7 +42,6 @@ export const GAUGES = {
 
 export type ClusterFigures = Record<keyof typeof GAUGES, Sample[]>;
 
-type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
 
 export const PLACEMENT_DURATION = {
   type: "histogram",
@@ -59,7 +59,7 @@ export const CLUSTER_UP = {
 /** Every cluster gauge's samples from one read of the database. Pure. */
 export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; now: number; lostAfterS: number }): ClusterFigures {
   const { rows, now, lostAfterS } = s;
-  const input = planInput({ ...rows, nextSeq: 1, now, lostAfterS });
+  const input = capacityInput(rows, now, lostAfterS);
   const out: ClusterFigures = { gpuNvlinkJoined: [], imexUp: [], imexChannels: [], nodeUp: [], nodes: [], nodeHeartbeatAge: [], devices: [], replicas: [], pendingReplicas: [], shards: [] };
 
   const byState = new Map<string, number>(NodeState.options.map((x) => [x, 0]));

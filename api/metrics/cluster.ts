@@ -2,8 +2,8 @@
 // and this instance's placement duration histogram.
 import { Gauge, Histogram, type Registry } from "prom-client";
 import type { Q } from "../db/client.js";
-import type { Log } from "../deps.js";
-import type { FactsCache } from "../placement/apply.js";
+import type { Log } from "../log.js";
+import type { FactsCache } from "../placement/input.js";
 import type { NvlinkCache } from "../views/nvlink.js";
 import { CLUSTER_UP, type ClusterFigures, GAUGES, PLACEMENT_DURATION, readClusterFigures } from "./cluster-figures.js";
 

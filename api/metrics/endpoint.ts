@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../deps.js";
 import { problem } from "../errors.js";
-import { constantTimeEqual, hashSecret } from "../secrets.js";
+import { constantTimeEqual, hashSecret } from "../db/secrets.js";
 
 const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 

@@ -4,8 +4,8 @@
 import type { RouterMetrics } from "../router/metric-defs.js";
 import { ROUTER_METRICS } from "../router/metric-defs.js";
 import type { Q } from "../db/client.js";
-import type { Log } from "../deps.js";
-import type { FactsCache } from "../placement/apply.js";
+import type { Log } from "../log.js";
+import type { FactsCache } from "../placement/input.js";
 import type { NvlinkCache } from "../views/nvlink.js";
 import { CLUSTER_UP, type ClusterFigures, GAUGES, PLACEMENT_DURATION, readClusterFigures } from "./cluster-figures.js";
 import { family, renderFamily } from "./exposition.js";

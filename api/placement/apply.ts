@@ -4,16 +4,16 @@ import { and, count, eq, getTableColumns, gt, inArray, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q, Store, Tx } from "../db/client.js";
-import type { AppSettings } from "../deps.js";
 import { insertEvents } from "../db/events.js";
 import { allocations, cluster, deployments, events, models, nodes, portAllocations, replicas, shards, shardStatus } from "../db/schema.js";
-import type { NewEvent } from "../node-events.js";
+import type { NewEvent } from "../db/events.js";
 import { chooseRepairs } from "./repair.js";
-import { type NodeFacts, nodeFacts, planInput } from "./input.js";
+import { type FactsCache, nodeFacts, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import type { PlanInput, Replica } from "./types.js";
 
-type PlaceSettings = Pick<AppSettings, "nodeLostAfterS" | "repairGraceS" | "repairMaxFraction">;
+/** The settings placement reads (a part of the app's settings). */
+export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repairMaxFraction: number };
 export type PlaceResult = { ran: boolean; changedNodes: string[]; assigned: number; released: number };
 const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
 
@@ -44,10 +44,6 @@ export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][nu
     fingerprint: r.fingerprint,
   };
 }
-
-/** Node facts derived from inventories, by node id with the inventory version they came from. */
-/** Facts by node id, with the `registeredAt:inventoryVersion` they were derived from (a node deleted and registered again starts its version over). */
-export type FactsCache = Map<string, { version: string; facts: NodeFacts }>;
 
 /** Nodes with the facts of their inventories: only inventories that changed since `cache` saw them are read and parsed. */
 async function readNodes(q: Q, cache: FactsCache) {

@@ -5,7 +5,7 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { type ModelSpec, profileShape } from "../../shared/schemas/model.js";
-import { nodeState } from "../liveness.js";
+import { nodeState } from "../nodes/state.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlanInput, Replica } from "./types.js";
 
 export const DEFAULT_PORT_RANGE = { first: 20000, last: 20999 };
@@ -28,6 +28,12 @@ type ShardRow = { id: string; replicaId: string; nodeId: string; rank: number; s
 
 /** What placement derives from a node's inventory alone: the costly part, kept while the inventory is unchanged. */
 export type NodeFacts = Pick<PlaceNode, "engines" | "devices" | "cards" | "nvlink" | "ibFabrics" | "weights">;
+
+/**
+ * Facts by node id, with the `registeredAt:inventoryVersion` they were derived from (a node deleted and registered
+ * again starts its version over): kept between placements so unchanged inventories are not parsed again.
+ */
+export type FactsCache = Map<string, { version: string; facts: NodeFacts }>;
 
 /** Devices with their problems, topology, NVLink eligibility and IB fabrics of an inventory. */
 export function nodeFacts(inventory: string): NodeFacts {

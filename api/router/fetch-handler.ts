@@ -1,7 +1,7 @@
 // The OpenAI-compatible endpoints on WHATWG Request/Response, for the Worker (the Node entry uses handler.ts on
 // node:http instead): the same decisions (request.ts), the engine's response streamed through the usage tap. Work that
 // must outlive the response (writing usage) is handed to `waitUntil`.
-import type { Log } from "../deps.js";
+import type { Log } from "../log.js";
 import { openAiError } from "./errors.js";
 import { type Cancel, failureKind, type UpstreamResponse } from "./failures.js";
 import {

@@ -6,7 +6,7 @@
 // is decided in request.ts, which the Worker's fetch-handler.ts shares.
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Log } from "../deps.js";
+import type { Log } from "../log.js";
 import { requestIdOf } from "../request-id.js";
 import { openAiError } from "./errors.js";
 import { type Cancel, failureKind, type UpstreamResponse } from "./failures.js";

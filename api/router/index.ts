@@ -2,7 +2,7 @@
 // upstream client and metrics, and how to stop them. Only the Node entry (and tests) call this.
 import { Registry } from "prom-client";
 import type { Store } from "../db/client.js";
-import type { Log } from "../deps.js";
+import type { Log } from "../log.js";
 import { createBalancer } from "./balancer.js";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "./failures.js";
 import { createKeyStore } from "./keys.js";

@@ -2,7 +2,7 @@
 // counts and quarantine, per-key rate limits, metrics; what does I/O is made per request (API key lookups, the usage
 // write handed to waitUntil), since a Worker may not use one request's I/O in another.
 import type { Store } from "../db/client.js";
-import type { Log } from "../deps.js";
+import type { Log } from "../log.js";
 import { createBalancer } from "./balancer.js";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "./failures.js";
 import { createFetchRouter, type FetchRouter } from "./fetch-handler.js";

@@ -1,10 +1,12 @@
 // API keys as the router checks them: looked up by the hash of the presented secret and cached per instance for a
 // few seconds — answers and "no such key" alike — so the hot path rarely reads the database. When the database
 // cannot be read, keys seen before are still answered from what was last read: the router keeps serving.
-import { apiKeyInfo, findApiKeyByHash } from "../db/api-keys.js";
+import type { ApiKeySpec } from "../../shared/schemas/api-key.js";
+import { type ApiKeyRow, findApiKeyByHash } from "../db/api-keys.js";
 import type { Store } from "../db/client.js";
-import type { AppDeps, Log } from "../deps.js";
-import { hashSecret, secretKind } from "../secrets.js";
+import type { AppDeps } from "../deps.js";
+import type { Log } from "../log.js";
+import { hashSecret, secretKind } from "../db/secrets.js";
 import type { ApiKeyInfo, KeyStore } from "./types.js";
 
 export const DEFAULT_KEY_TTL_MS = 5000;
@@ -15,6 +17,17 @@ export type KeyCache = KeyStore & {
   /** How many secrets are cached, known and unknown (for tests and metrics). */
   size(): number;
 };
+
+/** A key as the router checks it: its name and the limits of its spec. */
+export function apiKeyInfo(row: Pick<ApiKeyRow, "name" | "spec">): ApiKeyInfo {
+  const spec = JSON.parse(row.spec) as ApiKeySpec;
+  const info: ApiKeyInfo = { name: row.name };
+  if (spec.models) info.models = [...spec.models];
+  if (spec.requestsPerMinute !== undefined) info.requestsPerMinute = spec.requestsPerMinute;
+  if (spec.tokensPerMinute !== undefined) info.tokensPerMinute = spec.tokensPerMinute;
+  if (spec.expiresAt !== undefined) info.expiresAt = spec.expiresAt;
+  return info;
+}
 
 type Entry = { info: ApiKeyInfo | undefined; freshUntil: number };
 

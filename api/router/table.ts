@@ -5,7 +5,7 @@ import { and, eq } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q } from "../db/client.js";
 import { deployments, models, shards, shardStatus } from "../db/schema.js";
-import type { Log } from "../deps.js";
+import type { Log } from "../log.js";
 import type { Endpoint } from "./types.js";
 
 export type EndpointTable = {

@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import { HOUR_MS } from "../../shared/schemas/usage.js";
 import type { Store } from "../db/client.js";
 import { usage } from "../db/schema.js";
-import type { Log } from "../deps.js";
+import type { Log } from "../log.js";
 import type { Usage, UsageRecorder } from "./types.js";
 
 export const DEFAULT_USAGE_FLUSH_MS = 10_000;

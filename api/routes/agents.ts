@@ -12,11 +12,12 @@ import { joinTokens, nodes } from "../db/schema.js";
 import { upsertShardReports } from "../db/shards.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { heardFrom } from "../liveness.js";
-import { applyHeartbeat } from "../inventory-merge.js";
-import { inventoryEvents, type NewEvent } from "../node-events.js";
+import { heardFrom } from "../nodes/state.js";
+import { applyHeartbeat } from "../nodes/inventory-merge.js";
+import { inventoryEvents } from "../nodes/events.js";
+import { type NewEvent } from "../db/events.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
-import { hashSecret, newSecret } from "../secrets.js";
+import { hashSecret, newSecret } from "../db/secrets.js";
 
 const NodeParam = z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) });
 

@@ -4,14 +4,16 @@ import { ApiKey, ApiKeySpec, ApiKeyWithSecret } from "../../shared/schemas/api-k
 import { ResourceName } from "../../shared/schemas/model.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
-import { type ApiKeyRow, apiKeyView } from "../db/api-keys.js";
+import { type ApiKeyRow } from "../db/api-keys.js";
+import { apiKeyView } from "../views/api-keys.js";
 import { apiKeys } from "../db/schema.js";
-import { type DeclaredKind, deleteDeclared, etagOf, putDeclared } from "../declarative.js";
+import { type DeclaredKind, deleteDeclared, putDeclared } from "../declarative.js";
+import { etagOf } from "../db/resources.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
 import { keysChanged } from "../router/keys.js";
-import { hashSecret, newSecret } from "../secrets.js";
+import { hashSecret, newSecret } from "../db/secrets.js";
 import { IfMatch, PutConditions, putBody, sameName, writtenSpec } from "./resource-shapes.js";
 
 const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "team-search" }) });

@@ -8,9 +8,9 @@ import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { nodes } from "../db/schema.js";
 import type { AppEnv } from "../deps.js";
-import { heardFrom } from "../liveness.js";
+import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
-import { placeTimed } from "../metrics/placement.js";
+import { placeTimed } from "../placement/trigger.js";
 import { nodeAssignments } from "../placement/apply.js";
 
 const MAX_WAIT_S = 60;

@@ -1,45 +1,22 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { Deployment, DeploymentSpec } from "../../shared/schemas/deployment.js";
 import { type ModelSpec, ResourceName } from "../../shared/schemas/model.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
 import type { Q } from "../db/client.js";
-import { deployments, models, replicas, shards, shardStatus } from "../db/schema.js";
-import { type DeclaredKind, deleteDeclared, etagOf, metadataOf, putDeclared } from "../declarative.js";
+import { deployments, models } from "../db/schema.js";
+import { type DeclaredKind, deleteDeclared, putDeclared } from "../declarative.js";
+import { etagOf } from "../db/resources.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
+import { deploymentViews } from "../views/deployments.js";
 import { IfMatch, PutConditions, putBody, sameName, writtenSpec } from "./resource-shapes.js";
 
 const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "chat-prod" }) });
 const PutDeployment = putBody(DeploymentSpec, "PutDeployment");
 type Row = typeof deployments.$inferSelect;
-
-/** Deployments with their status: replica counts, phase and why replicas are pending. */
-export async function deploymentViews(q: Q, rows: Row[]) {
-  const names = [...new Set(rows.map((r) => r.model))];
-  const known = new Set(names.length ? (await q.select({ name: models.name }).from(models).where(inArray(models.name, names))).map((m) => m.name) : []);
-  const placed = rows.length
-    ? await q
-        .select({ deployment: replicas.deployment, replica: replicas.id, state: shardStatus.state })
-        .from(replicas)
-        .innerJoin(shards, eq(shards.replicaId, replicas.id))
-        .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)))
-        .where(inArray(replicas.deployment, rows.map((r) => r.name)))
-    : [];
-  return rows.map((r) => {
-    const spec = JSON.parse(r.spec) as DeploymentSpec;
-    const mine = placed.filter((p) => p.deployment === r.name);
-    const replicaIds = [...new Set(mine.map((p) => p.replica))];
-    const ready = replicaIds.filter((id) => mine.filter((p) => p.replica === id).every((p) => p.state === "ready")).length;
-    const missing = Math.max(0, spec.replicas - replicaIds.length);
-    const fallback = known.has(r.model) ? "waiting for placement: it runs when an agent polls" : `model ${r.model} does not exist`;
-    const pending = missing ? (r.pending?.length ? r.pending : [{ count: missing, reason: fallback }]) : [];
-    const phase = ready >= spec.replicas ? ("Ready" as const) : missing ? ("Pending" as const) : ("Starting" as const);
-    return { name: r.name, spec, status: { phase, desired: spec.replicas, placed: replicaIds.length, ready, pending }, metadata: metadataOf(r) };
-  });
-}
 
 /** 400 when the deployment names profiles its (existing) model does not have. */
 async function checkProfiles(q: Q, spec: DeploymentSpec) {

@@ -5,7 +5,8 @@ import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
-import { classCounts, deleteNode, findNode, listNodes, nodeDetail, nodeSummary, setAdminState } from "../db/nodes.js";
+import { classCounts, deleteNode, findNode, listNodes, setAdminState } from "../db/nodes.js";
+import { NODE_ACTIONS, type NodeAction, nodeDetail, nodeSummary } from "../views/nodes.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
@@ -52,20 +53,14 @@ const remove = createRoute({
   responses: { 204: { description: "Forgotten" }, ...errorResponses(400, 401, 403, 404) },
 });
 
-export const ACTIONS = {
-  cordon: { adminState: "cordoned", event: "node_cordoned", summary: "Cordon a node: no new placements on it" },
-  uncordon: { adminState: "ready", event: "node_uncordoned", summary: "Uncordon a node: placements may use it again" },
-  drain: { adminState: "draining", event: "node_draining", summary: "Drain a node: move its replicas away, then keep it cordoned" },
-} as const;
-
 /** POST /api/v1/nodes/{id}/<verb>: sets what an operator wants of the node and records an event. */
-function actionRoute(verb: keyof typeof ACTIONS) {
+function actionRoute(verb: NodeAction) {
   return createRoute({
     method: "post",
     path: `/api/v1/nodes/{id}/${verb}`,
     operationId: `${verb}Node`,
     tags: ["nodes"],
-    summary: ACTIONS[verb].summary,
+    summary: NODE_ACTIONS[verb].summary,
     security: adminSecurity,
     middleware: [requireAdmin] as const,
     request: { params: IdParam },
@@ -102,11 +97,11 @@ const app = new OpenAPIHono<AppEnv>()
     return c.body(null, 204);
   });
 
-for (const verb of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {
+for (const verb of Object.keys(NODE_ACTIONS) as NodeAction[]) {
   app.openapi(actionRoute(verb), async (c) => {
     const { id } = c.req.valid("param");
     const { store, now, settings } = c.var.deps;
-    const { adminState, event } = ACTIONS[verb];
+    const { adminState, event } = NODE_ACTIONS[verb];
     const t = now();
     const row = await store.write(async (tx) => {
       const after = await setAdminState(tx, id, adminState, event, t);

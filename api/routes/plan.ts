@@ -2,11 +2,8 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { Capacity } from "../../shared/schemas/plan.js";
 import { requireAdmin } from "../auth.js";
 import type { AppEnv } from "../deps.js";
-import { readPlacementRows } from "../placement/apply.js";
-import { classCapacity, profileCapacity } from "../placement/capacity.js";
-import { planInput } from "../placement/input.js";
 import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
-
+import { readCapacity } from "../views/capacity.js";
 
 const get = createRoute({
   method: "get",
@@ -20,7 +17,6 @@ const get = createRoute({
 });
 
 export const planRoutes = new OpenAPIHono<AppEnv>().openapi(get, async (c) => {
-  const { store, now, settings } = c.var.deps;
-  const input = planInput({ ...(await readPlacementRows(store.db, c.var.deps.factsCache)), nextSeq: 1, now: now(), lostAfterS: settings.nodeLostAfterS });
-  return c.json({ classes: classCapacity(input), profiles: profileCapacity(input) }, 200);
+  const deps = c.var.deps;
+  return c.json(await readCapacity(deps, deps.now()), 200);
 });

@@ -9,7 +9,7 @@ import type { NvlinkDomain, NvlinkGpu, NvlinkShard, NvlinkStandalone, NvlinkTray
 import type { Q } from "../db/client.js";
 import { readInventory } from "../db/nodes.js";
 import { nodes, replicas, shards, shardStatus } from "../db/schema.js";
-import { nodeState } from "../liveness.js";
+import { nodeState } from "../nodes/state.js";
 
 /** The parts of a GPU the view reads. */
 export type NvlinkCard = Pick<Gpu, "index" | "uuid" | "class" | "fabric" | "platform">;

@@ -5,7 +5,7 @@ import { VERSION } from "../../shared/version.js";
 import { ROOT } from "../helpers/process.js";
 import { dbUrlFromFlag, loadServerConfig, POLL_RESERVED_SUBREQUESTS } from "../../api/config.js";
 import { createWriteQueue } from "../../api/db/client.js";
-import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../../api/secrets.js";
+import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../../api/db/secrets.js";
 
 describe("loadServerConfig", () => {
   it("has defaults that serve the embedded file database on loopback", () => {

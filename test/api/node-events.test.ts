@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyHeartbeat } from "../../api/inventory-merge.js";
-import { inventoryEvents } from "../../api/node-events.js";
+import { applyHeartbeat } from "../../api/nodes/inventory-merge.js";
+import { inventoryEvents } from "../../api/nodes/events.js";
 import { domainKey, isJoined, notJoinedReason } from "../../shared/fabric.js";
 import { Heartbeat } from "../../shared/schemas/agent.js";
 import { GB200_XML, inventoryFromCapture } from "../helpers/inventory.js";

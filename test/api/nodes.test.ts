@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sweepLiveness } from "../../api/liveness.js";
+import { sweepLiveness } from "../../api/nodes/liveness.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { registerBody } from "../helpers/inventory.js";
 

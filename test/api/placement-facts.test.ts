@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FactsCache, readPlacementRows } from "../../api/placement/apply.js";
+import { readPlacementRows } from "../../api/placement/apply.js";
+import type { FactsCache } from "../../api/placement/input.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { GB200_XML, H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
 

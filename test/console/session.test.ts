@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleSessions } from "../../api/db/schema.js";
-import { hashSecret } from "../../api/secrets.js";
+import { hashSecret } from "../../api/db/secrets.js";
 import { SESSION_TTL_S } from "../../api/console/session.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { registerBody } from "../helpers/inventory.js";

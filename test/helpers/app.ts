@@ -1,6 +1,7 @@
 import { createApp } from "../../api/app.js";
 import { expectedMigrations } from "../../api/db/journal.js";
-import type { AppDeps, AppSettings, Log } from "../../api/deps.js";
+import type { AppDeps, AppSettings } from "../../api/deps.js";
+import type { Log } from "../../api/log.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import { createBackground } from "../../api/background.js";
 import { applyMigrations, openDb } from "../../api/node.js";

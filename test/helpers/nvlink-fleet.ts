@@ -9,7 +9,7 @@ import { createBackground } from "../../api/background.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import type { AppSettings } from "../../api/deps.js";
 import { createClusterMetrics } from "../../api/metrics/cluster.js";
-import type { FactsCache } from "../../api/placement/apply.js";
+import type { FactsCache } from "../../api/placement/input.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { createRouter } from "../../api/router/index.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";

@@ -4,7 +4,7 @@ import type { Store } from "../../api/db/client.js";
 import { apiKeys } from "../../api/db/schema.js";
 import type { AppDeps } from "../../api/deps.js";
 import { createKeyStore, keysChanged } from "../../api/router/keys.js";
-import { hashSecret, newSecret } from "../../api/secrets.js";
+import { hashSecret, newSecret } from "../../api/db/secrets.js";
 import { openDb } from "../../api/node.js";
 import { migratedDb, testClock } from "../helpers/app.js";
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { applyMigrations, openDb } from "../../api/node.js";
 import { deployments, models, nodes, shards, shardStatus } from "../../api/db/schema.js";
 import { buildTable, createIsolateTableCache, createTableCache, type EndpointTable, readTable } from "../../api/router/table.js";
-import type { Log } from "../../api/deps.js";
+import type { Log } from "../../api/log.js";
 import type { Endpoint } from "../../api/router/types.js";
 import { tempDbUrl } from "../helpers/db.js";
 

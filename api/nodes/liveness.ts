@@ -1,21 +1,8 @@
 import { and, eq, isNull, lt } from "drizzle-orm";
-import type { NodeState } from "../shared/schemas/node.js";
-import type { Store } from "./db/client.js";
-import { bumpGeneration } from "./db/cluster.js";
-import { insertEvents } from "./db/events.js";
-import { nodes, shards } from "./db/schema.js";
-import type { NewEvent } from "./node-events.js";
-
-/** A node's state as every view shows it: `lost` once silent for longer than `lostAfterS`, else what an operator set. */
-export function nodeState(n: { adminState: Exclude<NodeState, "lost">; lastSeenAt: number }, now: number, lostAfterS: number): NodeState {
-  return now - n.lastSeenAt > lostAfterS * 1000 ? "lost" : n.adminState;
-}
-
-/** A `node_recovered` event when a node that was lost (or silent past the limit) is heard from again. */
-export function heardFrom(row: { id: string; lostAt: number | null; lastSeenAt: number; adminState: Exclude<NodeState, "lost"> }, now: number, lostAfterS: number): NewEvent[] {
-  if (row.lostAt === null && nodeState(row, now, lostAfterS) !== "lost") return [];
-  return [{ type: "node_recovered", nodeId: row.id, message: `${row.id} is back after ${Math.round((now - row.lastSeenAt) / 1000)} s of silence` }];
-}
+import type { Store } from "../db/client.js";
+import { bumpGeneration } from "../db/cluster.js";
+import { insertEvents } from "../db/events.js";
+import { nodes, shards } from "../db/schema.js";
 
 /**
  * Marks nodes that went silent as lost, once each, with an event, and asks for placement when shards still sit on

@@ -1,5 +1,5 @@
-import type { Heartbeat } from "../shared/schemas/agent.js";
-import type { Inventory } from "../shared/schemas/inventory.js";
+import type { Heartbeat } from "../../shared/schemas/agent.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
 
 /** The inventory with a heartbeat's dynamic fields applied; GPUs and ports it does not name stay as they were. */
 export function applyHeartbeat(inv: Inventory, hb: Heartbeat): Inventory {

@@ -1,8 +1,7 @@
-import { isJoined, domainKey, notJoinedReason } from "../shared/fabric.js";
-import type { EventType } from "../shared/schemas/event.js";
-import type { Inventory } from "../shared/schemas/inventory.js";
+import { isJoined, domainKey, notJoinedReason } from "../../shared/fabric.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
+import type { NewEvent } from "../db/events.js";
 
-export type NewEvent = { type: EventType; nodeId: string | null; message: string; data?: Record<string, unknown> };
 
 const list = (xs: (string | number)[]) => xs.join(", ");
 

@@ -1,0 +1,42 @@
+// Placement as the request paths, the console and the liveness sweep run it: timed for
+// llmgw_placement_duration_seconds, and waking the long-polls of the nodes whose shards changed.
+import type { Store } from "../db/client.js";
+import type { Log } from "../log.js";
+import { type PlaceResult, type PlaceSettings, placeIfNeeded } from "./apply.js";
+import type { FactsCache } from "./input.js";
+
+type PlaceDeps = {
+  store: Store;
+  settings: PlaceSettings;
+  factsCache?: FactsCache;
+  /** Told how long each placement run that changed the cluster's generation took. */
+  observePlacement?: (seconds: number) => void;
+};
+
+type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => number };
+
+/** placeIfNeeded(), telling `observePlacement` how long it took when it ran (an unchanged cluster is not a run). */
+export async function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
+  const started = performance.now();
+  const placed = await placeIfNeeded(deps.store, now, deps.settings, deps.factsCache);
+  if (placed.ran) deps.observePlacement?.((performance.now() - started) / 1000);
+  return placed;
+}
+
+/** Places now and wakes the long-polls of nodes whose shards changed; a failure is logged (the next poll retries it). */
+export function placeAndWake(deps: WakeDeps, after: string): Promise<void> {
+  return placeTimed(deps, deps.now())
+    .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
+    .catch((e: unknown) => deps.log.warn(`placement after ${after} failed; the next poll retries it`, { error: String(e) }));
+}
+
+/**
+ * Places soon after a write that may change placement (an API write, a console action), without holding up its
+ * response — every agent may be parked in a long-poll, so waiting for the next poll could wait a long time. The work
+ * goes to `deps.background` (Node: tracked for shutdown) or, where there is none, to `waitUntil` (the Worker's).
+ */
+export function placeSoon(deps: WakeDeps & { background?: (work: Promise<unknown>) => void }, waitUntil: (work: Promise<unknown>) => void, after: string): void {
+  const work = placeAndWake(deps, after);
+  if (deps.background) deps.background(work);
+  else waitUntil(work);
+}

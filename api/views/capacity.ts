@@ -1,0 +1,27 @@
+// The fleet's capacity: devices by class (total / free / used / unavailable and why) and how many more replicas of
+// each model profile fit, and where. GET /api/v1/plan, the console's overview and plan pages and the device gauges of
+// /metrics all read it through here, so they show the same figures.
+import type { Capacity } from "../../shared/schemas/plan.js";
+import type { AppDeps } from "../deps.js";
+import { readPlacementRows } from "../placement/apply.js";
+import { classCapacity, profileCapacity } from "../placement/capacity.js";
+import { planInput } from "../placement/input.js";
+import type { PlanInput } from "../placement/types.js";
+
+export type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
+
+/** Placement's view of the stored rows as of `now` (no replica is being placed: the next sequence number is 1). */
+export function capacityInput(rows: PlacementRows, now: number, lostAfterS: number): PlanInput {
+  return planInput({ ...rows, nextSeq: 1, now, lostAfterS });
+}
+
+/** The capacity of a fleet placement sees. Pure. */
+export function capacityOf(input: PlanInput): Capacity {
+  return { classes: classCapacity(input), profiles: profileCapacity(input) };
+}
+
+/** Reads the fleet and returns its capacity now. */
+export async function readCapacity(deps: Pick<AppDeps, "store" | "factsCache" | "settings">, now: number): Promise<Capacity> {
+  const rows = await readPlacementRows(deps.store.db, deps.factsCache);
+  return capacityOf(capacityInput(rows, now, deps.settings.nodeLostAfterS));
+}
