@@ -1,5 +1,5 @@
 // `llmgw mock-engine`: the OpenAI-compatible stand-in for vLLM, run as a process like any engine.
-import { startMockEngine } from "../agent/engines/mock-engine.js";
+import { startMockEngine } from "../agent/sim/mock-engine.js";
 
 export type MockEngineFlags = { port: string; model: string; host: string; loadMs: string; tokensPerS: string; failAfter?: string };
 

@@ -1,16 +1,15 @@
 // Which inference engines this node has, and their versions: each probed with a short timeout.
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import { engines } from "../engines/index.js";
+import type { EngineAdapter } from "../engines/types.js";
 import type { Runner } from "./exec.js";
 
 export type EngineProbe = { engine: string; command: string[] };
 
-/** What is probed unless agent.yaml says otherwise. */
-export const DEFAULT_PROBES: EngineProbe[] = [
-  { engine: "vllm", command: ["vllm", "--version"] },
-  { engine: "sglang", command: ["python3", "-c", "import sglang; print(sglang.__version__)"] },
-  { engine: "llamacpp", command: ["llama-server", "--version"] },
-  { engine: "trtllm", command: ["trtllm-serve", "--version"] },
-];
+/** What is probed unless agent.yaml says otherwise: each adapter's version command, in registry order. */
+export const DEFAULT_PROBES: EngineProbe[] = Object.values(engines as Record<string, EngineAdapter>).flatMap((a) =>
+  a.version ? [{ engine: a.engine, command: [...a.version] }] : [],
+);
 
 /**
  * The version in a probe's output: what follows "version" when the output names it (llama.cpp's

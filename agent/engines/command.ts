@@ -54,6 +54,4 @@ export const command = {
   // Every rank gets its own httpPort, so every rank is probed.
   healthPath: (_shard) => "/health",
   readiness: (r) => readHealth(r, "loading"),
-  // No installed program to ask; `true` exits 0 so discovery reports the engine as present.
-  version: ["true"],
 } satisfies EngineAdapter;

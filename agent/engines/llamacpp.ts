@@ -1,5 +1,6 @@
 // llama.cpp's llama-server. Flags follow llama.cpp's tools/server/README.md (-m, --host, --port, -ngl, -a/--alias;
-// GET /health: 503 "Loading model" while loading, 200 when ready). Vulkan device selection lives in env.ts.
+// GET /health: 503 "Loading model" while loading, 200 when ready). The Vulkan build picks its cards by
+// GGML_VK_VISIBLE_DEVICES (Vulkan device indices, which follow the GPU indices), and cannot address MIG instances.
 import { program, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
@@ -22,6 +23,16 @@ export const llamacpp = {
       "--alias", shard.model,
       ...shard.profile.args,
     ];
+  },
+  devices(shard, o) {
+    if (o.backend !== "vulkan") return undefined;
+    if (shard.visibleDevices.startsWith("MIG-") || shard.deviceIds.some((id) => id >= 1000)) {
+      throw new Error(
+        `shard ${shard.shardId} is on a MIG instance (${shard.visibleDevices}), but Vulkan cannot address MIG instances: ` +
+          "run llama.cpp's CUDA build on MIG, or give this profile whole GPUs",
+      );
+    }
+    return { GGML_VK_VISIBLE_DEVICES: shard.deviceIds.join(",") };
   },
   healthPath: (_shard) => "/health",
   readiness: (r) => readHealth(r, "loading"),

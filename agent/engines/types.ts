@@ -1,5 +1,7 @@
 // The contract every engine adapter fulfils: how to start a shard (argv + env), how to read its readiness from one
 // HTTP probe, and how to ask the installed engine for its version. Adapters are plain objects (no I/O of their own).
+// Adding an engine: its file here, its name in shared/schemas/model.ts `Engine` and one line in index.ts (the compiler
+// refuses a registry that misses an engine); discovery probes it and the agent launches it from there.
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Engine } from "../../shared/schemas/model.js";
 
@@ -32,6 +34,14 @@ export type EngineAdapter = {
   healthPath(shard: StartShard): string | null;
   /** Reads one probe result. */
   readiness(r: ProbeResult): Readiness;
-  /** The command that prints the installed version (the default discovery probe). */
-  version: string[];
+  /**
+   * The variables that give the engine its devices, when they are not CUDA's `CUDA_VISIBLE_DEVICES` (llama.cpp's Vulkan
+   * build); may throw like argv.
+   */
+  devices?(shard: StartShard, o: EngineOptions): Record<string, string> | undefined;
+  /**
+   * The command that prints the installed version: discovery's probe for this engine (agent.yaml may replace it). Absent
+   * for an engine that has no installed program to ask (`command` runs what its profile names; placement needs no probe).
+   */
+  version?: string[];
 };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PROBES, type EngineProbe, probeEngines, versionFrom } from "../../agent/discovery/engines.js";
 import type { RunResult, Runner } from "../../agent/discovery/exec.js";
+import { engines } from "../../agent/engines/index.js";
 
 describe("versionFrom", () => {
   it.each([
@@ -34,6 +35,18 @@ function fakeRunner(answers: Record<string, RunResult>): { run: Runner; calls: C
   };
   return { run, calls };
 }
+
+describe("DEFAULT_PROBES", () => {
+  it("are the adapters' own version commands, in registry order; the command engine has none", () => {
+    expect(DEFAULT_PROBES).toEqual([
+      { engine: "vllm", command: engines.vllm.version },
+      { engine: "sglang", command: engines.sglang.version },
+      { engine: "llamacpp", command: engines.llamacpp.version },
+      { engine: "trtllm", command: engines.trtllm.version },
+    ]);
+    expect("version" in engines.command).toBe(false);
+  });
+});
 
 describe("probeEngines", () => {
   it("reports the version of each engine that answers and probes them all", async () => {

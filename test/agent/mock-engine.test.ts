@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
-import { startMockEngine, type MockEngine, type MockEngineOptions } from "../../agent/engines/mock-engine.js";
+import { startMockEngine, type MockEngine, type MockEngineOptions } from "../../agent/sim/mock-engine.js";
 import { LLMGW, start, stop, until } from "../helpers/process.js";
 
 const engines: MockEngine[] = [];
