@@ -4,11 +4,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { killEngines, LLMGW, processAlive, recordedPid, writeAgentConfig } from "../agent/sim/cluster.js";
-import { agentSettings, DEFAULT_SCENARIO, loadScenario, modelProfile, type Scenario, writeNode } from "../agent/sim/scenario.js";
+import { killEngines, LLMGW, processAlive, recordedPid } from "../agent/sim/cluster.js";
+import { DEFAULT_SCENARIO, loadScenario, type Scenario } from "../agent/sim/scenario.js";
+import { simDeclarations, startSimCluster } from "../agent/sim/start.js";
 
 export type DemoFlags = { port?: string; data?: string; keep?: boolean; exitWhenReady?: boolean; timeout?: string; scenario?: string };
 
@@ -33,16 +33,6 @@ function launch(name: string, args: string[], env: Record<string, string>, log: 
   const exited = new Promise<void>((ok) => child.once("exit", () => (file.end(), ok())));
   return { name, child, exited, output: () => out };
 }
-
-/** A TCP port that was free a moment ago. */
-const freePort = () =>
-  new Promise<number>((ok, fail) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => ok(port));
-    });
-    s.on("error", fail);
-  });
 
 /** Runs the demo until Ctrl-C (or until ready with --exit-when-ready); returns the exit code. */
 export async function runDemo(flags: DemoFlags): Promise<number> {
@@ -99,47 +89,39 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     const admin = existsSync(tokenFile) ? readFileSync(tokenFile, "utf8").trim() : `llmgw_adm_${randomBytes(20).toString("hex")}`;
     writeFileSync(tokenFile, `${admin}\n`, { mode: 0o600 });
     note(`control plane and cluster state in ${dir}`);
-    const serve = launch("llmgw serve", ["serve", "--port", port, "--db", join(dir, "llmgw.db")], { LLMGW_ADMIN_TOKEN: admin }, join(dir, "serve.log"));
-    children.push(serve);
-    const url = await until("the control plane to listen", async () => serve.output().match(/serving on (http:\/\/\S+)/)?.[1]);
-    const api = async (method: string, path: string, body?: unknown) => {
-      const r = await fetch(`${url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
-      return { status: r.status, body: (r.status === 204 ? {} : await r.json()) as any };
-    };
-    const joinToken: string = await until("a join token", async () => (await api("POST", "/api/v1/join-tokens", { name: "demo" })).body.token);
-
-    let nextPort = 0;
-    for (const n of nodes) {
-      const first = Math.max(await freePort(), nextPort);
-      nextPort = first + 10;
-      const sim = agentSettings(dir, n);
-      writeNode(dir, n, scenario);
-      const { config, stateDir } = writeAgentConfig({ nodeId: n.id, server: url, joinToken, dir, ports: [first, first + 9], extra: { ...sim.extra, check_interval_s: 3 } });
-      stateDirs.push(stateDir);
-      children.push(launch(`agent ${n.id}`, ["agent", "--config", config], sim.env, join(dir, `agent-${n.id}.log`)));
-    }
+    const logs: Record<string, string> = { "llmgw serve": "serve.log" };
+    const sim = await startSimCluster({
+      dir,
+      scenario,
+      admin,
+      serveArgs: ["--port", port, "--db", join(dir, "llmgw.db")],
+      agentExtra: { check_interval_s: 3 },
+      spawn: (name, args, env) => {
+        const child = launch(name, args, env, join(dir, logs[name] ?? `${name.replace(/ /g, "-")}.log`));
+        children.push(child);
+        return child;
+      },
+      wait: (what, fn) => until(what, fn),
+    });
+    const { url, api } = sim;
+    stateDirs.push(...[...sim.agents.values()].map((a) => a.stateDir));
     note(`started ${nodes.length} agents: ${describeNodes(scenario)}`);
-    await until(`${nodes.length} ready nodes`, async () => ((await api("GET", "/api/v1/nodes")).body.items.filter((n: { state: string }) => n.state === "ready").length === nodes.length ? true : undefined));
 
     for (const m of models) {
-      await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, TOKENS_PER_S)] } });
-      await api("PUT", `/api/v1/deployments/${m.name}`, { spec: { model: m.name, replicas: m.replicas } });
+      const d = simDeclarations(m, TOKENS_PER_S);
+      await api("PUT", `/api/v1/models/${m.name}`, d.model);
+      await api("PUT", `/api/v1/deployments/${m.name}`, d.deployment);
       note(`deployment ${m.name}: ${m.replicas} × (${m.about}), mock engine`);
     }
     for (const m of models) {
       await until(`${m.replicas} ready replica(s) of ${m.name}`, async () => {
-        const items: { state: string }[] = (await api("GET", `/api/v1/replicas?deployment=${m.name}`)).body.items;
+        const items: { state: string }[] = (await api("GET", `/api/v1/replicas?deployment=${m.name}`)).items;
         return items.filter((r) => r.state === "ready").length >= m.replicas ? true : undefined;
       });
     }
 
     const created = await api("PUT", "/api/v1/api-keys/demo", { spec: {} });
-    const key: string = created.body.secret ?? (await api("POST", "/api/v1/api-keys/demo/rotate")).body.secret;
+    const key: string = created.secret ?? (await api("POST", "/api/v1/api-keys/demo/rotate")).secret;
     // the router refreshes its view of ready replicas on its own timer: ready is when it lists every model
     await until("the router to serve every model", async () => {
       const r = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
@@ -83,17 +82,7 @@ export async function stop(p: Proc): Promise<number | null> {
   return p.exited;
 }
 
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-    s.on("error", fail);
-  });
-}
+export { freePort } from "../../agent/sim/start.js";
 
 /** Polls `fn` until it returns true, failing after `ms`. */
 export async function until(fn: () => Promise<boolean>, ms = 20_000, what = "condition"): Promise<void> {

@@ -2,9 +2,10 @@
 // scenario node on its simulated hardware (agent/sim/scenario.ts, as `llmgw demo` runs them), plus the handles a drill
 // needs: kill or restart the control plane, an agent or a whole node, change a node's hardware state.
 import { join } from "node:path";
-import { agentSettings, modelProfile, parseScenario, type Scenario, setNodeState, type SimModel, type SimState, writeNode } from "../../agent/sim/scenario.js";
-import { killEngines, recordedPid, writeAgentConfig } from "../../agent/sim/cluster.js";
-import { apiCaller, freePort, LLMGW, type Proc, start, startServe, stop, until } from "./process.js";
+import { killEngines, recordedPid } from "../../agent/sim/cluster.js";
+import { parseScenario, type Scenario, setNodeState, type SimModel, type SimState } from "../../agent/sim/scenario.js";
+import { simDeclarations, startSimCluster as startSim } from "../../agent/sim/start.js";
+import { apiCaller, freePort, LLMGW, start, startServe, stop, until } from "./process.js";
 
 export const SIM_ADMIN = `llmgw_adm_${"simdrill".repeat(5)}`;
 
@@ -24,34 +25,26 @@ export async function startSimCluster(o: {
   const port = await freePort();
   const serveArgs = ["--db", o.db ?? join(o.dir, "llmgw.db"), "--port", String(port)];
   const serveEnv = { LLMGW_ADMIN_TOKEN: SIM_ADMIN, ...o.serveEnv };
-  let server = await startServe(serveArgs, { env: serveEnv });
-  const url = server.url;
+  const sim = await startSim({
+    dir: o.dir,
+    scenario,
+    admin: SIM_ADMIN,
+    serveArgs,
+    serveEnv: o.serveEnv,
+    agentExtra: { restart_base_s: 0.2, restart_max_s: 1, ...o.agentExtra },
+    spawn: (_name, args, env) => start(process.execPath, [LLMGW, ...args], { env }),
+    wait: async (what, fn, ms) => {
+      let got: Awaited<ReturnType<typeof fn>>;
+      await until(async () => (got = await fn()) !== undefined, ms, what);
+      return got!;
+    },
+  });
+  const { url, startAgent } = sim;
+  let server = sim.serve;
+  const agents = sim.running;
   const api = apiCaller(url, SIM_ADMIN);
-  // on a libSQL server the admin token is written just after the server listens
-  let joinToken = "";
-  await until(async () => !!(joinToken = (await api("POST", "/api/v1/join-tokens", { name: "sim" })).body?.token), 20_000, "a join token");
-  const agents = new Map<string, Proc>();
-  const configs = new Map<string, { config: string; stateDir: string; env: Record<string, string> }>();
-  let nextPort = 0;
-  for (const n of scenario.nodes) {
-    const first = Math.max(await freePort(), nextPort);
-    nextPort = first + 10;
-    const sim = agentSettings(o.dir, n);
-    writeNode(o.dir, n, scenario);
-    const written = writeAgentConfig({ nodeId: n.id, server: url, joinToken, dir: o.dir, ports: [first, first + 9], extra: { ...sim.extra, restart_base_s: 0.2, restart_max_s: 1, ...o.agentExtra } });
-    configs.set(n.id, { ...written, env: sim.env });
-  }
-  const startAgent = (id: string) => {
-    const c = configs.get(id)!;
-    const p = start(process.execPath, [LLMGW, "agent", "--config", c.config], { env: c.env });
-    agents.set(id, p);
-    return p;
-  };
-  for (const n of scenario.nodes) startAgent(n.id);
-
   const nodeState = async (id: string) => (await api("GET", `/api/v1/nodes/${id}`)).body?.state as string | undefined;
   const replicas = async (deployment?: string) => (await api("GET", `/api/v1/replicas${deployment ? `?deployment=${deployment}` : ""}`)).body.items as Replica[];
-  await until(async () => (await Promise.all(scenario.nodes.map((n) => nodeState(n.id)))).every((s) => s === "ready"), 40_000, "every simulated node ready");
 
   return {
     url,
@@ -59,9 +52,9 @@ export async function startSimCluster(o: {
     agents,
     nodeState,
     replicas,
-    stateDir: (id: string) => configs.get(id)!.stateDir,
+    stateDir: (id: string) => sim.agents.get(id)!.stateDir,
     /** The engine pid the node's agent recorded for a shard. */
-    enginePid: (id: string, shardId: string) => recordedPid(configs.get(id)!.stateDir, shardId),
+    enginePid: (id: string, shardId: string) => recordedPid(sim.agents.get(id)!.stateDir, shardId),
     startAgent,
     /** SIGKILLs a node's agent (its engines keep running, as on a real node). */
     async killAgent(id: string) {
@@ -72,7 +65,7 @@ export async function startSimCluster(o: {
     /** A node gone: its agent and every engine it started killed. */
     async killNode(id: string) {
       await this.killAgent(id);
-      killEngines([configs.get(id)!.stateDir]);
+      killEngines([sim.agents.get(id)!.stateDir]);
     },
     /** Changes a node's simulated hardware (its agent sees it at its next discovery). */
     setState(id: string, state: SimState) {
@@ -83,15 +76,15 @@ export async function startSimCluster(o: {
       await server.exited;
     },
     async restartServer() {
-      server = await startServe(serveArgs, { env: serveEnv });
-      if (server.url !== url) throw new Error(`the control plane came back on ${server.url}, not ${url}`);
+      const next = await startServe(serveArgs, { env: serveEnv });
+      server = next;
+      if (next.url !== url) throw new Error(`the control plane came back on ${next.url}, not ${url}`);
     },
     /** Declares a model on the mock engine and a deployment of it. */
     async deploy(m: SimModel, spec: Record<string, unknown> = {}) {
-      const model = await api("PUT", `/api/v1/models/${m.name}`, { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, o.engineArgs ?? [])] } });
-      if (model.status >= 300) throw new Error(`model ${m.name}: ${model.status} ${JSON.stringify(model.body)}`);
-      const d = await api("PUT", `/api/v1/deployments/${m.name}`, { spec: { model: m.name, replicas: m.replicas, ...spec } });
-      if (d.status >= 300) throw new Error(`deployment ${m.name}: ${d.status} ${JSON.stringify(d.body)}`);
+      const d = simDeclarations(m, o.engineArgs ?? []);
+      await sim.api("PUT", `/api/v1/models/${m.name}`, d.model);
+      await sim.api("PUT", `/api/v1/deployments/${m.name}`, { spec: { ...d.deployment.spec, ...spec } });
     },
     /** Waits for `count` ready replicas of a deployment and returns them. */
     async ready(deployment: string, count = 1, ms = 30_000): Promise<Replica[]> {
@@ -113,7 +106,7 @@ export async function startSimCluster(o: {
     },
     async close() {
       await Promise.all([...agents.values()].map(stop));
-      killEngines([...configs.values()].map((c) => c.stateDir));
+      killEngines([...sim.agents.values()].map((a) => a.stateDir));
       await stop(server);
     },
   };
