@@ -17,48 +17,91 @@ export class ApiCallError extends Error {
   }
 }
 
+/** Why a JSON call failed, for each client to word as its users expect. */
+export type CallFailure = { what: string; base: string } & (
+  | { kind: "unreachable"; why: string }
+  | { kind: "not_json"; status: number; text: string }
+  | { kind: "refused"; status: number; problem?: Problem; text: string }
+  | { kind: "unexpected"; status: number; issue: string }
+);
+
+export type JsonCall = {
+  base: string;
+  method: string;
+  path: string;
+  token: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  dispatcher?: Dispatcher;
+};
+
+/**
+ * One call to the control API with a bearer token and a JSON body, through the global fetch: the answer parsed with
+ * `schema`, every failure (unreachable, timed out, not JSON, refused with problem+json, an unexpected shape) handed to
+ * `fail`, which says what to throw. An abort by `signal` is rethrown as it came.
+ */
+export async function callJson<T extends z.ZodType>(c: JsonCall, schema: T, fail: (f: CallFailure) => Error) {
+  const what = `${c.method} ${c.path}`;
+  const at = { what, base: c.base };
+  const timeout = AbortSignal.timeout(c.timeoutMs);
+  let res: Response;
+  try {
+    res = await fetch(`${c.base}${c.path}`, {
+      method: c.method,
+      headers: { authorization: `Bearer ${c.token}`, accept: "application/json", ...(c.body === undefined ? {} : { "content-type": "application/json" }), ...c.headers },
+      body: c.body === undefined ? undefined : JSON.stringify(c.body),
+      signal: c.signal ? AbortSignal.any([c.signal, timeout]) : timeout,
+      ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
+    } as RequestInit);
+  } catch (e) {
+    if (c.signal?.aborted) throw e;
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    const why = timeout.aborted ? `no answer within ${c.timeoutMs} ms` : (cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e)));
+    throw fail({ ...at, kind: "unreachable", why });
+  }
+  const text = await res.text().catch(() => "");
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    throw fail({ ...at, kind: "not_json", status: res.status, text });
+  }
+  if (!res.ok) {
+    const p = Problem.safeParse(json);
+    throw fail({ ...at, kind: "refused", status: res.status, problem: p.success ? p.data : undefined, text });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw fail({ ...at, kind: "unexpected", status: res.status, issue: `${i?.path.join(".") || "body"}: ${i?.message}` });
+  }
+  return { status: res.status, data: parsed.data as z.infer<T>, raw: json, headers: res.headers };
+}
+
+/** The agent's wording of a failed call: every message starts with the call. */
+function agentError(f: CallFailure): ApiCallError {
+  switch (f.kind) {
+    case "unreachable":
+      return new ApiCallError(0, `${f.what}: cannot reach ${f.base}: ${f.why}`);
+    case "not_json":
+      return new ApiCallError(f.status >= 200 && f.status < 300 ? 0 : f.status, `${f.what}: HTTP ${f.status} with a body that is not JSON: ${f.text.slice(0, 120)}`);
+    case "refused":
+      return new ApiCallError(f.status, `${f.what}: HTTP ${f.status}: ${f.problem ? (f.problem.detail ?? f.problem.title) : f.text.slice(0, 200)}`, f.problem?.code);
+    case "unexpected":
+      return new ApiCallError(0, `${f.what}: unexpected answer (${f.issue})`);
+  }
+}
+
 export type ClientOptions = { server: string; dispatcher?: Dispatcher; timeoutMs?: number };
 export type Client = ReturnType<typeof createClient>;
 
 /** A client of one control plane; `token` is passed per call because registration can replace it. */
 export function createClient(o: ClientOptions) {
   const base = o.server.replace(/\/+$/, "");
-  async function call<T extends z.ZodType>(method: string, path: string, schema: T, token: string, body?: unknown, timeoutMs = o.timeoutMs ?? 30_000, signal?: AbortSignal): Promise<{ data: z.infer<T>; headers: Headers }> {
-    const what = `${method} ${path}`;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    let res: Response;
-    try {
-      res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}),
-      } as RequestInit);
-    } catch (e) {
-      if (signal?.aborted) throw e;
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const why = timeout.aborted ? `no answer within ${timeoutMs} ms` : (cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e)));
-      throw new ApiCallError(0, `${what}: cannot reach ${base}: ${why}`);
-    }
-    const text = await res.text().catch(() => "");
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new ApiCallError(res.ok ? 0 : res.status, `${what}: HTTP ${res.status} with a body that is not JSON: ${text.slice(0, 120)}`);
-    }
-    if (!res.ok) {
-      const p = Problem.safeParse(json);
-      throw new ApiCallError(res.status, `${what}: HTTP ${res.status}: ${p.success ? p.data.detail ?? p.data.title : text.slice(0, 200)}`, p.success ? p.data.code : undefined);
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      throw new ApiCallError(0, `${what}: unexpected answer (${i?.path.join(".") || "body"}: ${i?.message})`);
-    }
-    return { data: parsed.data, headers: res.headers };
-  }
+  const call = <T extends z.ZodType>(method: string, path: string, schema: T, token: string, body?: unknown, timeoutMs = o.timeoutMs ?? 30_000, signal?: AbortSignal) =>
+    callJson({ base, method, path, token, body, timeoutMs, signal, dispatcher: o.dispatcher }, schema, agentError);
 
   return {
     /** Registers (or re-registers) the node; the answer carries the node token to use from now on. */

@@ -5,7 +5,7 @@ import { Agent, type Dispatcher } from "undici";
 import type { StartShard } from "../shared/schemas/assignment.js";
 import { createClient } from "./client.js";
 import type { AgentConfig } from "./config.js";
-import { discover } from "./discovery/index.js";
+import { type DiscoverOptions, discover } from "./discovery/index.js";
 import { loadNvml } from "./discovery/nvml-koffi.js";
 import { adapterFor, launch } from "./engines/index.js";
 import { adoptFromStateDir } from "./supervisor/adopt.js";
@@ -21,22 +21,25 @@ export async function tlsDispatcher(tls?: { caFile?: string; certFile?: string; 
   return new Agent({ connect: { ca, cert, key, rejectUnauthorized: !tls.insecure } });
 }
 
+/** Discovery's options from agent.yaml (what `llmgw agent`, `agent inventory` and `doctor` all discover with). */
+export function discoverOptions(cfg: AgentConfig): DiscoverOptions {
+  return {
+    nvidiaSmi: cfg.nvidiaSmi,
+    nvml: cfg.nvml ? () => loadNvml() : undefined,
+    ibRoot: cfg.ibRoot,
+    imexCtl: cfg.imexCtl,
+    imexChannelsDir: cfg.imexChannelsDir,
+    storagePaths: cfg.storagePaths,
+    weightsDirs: cfg.weightsDirs,
+    engineProbes: cfg.engineProbes,
+    fabrics: cfg.fabrics,
+    classOverrides: cfg.classOverrides,
+  };
+}
+
 /** The discovery this agent runs at start and on its check timer. */
 export function discoveryOf(cfg: AgentConfig, ownPids: () => ReadonlySet<number>) {
-  return () =>
-    discover({
-      nvidiaSmi: cfg.nvidiaSmi,
-      nvml: cfg.nvml ? () => loadNvml() : undefined,
-      ibRoot: cfg.ibRoot,
-      imexCtl: cfg.imexCtl,
-      imexChannelsDir: cfg.imexChannelsDir,
-      storagePaths: cfg.storagePaths,
-      weightsDirs: cfg.weightsDirs,
-      engineProbes: cfg.engineProbes,
-      fabrics: cfg.fabrics,
-      classOverrides: cfg.classOverrides,
-      ownPids: ownPids(),
-    });
+  return () => discover({ ...discoverOptions(cfg), ownPids: ownPids() });
 }
 
 /** The supervisor with every engine found alive in the state dir adopted; logs what it found. */

@@ -1,12 +1,11 @@
 // `llmgw agent inventory`: discovery as the scheduler would see it, as a table or the exact JSON the agent registers.
 import { defaultAgentConfig, loadAgentConfig } from "../agent/config.js";
 import { discover } from "../agent/discovery/index.js";
-import { loadNvml } from "../agent/discovery/nvml-koffi.js";
 import { formatInventory } from "../agent/inventory.js";
 import { type IdentityFlags, resolveIdentity } from "../agent/identity.js";
 import { runLoop } from "../agent/loop.js";
 import { runOnce } from "../agent/once.js";
-import { clientOf, discoveryOf, supervisorOf } from "../agent/runtime.js";
+import { clientOf, discoverOptions, discoveryOf, supervisorOf } from "../agent/runtime.js";
 import { openSession } from "../agent/session.js";
 import { pidsInGroups } from "../agent/supervisor/proc.js";
 
@@ -21,19 +20,8 @@ export async function runInventory(flags: InventoryFlags): Promise<number> {
     process.stderr.write(`llmgw: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   }
-  const inv = await discover({
-    nvidiaSmi: flags.nvidiaSmi ?? cfg.nvidiaSmi,
-    noGpu: flags.gpu === false,
-    nvml: flags.nvml ?? cfg.nvml ? () => loadNvml() : undefined,
-    ibRoot: flags.ibRoot ?? cfg.ibRoot,
-    imexCtl: cfg.imexCtl,
-    imexChannelsDir: cfg.imexChannelsDir,
-    storagePaths: cfg.storagePaths,
-    weightsDirs: cfg.weightsDirs,
-    engineProbes: cfg.engineProbes,
-    fabrics: cfg.fabrics,
-    classOverrides: cfg.classOverrides,
-  });
+  const overridden = { ...cfg, nvidiaSmi: flags.nvidiaSmi ?? cfg.nvidiaSmi, ibRoot: flags.ibRoot ?? cfg.ibRoot, nvml: flags.nvml ?? cfg.nvml };
+  const inv = await discover({ ...discoverOptions(overridden), noGpu: flags.gpu === false });
   process.stdout.write(flags.json ? `${JSON.stringify(inv, null, 2)}\n` : formatInventory(inv));
   return 0;
 }

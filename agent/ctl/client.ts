@@ -5,10 +5,10 @@ import { Deployment } from "../../shared/schemas/deployment.js";
 import { Model } from "../../shared/schemas/model.js";
 import { Node, NodeSummary } from "../../shared/schemas/node.js";
 import { NvlinkView } from "../../shared/schemas/nvlink.js";
-import { Problem } from "../../shared/schemas/problem.js";
 import { ReplicaView } from "../../shared/schemas/replica.js";
 import { AdminToken, CreatedAdminToken, CreatedJoinToken, JoinToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
+import { type CallFailure, callJson } from "../client.js";
 import { CtlError } from "./errors.js";
 import { Capacity } from "../../shared/schemas/plan.js";
 
@@ -29,46 +29,25 @@ const list = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) }
 const NONE = z.unknown();
 const seg = encodeURIComponent;
 
+/** ctl's wording of a failed call: the API's own detail when it refused, a hint when the answer makes no sense. */
+function ctlError(f: CallFailure): CtlError {
+  switch (f.kind) {
+    case "unreachable":
+      return new CtlError(0, `cannot reach ${f.base}: ${f.why}`, undefined, true);
+    case "not_json":
+      return new CtlError(f.status, `${f.what}: HTTP ${f.status} with a body that is not JSON (is ${f.base} an llmgw server?): ${f.text.slice(0, 120)}`);
+    case "refused":
+      return f.problem ? new CtlError(f.status, f.problem.detail, f.problem) : new CtlError(f.status, `${f.what}: HTTP ${f.status}: ${f.text.slice(0, 200)}`);
+    case "unexpected":
+      return new CtlError(f.status, `${f.what}: unexpected answer (${f.issue}); is the server another version?`);
+  }
+}
+
 /** A client of one control plane with one admin token. */
 export function createCtlClient(o: CtlClientOptions) {
   const base = o.server.replace(/\/+$/, "");
-  async function call<T extends z.ZodType>(method: string, path: string, schema: T, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<z.infer<T>>> {
-    const what = `${method} ${path}`;
-    const timeoutMs = o.timeoutMs ?? 30_000;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    let res: Response;
-    try {
-      res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${o.token}`, accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: timeout,
-      });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const why = timeout.aborted ? `no answer within ${timeoutMs} ms` : (cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e)));
-      throw new CtlError(0, `cannot reach ${base}: ${why}`, undefined, true);
-    }
-    const text = await res.text().catch(() => "");
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new CtlError(res.status, `${what}: HTTP ${res.status} with a body that is not JSON (is ${base} an llmgw server?): ${text.slice(0, 120)}`);
-    }
-    if (!res.ok) {
-      const p = Problem.safeParse(json);
-      if (p.success) throw new CtlError(res.status, p.data.detail, p.data);
-      throw new CtlError(res.status, `${what}: HTTP ${res.status}: ${text.slice(0, 200)}`);
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const i = parsed.error.issues[0];
-      throw new CtlError(res.status, `${what}: unexpected answer (${i?.path.join(".") || "body"}: ${i?.message}); is the server another version?`);
-    }
-    return { status: res.status, data: parsed.data, raw: json, headers: res.headers };
-  }
-
+  const call = <T extends z.ZodType>(method: string, path: string, schema: T, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<z.infer<T>>> =>
+    callJson({ base, method, path, token: o.token, body, headers, timeoutMs: o.timeoutMs ?? 30_000 }, schema, ctlError);
   return {
     /** GET /api/v1/nodes, optionally filtered by state and pool. */
     listNodes: (q: { state?: string; pool?: string } = {}) => {
