@@ -1,4 +1,5 @@
 // The mock engine's replies in OpenAI's exact shapes, and its vLLM-style metrics: pure functions, no I/O.
+import { fnv1a32 } from "../../shared/hash.js";
 
 export type Kind = "chat" | "text" | "responses";
 export type Finish = "stop" | "length";
@@ -77,8 +78,7 @@ export function* streamEvents(g: Gen): Generator<StreamEvent> {
 
 /** A small deterministic unit vector for one input (FNV-1a seed, xorshift). */
 export function embedding(input: unknown, dims = 8): number[] {
-  let h = 0x811c9dc5;
-  for (const ch of JSON.stringify(input)) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  let h = fnv1a32(JSON.stringify(input));
   const v: number[] = [];
   for (let i = 0; i < dims; i++) {
     h ^= h << 13;

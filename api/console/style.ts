@@ -1,6 +1,7 @@
 // The console's one stylesheet, served at /admin/static/style.css. It lives in a TypeScript string rather than a .css
 // file so that the Worker bundle serves it as well as Node does, without reading files (no node:fs under api/).
 // States are always written out in text or an accessible name too: colour only adds to them.
+import { fnv1a32 } from "../../shared/hash.js";
 
 export const STYLE = /* css */ `
 :root {
@@ -158,7 +159,5 @@ ul.chips { display: flex; gap: 6px; list-style: none; margin: 0; padding: 0; }
 
 /** A short fingerprint of a static file (FNV-1a), put in its URL so that a new build's pages ask for the new one. */
 export function fingerprint(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return (h >>> 0).toString(36);
+  return fnv1a32(text).toString(36);
 }

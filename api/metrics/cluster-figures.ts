@@ -10,6 +10,7 @@ import type { FactsCache } from "../placement/input.js";
 import { capacityInput, type PlacementRows } from "../views/capacity.js";
 import { classCapacity } from "../placement/capacity.js";
 import { type NvlinkCache, type NvlinkInput, nvlinkView, readNvlinkInput } from "../views/nvlink.js";
+import { byText } from "../../shared/sort.js";
 
 type Labels = Record<string, string>;
 type Sample = { labels: Labels; value: number };
@@ -63,7 +64,7 @@ export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; no
   const out: ClusterFigures = { gpuNvlinkJoined: [], imexUp: [], imexChannels: [], nodeUp: [], nodes: [], nodeHeartbeatAge: [], devices: [], replicas: [], pendingReplicas: [], shards: [] };
 
   const byState = new Map<string, number>(NodeState.options.map((x) => [x, 0]));
-  for (const n of [...rows.nodes].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+  for (const n of [...rows.nodes].sort(byText((n) => n.id))) {
     const state = nodeState(n, now, lostAfterS);
     byState.set(state, (byState.get(state) ?? 0) + 1);
     out.nodeUp.push({ labels: { node: n.id }, value: state === "lost" ? 0 : 1 });

@@ -1,6 +1,7 @@
 // Which existing replicas of a deployment stay, and which go (scale-down, unknown or changed profile).
 import { profileFingerprint } from "./fingerprint.js";
 import type { PlaceDeployment, PlaceModel, PlaceProfile, Replica } from "./types.js";
+import { compareText } from "../../shared/sort.js";
 
 /** The profiles a deployment may use, in its order of preference: its list (unknown names skipped), or all the model's. */
 export function allowedProfiles(d: PlaceDeployment, model: PlaceModel | undefined): PlaceProfile[] {
@@ -11,7 +12,7 @@ export function allowedProfiles(d: PlaceDeployment, model: PlaceModel | undefine
 
 /** Oldest first: by seq, then id. */
 export function bySeq(a: Replica, b: Replica): number {
-  return a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return a.seq - b.seq || compareText(a.id, b.id);
 }
 
 /** Which of `replicas` go first when there are too many: not ready before ready, newest first within each. */

@@ -1,6 +1,7 @@
 // Multi-node replicas over InfiniBand (docs/architecture.md, placement rule 3): N nodes on one named fabric with an active HCA.
 import { compareScores, pickGang, type NodeFit } from "./fit.js";
 import type { PlaceNode } from "./types.js";
+import { compareText } from "../../shared/sort.js";
 
 export type FabricChoice = { fabric: string; gang: NonNullable<ReturnType<typeof pickGang>> };
 
@@ -20,7 +21,7 @@ export function chooseFabric(all: readonly NodeFit[], n: number, score: (f: Node
     const members = all.filter((f) => activeHcas(f.node, fabric).length > 0);
     const ordered = members
       .map((f) => ({ f, s: score(f) }))
-      .sort((a, b) => compareScores(a.s, b.s) || (a.f.node.id < b.f.node.id ? -1 : 1))
+      .sort((a, b) => compareScores(a.s, b.s) || compareText(a.f.node.id, b.f.node.id))
       .map((x) => x.f);
     const gang = pickGang(ordered, n);
     if (gang) return { fabric, gang };

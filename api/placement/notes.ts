@@ -3,6 +3,7 @@ import type { NodeFit } from "./fit.js";
 import { rangeText } from "./ports.js";
 import { cardClassOf } from "./scope.js";
 import type { PlaceNode } from "./types.js";
+import { compareText } from "../../shared/sort.js";
 
 /** At most this many notes are spelled out; the rest are counted. */
 export const MAX_NOTES = 5;
@@ -51,7 +52,7 @@ export function heldNote(nodes: readonly PlaceNode[], cls: string, free: number)
 export function byTray(a: PlaceNode, b: PlaceNode): number {
   const ta = a.nvlink.trayIndex ?? Number.POSITIVE_INFINITY;
   const tb = b.nvlink.trayIndex ?? Number.POSITIVE_INFINITY;
-  return ta !== tb ? (ta < tb ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  return (ta < tb ? -1 : ta > tb ? 1 : 0) || compareText(a.id, b.id);
 }
 
 /** How a node of an NVLink domain is named in reasons: its tray when known. */

@@ -1,6 +1,7 @@
 // Multi-node replicas over NVLink (docs/architecture.md, placement rule 3): N trays of one domain, each eligible, each with the devices free.
 import { compareScores, pickGang, type NodeFit } from "./fit.js";
 import { byTray } from "./notes.js";
+import { byText } from "../../shared/sort.js";
 
 export type DomainChoice = { domain: string; gang: NonNullable<ReturnType<typeof pickGang>> };
 
@@ -15,7 +16,7 @@ export function chooseDomain(all: readonly NodeFit[], n: number, k: number): Dom
     if (domain && eligible) byDomain.set(domain, [...(byDomain.get(domain) ?? []), f]);
   }
   const options: { choice: DomainChoice; score: number[] }[] = [];
-  for (const [domain, members] of [...byDomain.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [domain, members] of [...byDomain.entries()].sort(byText(([domain]) => domain))) {
     const ordered = [...members].sort(
       (a, b) => Number(a.node.nvlink.degraded) - Number(b.node.nvlink.degraded) || byTray(a.node, b.node),
     );

@@ -1,11 +1,11 @@
 // The placement core (docs/architecture.md, placement): plan(input) → {assign, release, pending}. Pure and deterministic.
+import { byText } from "../../shared/sort.js";
 import { planDeployment } from "./deployment.js";
 import { bySeq } from "./existing.js";
 import type { FitCache } from "./fit.js";
 import { ledgerOf } from "./ledger.js";
 import type { Pending, Plan, PlanInput, PlaceModel, PlaceNode, Replica } from "./types.js";
 
-const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Decides where replicas go: deployments in name order, each keeping its valid replicas, releasing the rest and
@@ -13,10 +13,10 @@ const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  * order of nodes, models, deployments or replicas in it.
  */
 export function plan(input: PlanInput): Plan {
-  const nodes: PlaceNode[] = [...input.nodes].sort((a, b) => byKey(a.id, b.id));
+  const nodes: PlaceNode[] = [...input.nodes].sort(byText((n) => n.id));
   const models = new Map<string, PlaceModel>();
   for (const m of input.models) if (!models.has(m.name)) models.set(m.name, m);
-  const deployments = [...input.deployments].sort((a, b) => byKey(a.name, b.name));
+  const deployments = [...input.deployments].sort(byText((d) => d.name));
   const existing = [...input.replicas].sort(bySeq);
   const ledger = ledgerOf(existing);
   const fits: FitCache = new Map();

@@ -3,6 +3,7 @@ import type { NodeFit } from "./fit.js";
 import { byTray, classNotes, heldNote, joinNotes, shortDomain, trayName } from "./notes.js";
 import { isMigClass, type Scope } from "./scope.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlaceProfile } from "./types.js";
+import { byText, compareText } from "../../shared/sort.js";
 
 /** Why a profile can never be placed as declared (a MIG class with more than one device, no devices); else undefined. */
 export function profileReason(p: PlaceProfile): string | undefined {
@@ -33,7 +34,7 @@ export function catalogReason(d: PlaceDeployment, model: PlaceModel | undefined,
 /** Why the deployment's pool, selector or the profile's engine or class leave no node at all; else undefined. */
 export function scopeReason(scope: Scope, d: PlaceDeployment, p: PlaceProfile): string | undefined {
   const where = `in pool ${d.pool}`;
-  const selector = Object.entries(d.nodeSelector ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join(",");
+  const selector = Object.entries(d.nodeSelector ?? {}).sort(byText(([k]) => k)).map(([k, v]) => `${k}=${v}`).join(",");
   if (!scope.inPool.length) return `no node ${where}`;
   if (!scope.matching.length) return `no node ${where} matches nodeSelector ${selector}`;
   const matching = selector ? ` matching nodeSelector ${selector}` : "";
@@ -45,7 +46,7 @@ export function scopeReason(scope: Scope, d: PlaceDeployment, p: PlaceProfile): 
 
 /** Why one node cannot give `k` devices of the class: the best node's free count, what keeps the others out. */
 export function singleReason(cls: string, k: number, scope: Scope, fits: readonly NodeFit[]): string {
-  const best = [...fits].sort((a, b) => b.free - a.free || (a.node.id < b.node.id ? -1 : 1))[0];
+  const best = [...fits].sort((a, b) => b.free - a.free || compareText(a.node.id, b.node.id))[0];
   const byId = new Map(fits.map((f) => [f.node.id, f]));
   const notes = classNotes(scope.withEngine, cls, byId);
   const free = fits.reduce((s, f) => s + f.free, 0);
@@ -91,7 +92,7 @@ function nvlinkPart(k: number, cls: string, pool: string, nodes: readonly PlaceN
     if (short) notes.push(`${short} ${short === 1 ? "tray has" : "trays have"} fewer than ${k} free`);
     return { key, eligible, text: `domain ${shortDomain(key)} has ${eligible} eligible${notes.length ? `: ${joinNotes(notes, 8)}` : ""}` };
   });
-  parts.sort((a, b) => b.eligible - a.eligible || (a.key < b.key ? -1 : 1));
+  parts.sort((a, b) => b.eligible - a.eligible || compareText(a.key, b.key));
   const shown = parts.slice(0, 3).map((p) => p.text);
   return parts.length > 3 ? `${shown.join("; ")}; and ${parts.length - 3} more domains` : shown.join("; ");
 }
@@ -107,7 +108,7 @@ function ibPart(need: string, nodes: readonly PlaceNode[], fits: readonly NodeFi
     const names = new Set(f.node.ibFabrics.filter((fab) => fab.hcas.some((h) => h.active)).map((fab) => fab.name));
     for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
   }
-  const have = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, c]) => `${name} has ${c}`);
+  const have = [...counts.entries()].sort(byText(([name]) => name)).map(([name, c]) => `${name} has ${c}`);
   return `no InfiniBand fabric has ${need} (${joinNotes(have)})`;
 }
 

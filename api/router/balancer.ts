@@ -2,15 +2,12 @@
 // affinity, and brief quarantine of endpoints that refused a connection. Per API instance; the counters are
 // released on every path a request can end by (the `done` function is idempotent).
 import type { Endpoint } from "./types.js";
+import { fnv1a32 } from "../../shared/hash.js";
 
 export type Balancer = ReturnType<typeof createBalancer>;
 
-/** A stable 32-bit hash (FNV-1a) of a session id. */
-export function hash32(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
+/** A stable 32-bit hash of a session id: every instance maps a session to the same replica. */
+export const hash32 = fnv1a32;
 
 /**
  * Picks among `endpoints` (quarantined ones only when nothing else is left): the session's replica when it is not

@@ -7,6 +7,7 @@ import type { Q } from "../db/client.js";
 import { deployments, models, shards, shardStatus } from "../db/schema.js";
 import type { Log } from "../log.js";
 import type { Endpoint } from "./types.js";
+import { byText } from "../../shared/sort.js";
 
 export type EndpointTable = {
   /** Ready endpoints by served model name. */
@@ -31,7 +32,7 @@ export function buildTable(rows: ShardRow[], declared: { served: string; pending
     const e: Endpoint = { replicaId, deployment: spec.deployment, model: spec.model, url: `http://${host}:${spec.httpPort}` };
     ready.set(e.model, [...(ready.get(e.model) ?? []), e]);
   }
-  for (const list of ready.values()) list.sort((a, b) => (a.replicaId < b.replicaId ? -1 : 1));
+  for (const list of ready.values()) list.sort(byText((e) => e.replicaId));
   // a model served by several deployments: the first pending reason found says why none is ready
   const why = new Map<string, string>();
   for (const d of declared) if (d.pending && !why.has(d.served)) why.set(d.served, d.pending);

@@ -6,6 +6,7 @@ import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import type { NodeState } from "../../shared/schemas/node.js";
 import type { NvlinkDomain, NvlinkGpu, NvlinkShard, NvlinkStandalone, NvlinkTray, NvlinkView } from "../../shared/schemas/nvlink.js";
+import { byText, compareText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { readInventory } from "../db/nodes.js";
 import { nodes, replicas, shards, shardStatus } from "../db/schema.js";
@@ -32,7 +33,6 @@ export type { NvlinkDomain, NvlinkGpu, NvlinkShard, NvlinkStandalone, NvlinkTray
 const ZERO_CLUSTER = "single-machine NVSwitch (cluster UUID is zero): not a multi-node NVLink domain";
 const NO_CLUSTER = "no cluster UUID reported (a single machine, or a driver older than 560): not a multi-node NVLink domain";
 
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const nullsLast = (a: number | null, b: number | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a - b);
 const natural = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true });
 
@@ -105,7 +105,7 @@ function homeDomain(gpus: readonly NvlinkCard[]): string | undefined {
     const k = domainKey(g.fabric);
     if (k) counts.set(k, (counts.get(k) ?? 0) + 1);
   }
-  return [...counts.entries()].sort(([a, x], [b, y]) => y - x || byText(a, b))[0]?.[0];
+  return [...counts.entries()].sort(([a, x], [b, y]) => y - x || compareText(a, b))[0]?.[0];
 }
 
 /**
@@ -127,7 +127,7 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
     } else noFabric.push(n.id);
   }
   const domains = [...members.entries()]
-    .sort(([a], [b]) => byText(a, b))
+    .sort(([a], [b]) => compareText(a, b))
     .map(([key, trays]): NvlinkDomain => {
       const dot = key.lastIndexOf(".");
       const ids = new Set(trays.map((t) => t.node));
@@ -137,7 +137,7 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
         cliqueId: key.slice(dot + 1),
         eligibleTrays: trays.filter((t) => t.eligible).length,
         degraded: trays.some((t) => t.degraded),
-        trays: trays.sort((a, b) => nullsLast(a.trayIndex, b.trayIndex) || nullsLast(a.slotNumber, b.slotNumber) || byText(a.node, b.node)),
+        trays: trays.sort((a, b) => nullsLast(a.trayIndex, b.trayIndex) || nullsLast(a.slotNumber, b.slotNumber) || compareText(a.node, b.node)),
         shards: input.shards
           .filter((s) => s.fabric === `nvlink:${key}` || ids.has(s.node))
           .sort((a, b) => natural(a.replicaId, b.replicaId) || a.rank - b.rank || natural(a.shardId, b.shardId)),
@@ -145,8 +145,8 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
     });
   return {
     domains,
-    standalone: standalone.sort((a, b) => byText(a.node, b.node)),
-    noFabric: noFabric.sort(byText),
+    standalone: standalone.sort(byText((t) => t.node)),
+    noFabric: noFabric.sort(compareText),
   };
 }
 

@@ -1,6 +1,7 @@
 // The profile fingerprint: stable, and changed by exactly what changes an engine's command line.
 import { describe, expect, it } from "vitest";
-import { fnv1a64, profileFingerprint } from "../../api/placement/fingerprint.js";
+import { profileFingerprint } from "../../api/placement/fingerprint.js";
+import { fnv1a64 } from "../../shared/hash.js";
 import { canonicalJson } from "../../shared/canonical-json.js";
 import { model, profile } from "./builders.js";
 
