@@ -1,5 +1,16 @@
 import type { Gpu } from "./schemas/gpu.js";
 
+/** True for a MIG instance class (`a100-80g-mig-3g.40gb`). */
+export function isMigClass(cls: string): boolean {
+  return cls.includes("-mig-");
+}
+
+/** The card class of a MIG class (`a100-80g-mig-3g.40gb` → `a100-80g`); the class itself otherwise. */
+export function cardClassOf(cls: string): string {
+  const at = cls.indexOf("-mig-");
+  return at < 0 ? cls : cls.slice(0, at);
+}
+
 const DROPPED = new Set(["nvidia", "tesla", "geforce", "quadro"]);
 const STOP = [/^\d+gb$/, /^sxm\d*$/, /^pcie$/, /^hbm\w*$/, /^nvl\d*$/];
 

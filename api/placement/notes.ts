@@ -1,7 +1,7 @@
 // Short notes on what keeps nodes and devices of a class from being used, for the reasons of pending replicas.
 import type { NodeFit } from "./fit.js";
 import { rangeText } from "./ports.js";
-import { cardClassOf } from "./scope.js";
+import { cardClassOf } from "../../shared/classes.js";
 import type { PlaceNode } from "./types.js";
 import { compareText } from "../../shared/sort.js";
 

@@ -1,7 +1,8 @@
 // The reasons a replica stays pending, in words a person can act on (docs/architecture.md, placement rule 5): one function per kind of shortfall.
 import type { NodeFit } from "./fit.js";
 import { byTray, classNotes, heldNote, joinNotes, shortDomain, trayName } from "./notes.js";
-import { isMigClass, type Scope } from "./scope.js";
+import { isMigClass } from "../../shared/classes.js";
+import type { Scope } from "./scope.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlaceProfile } from "./types.js";
 import { byText, compareText } from "../../shared/sort.js";
 

@@ -30,13 +30,3 @@ export function freeDevices(node: PlaceNode, cls: string, ledger: Ledger): Place
     .sort((a, b) => a.id - b.id);
 }
 
-/** True for a MIG instance class (`a100-80g-mig-3g.40gb`). */
-export function isMigClass(cls: string): boolean {
-  return cls.includes("-mig-");
-}
-
-/** The card class of a MIG class (`a100-80g-mig-3g.40gb` → `a100-80g`); the class itself otherwise. */
-export function cardClassOf(cls: string): string {
-  const at = cls.indexOf("-mig-");
-  return at < 0 ? cls : cls.slice(0, at);
-}

@@ -1,4 +1,5 @@
 import { z } from "../z.js";
+import { isMigClass } from "../classes.js";
 import { EpochMs } from "./common.js";
 
 export const Engine = z.enum(["vllm", "sglang", "llamacpp", "trtllm", "command"]).openapi("Engine");
@@ -31,7 +32,6 @@ export function profileShape(p: Pick<Profile, "tp" | "pp" | "gpusPerNode" | "nod
 }
 
 /** True for a MIG instance class (`<card class>-mig-<profile>`). */
-export const isMigClass = (gpuClass: string) => gpuClass.includes("-mig-");
 
 export const ModelSpec = z
   .strictObject({

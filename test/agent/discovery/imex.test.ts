@@ -2,10 +2,10 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { imexState, parseImexDomain, parseImexQuery, readImex, type ImexDomain } from "../../agent/discovery/imex.js";
-import { DiscoveryError, Imex } from "../../shared/schemas/inventory.js";
-import { fixture } from "../helpers/inventory.js";
-import type { RunResult } from "../../agent/discovery/exec.js";
+import { imexState, parseImexDomain, parseImexQuery, readImex, type ImexDomain } from "../../../agent/discovery/imex.js";
+import { DiscoveryError, Imex } from "../../../shared/schemas/inventory.js";
+import { fixture } from "../../helpers/inventory.js";
+import type { RunResult } from "../../../agent/discovery/exec.js";
 
 const CRAFTED_JSON = "imex/CRAFTED-N-j-2node.json";
 const GH200_2NODE = [

@@ -1,14 +1,14 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runnerWith } from "../../agent/discovery/exec.js";
-import { discover, type DiscoverOptions } from "../../agent/discovery/index.js";
-import { devicesOf } from "../../shared/classes.js";
-import { nodeFabric } from "../../shared/fabric.js";
-import { Inventory } from "../../shared/schemas/inventory.js";
-import { tempDir } from "../helpers/db.js";
-import { FIXTURES } from "../helpers/inventory.js";
-import { ROOT } from "../helpers/process.js";
+import { runnerWith } from "../../../agent/discovery/exec.js";
+import { discover, type DiscoverOptions } from "../../../agent/discovery/index.js";
+import { devicesOf } from "../../../shared/classes.js";
+import { nodeFabric } from "../../../shared/fabric.js";
+import { Inventory } from "../../../shared/schemas/inventory.js";
+import { tempDir } from "../../helpers/db.js";
+import { FIXTURES } from "../../helpers/inventory.js";
+import { ROOT } from "../../helpers/process.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());

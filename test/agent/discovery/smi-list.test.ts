@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseSmiList } from "../../agent/discovery/smi-list.js";
-import { parseTopo } from "../../agent/discovery/topo.js";
-import { fixture } from "../helpers/inventory.js";
+import { parseSmiList } from "../../../agent/discovery/smi-list.js";
+import { parseTopo } from "../../../agent/discovery/topo.js";
+import { fixture } from "../../helpers/inventory.js";
 
 const FULL = "smi-text/FULLCAPTURE-h100-mig-590.48.01-gpuexporter.txt";
 

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fabricFromNvml, gpusFromNvml, nvlinkPeers } from "../../agent/discovery/nvml.js";
-import { loadNvml } from "../../agent/discovery/nvml-koffi.js";
-import { Gpu } from "../../shared/schemas/gpu.js";
-import { tempDir } from "../helpers/db.js";
-import { FIXTURES } from "../helpers/inventory.js";
+import { fabricFromNvml, gpusFromNvml, nvlinkPeers } from "../../../agent/discovery/nvml.js";
+import { loadNvml } from "../../../agent/discovery/nvml-koffi.js";
+import { Gpu } from "../../../shared/schemas/gpu.js";
+import { tempDir } from "../../helpers/db.js";
+import { FIXTURES } from "../../helpers/inventory.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());

@@ -13,7 +13,7 @@ import {
   readHost,
   readStorage,
   readWeights,
-} from "../../agent/discovery/host.js";
+} from "../../../agent/discovery/host.js";
 
 const UBUNTU_2404 = `PRETTY_NAME="Ubuntu 24.04.1 LTS"
 NAME="Ubuntu"

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseTopo } from "../../agent/discovery/topo.js";
+import { parseTopo } from "../../../agent/discovery/topo.js";
 
-const read = (name: string) => readFileSync(join(import.meta.dirname, "..", "fixtures", "topo", name), "utf8");
+const read = (name: string) => readFileSync(join(import.meta.dirname, "..", "..", "fixtures", "topo", name), "utf8");
 
 // NVLink peers of GPU `self` on a box where all `n` GPUs are joined with `links` links each.
 const allToAll = (n: number, links: number, self: number) =>

@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { gidPrefix, parsePortState, parseRateGbps, readInfiniband } from "../../agent/discovery/ib.js";
-import { Hca } from "../../shared/schemas/hca.js";
-import { DiscoveryError } from "../../shared/schemas/inventory.js";
-import { FIXTURES } from "../helpers/inventory.js";
+import { gidPrefix, parsePortState, parseRateGbps, readInfiniband } from "../../../agent/discovery/ib.js";
+import { Hca } from "../../../shared/schemas/hca.js";
+import { DiscoveryError } from "../../../shared/schemas/inventory.js";
+import { FIXTURES } from "../../helpers/inventory.js";
 
 const GPUD_H100 = join(FIXTURES, "ib-sysfs", "gpud-h100-sys-class-infiniband");
 

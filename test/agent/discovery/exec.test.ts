@@ -1,8 +1,8 @@
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { run } from "../../agent/discovery/exec.js";
-import { tempDir } from "../helpers/db.js";
+import { run } from "../../../agent/discovery/exec.js";
+import { tempDir } from "../../helpers/db.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PROBES, type EngineProbe, probeEngines, versionFrom } from "../../agent/discovery/engines.js";
-import type { RunResult, Runner } from "../../agent/discovery/exec.js";
-import { engines } from "../../agent/engines/index.js";
+import { DEFAULT_PROBES, type EngineProbe, probeEngines, versionFrom } from "../../../agent/discovery/engines.js";
+import type { RunResult, Runner } from "../../../agent/discovery/exec.js";
+import { engines } from "../../../agent/engines/index.js";
 
 describe("versionFrom", () => {
   it.each([

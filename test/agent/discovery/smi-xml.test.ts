@@ -1,10 +1,10 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseSmiXml } from "../../agent/discovery/smi-xml.js";
-import { domainKey, isJoined } from "../../shared/fabric.js";
-import { Gpu } from "../../shared/schemas/gpu.js";
-import { FIXTURES, GB200_XML, fixture } from "../helpers/inventory.js";
+import { parseSmiXml } from "../../../agent/discovery/smi-xml.js";
+import { domainKey, isJoined } from "../../../shared/fabric.js";
+import { Gpu } from "../../../shared/schemas/gpu.js";
+import { FIXTURES, GB200_XML, fixture } from "../../helpers/inventory.js";
 
 /** What each real capture holds, read off the files: cards, name, class, MiB, joined cards, domain key, MIG instances. */
 const CAPTURES: [string, number, string, string, number, number, string | undefined, number][] = [
