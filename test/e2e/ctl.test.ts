@@ -16,6 +16,7 @@ import { tempDir } from "../helpers/db.js";
 import { registerBody } from "../helpers/inventory.js";
 import { DOMAIN, registerFleet } from "../helpers/nvlink-fleet.js";
 import { freePort, LLMGW, startServe, stop } from "../helpers/process.js";
+import { runCtl } from "../../bin/ctl-cli.js";
 
 const ADMIN = "ctl-test-admin-token-0000000000000001";
 const tmp = tempDir();
@@ -24,14 +25,25 @@ const T = 60_000;
 const list = <S extends z.ZodType>(s: S) => z.object({ items: z.array(s) });
 
 type Ran = { code: number | null; stdout: string; stderr: string };
-/** Runs a real `llmgw ctl <args>` against the test server (or `env`'s), stdin from `input`. */
-function ctl(args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<Ran> {
+const envOf = (o: { env?: Record<string, string> }) => ({ ...process.env, LLMGW_SERVER: server.url, LLMGW_TOKEN: ADMIN, ...o.env });
+
+/** Runs `llmgw ctl <args>` in this process (runCtl, the CLI's own parser and commands) against the test server. */
+async function ctl(args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<Ran> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCtl(args, {
+    out: (s) => void (stdout += s),
+    err: (s) => void (stderr += s),
+    env: envOf(o),
+    stdin: [Buffer.from(o.input ?? "")],
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs a real `llmgw ctl <args>` process: exit codes, stdin and the environment as a shell sees them. */
+function ctlProcess(args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<Ran> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [LLMGW, "ctl", ...args], {
-      cwd: tmp.dir,
-      env: { ...process.env, LLMGW_SERVER: server.url, LLMGW_TOKEN: ADMIN, ...o.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(process.execPath, [LLMGW, "ctl", ...args], { cwd: tmp.dir, env: envOf(o), stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -110,7 +122,7 @@ describe("llmgw ctl apply", () => {
         { kind: "Model", name: "broken", spec: { weightsPath: "/m", colour: "blue", profiles: [{ name: "bad", engine: "vllm", gpuClass: "h100-80g", tp: 4, gpusPerNode: 2 }] } },
         { kind: "Deployment", name: "after-broken", spec: { model: "llama-8b", replicas: 0 } },
       ];
-      const r = await ctl(["apply", "-f", "-"], { input: JSON.stringify(bad) });
+      const r = await ctlProcess(["apply", "-f", "-"], { input: JSON.stringify(bad) });
       expect(r.code).toBe(1);
       expect(r.stdout).toBe("");
       expect(r.stderr).toContain("llmgw ctl: model/broken: spec.colour: unknown field; spec.profiles.0.gpusPerNode: gpusPerNode × nodes (2 × 1) must equal tp × pp (4 × 1)\n");
@@ -243,11 +255,11 @@ describe("llmgw ctl keys and tokens", () => {
   );
 });
 
-describe("llmgw ctl exit codes", () => {
+describe("llmgw ctl exit codes, as real processes", () => {
   it(
     "1 for an API error, with the problem's detail on stderr",
     async () => {
-      const r = await ctl(["nodes"], { env: { LLMGW_TOKEN: "not-a-token-of-this-server-00000000" } });
+      const r = await ctlProcess(["nodes"], { env: { LLMGW_TOKEN: "not-a-token-of-this-server-00000000" } });
       expect([r.code, r.stdout]).toEqual([1, ""]);
       expect(r.stderr).toMatch(/^llmgw ctl: .*token/);
     },
@@ -258,10 +270,10 @@ describe("llmgw ctl exit codes", () => {
     "2 for usage errors: flags, arguments, kinds, no token",
     async () => {
       const cases = [["nodes", "--colour", "red"], ["get"], ["get", "gadgets"], ["keys", "create", "k", "--rpm", "lots"], ["delete", "replica", "r1"]];
-      const runs = await Promise.all(cases.map((args) => ctl(args)));
+      const runs = await Promise.all(cases.map((args) => ctlProcess(args)));
       expect(runs.map((r) => r.code)).toEqual(cases.map(() => 2));
       expect(runs.every((r) => r.stdout === "" && r.stderr !== "")).toBe(true);
-      const none = await ctl(["nodes"], { env: { LLMGW_TOKEN: "" } });
+      const none = await ctlProcess(["nodes"], { env: { LLMGW_TOKEN: "" } });
       expect([none.code, none.stderr]).toEqual([2, "llmgw ctl: no admin token: pass --token or set LLMGW_TOKEN (an llmgw_adm_… token)\n"]);
     },
     T,
@@ -271,10 +283,10 @@ describe("llmgw ctl exit codes", () => {
     "3 when the server cannot be reached",
     async () => {
       const url = `http://127.0.0.1:${await freePort()}`;
-      const r = await ctl(["nodes", "--server", url]);
+      const r = await ctlProcess(["nodes", "--server", url]);
       expect(r.code).toBe(3);
       expect(r.stderr).toBe(`llmgw ctl: cannot reach ${url}: ECONNREFUSED\n`);
-      expect((await ctl(["apply", "-f", file("one.yaml", FLEET(1))], { env: { LLMGW_SERVER: url } })).code).toBe(3);
+      expect((await ctlProcess(["apply", "-f", file("one.yaml", FLEET(1))], { env: { LLMGW_SERVER: url } })).code).toBe(3);
     },
     T,
   );
@@ -283,7 +295,7 @@ describe("llmgw ctl exit codes", () => {
     "4 when the object is not found",
     async () => {
       const cases = [["get", "model", "nope"], ["node", "nope"], ["cordon", "nope"], ["delete", "deployment", "nope"], ["get", "token", "nope"]];
-      const runs = await Promise.all(cases.map((args) => ctl(args)));
+      const runs = await Promise.all(cases.map((args) => ctlProcess(args)));
       expect(runs.map((r) => r.code)).toEqual(cases.map(() => 4));
       expect(runs[0]!.stderr).toBe("llmgw ctl: no model nope\n");
     },
@@ -293,13 +305,23 @@ describe("llmgw ctl exit codes", () => {
   it(
     "0 with help",
     async () => {
-      const r = await ctl(["--help"]);
+      const r = await ctlProcess(["--help"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("Exit status: 0 ok, 1 the API refused");
-      expect((await ctl(["apply", "--help"])).stdout).toContain("kind: Deployment");
+      expect((await ctlProcess(["apply", "--help"])).stdout).toContain("kind: Deployment");
     },
     T,
   );
+});
+
+describe("llmgw ctl in this process (runCtl)", () => {
+  it("ends as the process does: usage errors 2 with Commander's message, --help 0, a refused call 1", async () => {
+    const bad = await ctl(["nodes", "--colour", "red"]);
+    expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", "error: unknown option '--colour'\n(run with --help for usage)\n"]);
+    const help = await ctl(["--help"]);
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Exit status: 0 ok, 1 the API refused")]);
+    expect((await ctl(["nodes"], { env: { LLMGW_TOKEN: "not-a-token-of-this-server-00000000" } })).code).toBe(1);
+  });
 });
 
 describe("llmgw ctl nvlink", () => {
