@@ -3,7 +3,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/db.js";
-import { HGX_SMI, killEngines, mockProfile, pidsWithArgs, recordedPid, startAgent, writeAgentConfig } from "../helpers/agents.js";
+import { HGX_SMI, killEngines, mockProfile, liveEngines, recordedPid, startAgent, writeAgentConfig } from "../helpers/agents.js";
 import { freePort, killAll, type Proc, runLlmgw, startServe, stop, until } from "../helpers/process.js";
 
 const ADMIN = `llmgw_adm_${"e2eagent".repeat(5)}`;
@@ -124,11 +124,16 @@ describe("llmgw agent with real engines", () => {
     stateDirs.push(stateDir);
     await api("PUT", "/api/v1/models/oncemodel", { spec: { weightsPath: "/models/once", profiles: [mockProfile("one", {})] } });
     await api("PUT", "/api/v1/deployments/oncemodel", { spec: { model: "oncemodel", replicas: 2, nodeSelector: { role: "once" } } });
+    let first: number[] | undefined;
     for (let run = 1; run <= 3; run++) {
       const r = await runLlmgw(["agent", "--config", config, "--once"], { env: HGX_SMI });
       expect(r.code, r.output).toBe(0);
       expect(r.output).toMatch(/2 shards assigned/);
-      expect(pidsWithArgs("mock-engine", "--model", "oncemodel")).toHaveLength(2);
+      // the first run starts the two engines; the next ones adopt them, same pids, nothing more started
+      const pids = [...liveEngines([stateDir]).values()].sort();
+      expect(pids).toHaveLength(2);
+      first ??= pids;
+      expect(pids).toEqual(first);
     }
     await readyReplicas("oncemodel", 2);
   }, 60_000);
