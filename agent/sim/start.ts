@@ -1,8 +1,8 @@
 // Starting a simulated cluster: a real `llmgw serve` and one real agent per scenario node, each on its fake hardware.
 // `llmgw demo` and the failure drills both start theirs here; each hands in how it runs a process (the demo logs to
 // files, the tests keep the output for their assertions) and how it waits (the demo's deadline, the tests' own).
-import { createServer } from "node:net";
 import { writeAgentConfig } from "./cluster.js";
+import { freePort } from "./free-port.js";
 import { agentSettings, modelProfile, type Scenario, type SimModel, writeNode } from "./scenario.js";
 
 /** Starts `llmgw <args…>` as a child process named `name` with `env` added. */
@@ -12,18 +12,6 @@ export type SimWait = <T>(what: string, fn: () => Promise<T | undefined>, ms?: n
 
 /** One simulated node's agent, ready to start: its agent.yaml, state dir and the environment of its fake hardware. */
 export type SimAgent = { id: string; config: string; stateDir: string; env: Record<string, string> };
-
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-    s.on("error", fail);
-  });
-}
 
 /** An admin call that throws on anything but 2xx, with the answer in the message. */
 export function simApi(url: string, token: string) {
