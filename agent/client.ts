@@ -1,7 +1,13 @@
 // The agent's calls to the control plane: one function per endpoint, through the global fetch (so tests can
 // intercept it with msw), every answer parsed with the schema the API validates with.
 import type { Dispatcher } from "undici";
-import { AgentAck, type Heartbeat, RegisterResponse, type RegisterRequestInput, type StatusReport } from "../shared/schemas/agent.js";
+import {
+  AgentAck,
+  type Heartbeat,
+  type RegisterRequestInput,
+  RegisterResponse,
+  type StatusReport,
+} from "../shared/schemas/agent.js";
 import { Assignments } from "../shared/schemas/assignment.js";
 import { Problem } from "../shared/schemas/problem.js";
 import { z } from "../shared/z.js";
@@ -50,7 +56,12 @@ export async function callJson<T extends z.ZodType>(c: JsonCall, schema: T, fail
   try {
     res = await fetch(`${c.base}${c.path}`, {
       method: c.method,
-      headers: { authorization: `Bearer ${c.token}`, accept: "application/json", ...(c.body === undefined ? {} : { "content-type": "application/json" }), ...c.headers },
+      headers: {
+        authorization: `Bearer ${c.token}`,
+        accept: "application/json",
+        ...(c.body === undefined ? {} : { "content-type": "application/json" }),
+        ...c.headers,
+      },
       body: c.body === undefined ? undefined : JSON.stringify(c.body),
       signal: c.signal ? AbortSignal.any([c.signal, timeout]) : timeout,
       ...(c.dispatcher ? { dispatcher: c.dispatcher } : {}),
@@ -58,7 +69,9 @@ export async function callJson<T extends z.ZodType>(c: JsonCall, schema: T, fail
   } catch (e) {
     if (c.signal?.aborted) throw e;
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    const why = timeout.aborted ? `no answer within ${c.timeoutMs} ms` : (cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e)));
+    const why = timeout.aborted
+      ? `no answer within ${c.timeoutMs} ms`
+      : (cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e)));
     throw fail({ ...at, kind: "unreachable", why });
   }
   const text = await res.text().catch(() => "");
@@ -75,7 +88,12 @@ export async function callJson<T extends z.ZodType>(c: JsonCall, schema: T, fail
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
-    throw fail({ ...at, kind: "unexpected", status: res.status, issue: `${i?.path.join(".") || "body"}: ${i?.message}` });
+    throw fail({
+      ...at,
+      kind: "unexpected",
+      status: res.status,
+      issue: `${i?.path.join(".") || "body"}: ${i?.message}`,
+    });
   }
   return { status: res.status, data: parsed.data as z.infer<T>, raw: json, headers: res.headers };
 }
@@ -86,9 +104,16 @@ function agentError(f: CallFailure): ApiCallError {
     case "unreachable":
       return new ApiCallError(0, `${f.what}: cannot reach ${f.base}: ${f.why}`);
     case "not_json":
-      return new ApiCallError(f.status >= 200 && f.status < 300 ? 0 : f.status, `${f.what}: HTTP ${f.status} with a body that is not JSON: ${f.text.slice(0, 120)}`);
+      return new ApiCallError(
+        f.status >= 200 && f.status < 300 ? 0 : f.status,
+        `${f.what}: HTTP ${f.status} with a body that is not JSON: ${f.text.slice(0, 120)}`,
+      );
     case "refused":
-      return new ApiCallError(f.status, `${f.what}: HTTP ${f.status}: ${f.problem ? (f.problem.detail ?? f.problem.title) : f.text.slice(0, 200)}`, f.problem?.code);
+      return new ApiCallError(
+        f.status,
+        `${f.what}: HTTP ${f.status}: ${f.problem ? (f.problem.detail ?? f.problem.title) : f.text.slice(0, 200)}`,
+        f.problem?.code,
+      );
     case "unexpected":
       return new ApiCallError(0, `${f.what}: unexpected answer (${f.issue})`);
   }
@@ -100,18 +125,38 @@ export type Client = ReturnType<typeof createClient>;
 /** A client of one control plane; `token` is passed per call because registration can replace it. */
 export function createClient(o: ClientOptions) {
   const base = o.server.replace(/\/+$/, "");
-  const call = <T extends z.ZodType>(method: string, path: string, schema: T, token: string, body?: unknown, timeoutMs = o.timeoutMs ?? 30_000, signal?: AbortSignal) =>
-    callJson({ base, method, path, token, body, timeoutMs, signal, dispatcher: o.dispatcher }, schema, agentError);
+  const call = <T extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: T,
+    token: string,
+    body?: unknown,
+    timeoutMs = o.timeoutMs ?? 30_000,
+    signal?: AbortSignal,
+  ) => callJson({ base, method, path, token, body, timeoutMs, signal, dispatcher: o.dispatcher }, schema, agentError);
 
   return {
     /** Registers (or re-registers) the node; the answer carries the node token to use from now on. */
-    register: async (req: RegisterRequestInput, token: string) => (await call("POST", "/api/v1/agents/register", RegisterResponse, token, req)).data,
+    register: async (req: RegisterRequestInput, token: string) =>
+      (await call("POST", "/api/v1/agents/register", RegisterResponse, token, req)).data,
     /** Reports what changed on the node. */
-    heartbeat: async (nodeId: string, hb: Heartbeat, token: string) => (await call("POST", `/api/v1/agents/${encodeURIComponent(nodeId)}/heartbeat`, AgentAck, token, hb)).data,
+    heartbeat: async (nodeId: string, hb: Heartbeat, token: string) =>
+      (await call("POST", `/api/v1/agents/${encodeURIComponent(nodeId)}/heartbeat`, AgentAck, token, hb)).data,
     /** Reports shard state transitions. */
-    status: async (nodeId: string, report: StatusReport, token: string) => (await call("POST", `/api/v1/agents/${encodeURIComponent(nodeId)}/status`, AgentAck, token, report)).data,
+    status: async (nodeId: string, report: StatusReport, token: string) =>
+      (await call("POST", `/api/v1/agents/${encodeURIComponent(nodeId)}/status`, AgentAck, token, report)).data,
     /** Long-polls for the node's full desired shard set; the request may take `waitS` plus a margin. */
     poll: async (nodeId: string, index: number, waitS: number, token: string, signal?: AbortSignal) =>
-      (await call("GET", `/api/v1/agents/${encodeURIComponent(nodeId)}/assignments?index=${index}&wait=${waitS}`, Assignments, token, undefined, (waitS + 15) * 1000, signal)).data,
+      (
+        await call(
+          "GET",
+          `/api/v1/agents/${encodeURIComponent(nodeId)}/assignments?index=${index}&wait=${waitS}`,
+          Assignments,
+          token,
+          undefined,
+          (waitS + 15) * 1000,
+          signal,
+        )
+      ).data,
   };
 }

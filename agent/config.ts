@@ -23,13 +23,25 @@ export const AgentConfigFile = z
     server: z.url().optional(),
     join_token: z.string().min(1).optional(),
     join_token_file: Path.optional(),
-    node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/).optional(),
+    node_id: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/)
+      .optional(),
     hostname: z.string().min(1).optional(),
     mgmt_addr: z.string().min(1).optional(),
     mgmt_interface: z.string().min(1).optional(),
     labels: Labels.default({}),
-    tls: z.strictObject({ ca_file: Path.optional(), cert_file: Path.optional(), key_file: Path.optional(), insecure: z.boolean().default(false) }).optional(),
-    fabrics: z.array(z.strictObject({ name: z.string().min(1).max(64), hcas: z.array(z.string().min(1)).min(1) })).default([]),
+    tls: z
+      .strictObject({
+        ca_file: Path.optional(),
+        cert_file: Path.optional(),
+        key_file: Path.optional(),
+        insecure: z.boolean().default(false),
+      })
+      .optional(),
+    fabrics: z
+      .array(z.strictObject({ name: z.string().min(1).max(64), hcas: z.array(z.string().min(1)).min(1) }))
+      .default([]),
     state_dir: Path.default("/var/lib/llmgw"),
     port_range: z
       .strictObject({ first: z.number().int().min(1024).max(65535), last: z.number().int().min(1024).max(65535) })
@@ -54,7 +66,11 @@ export const AgentConfigFile = z
     stop_grace_s: z.number().min(0).max(3600).default(15),
     drain_timeout_s: z.number().min(0).max(3600).default(30),
     adopt_grace_s: z.number().min(0).max(86400).default(120),
-    log_max_mib: z.number().positive().max(1 << 20).default(50),
+    log_max_mib: z
+      .number()
+      .positive()
+      .max(1 << 20)
+      .default(50),
     check_interval_s: z.number().min(1).max(3600).default(15),
     nvidia_smi: Path.default("nvidia-smi"),
     nvml: z.boolean().default(false),
@@ -72,7 +88,12 @@ export const AgentConfigFile = z
     mgmtAddr: c.mgmt_addr,
     mgmtInterface: c.mgmt_interface,
     labels: c.labels,
-    tls: c.tls && { caFile: c.tls.ca_file, certFile: c.tls.cert_file, keyFile: c.tls.key_file, insecure: c.tls.insecure },
+    tls: c.tls && {
+      caFile: c.tls.ca_file,
+      certFile: c.tls.cert_file,
+      keyFile: c.tls.key_file,
+      insecure: c.tls.insecure,
+    },
     fabrics: c.fabrics,
     stateDir: c.state_dir,
     portRange: c.port_range,
@@ -101,7 +122,8 @@ export type AgentConfig = z.infer<typeof AgentConfigFile>;
 export const defaultAgentConfig = (): AgentConfig => AgentConfigFile.parse({});
 
 /** Parses agent.yaml text; throws one Error listing every bad key by its path. */
-export const parseAgentConfig = (text: string, source = "agent.yaml"): AgentConfig => parseYamlWith(AgentConfigFile, text, source);
+export const parseAgentConfig = (text: string, source = "agent.yaml"): AgentConfig =>
+  parseYamlWith(AgentConfigFile, text, source);
 
 /** Reads and parses an agent.yaml file. */
 export async function loadAgentConfig(path: string): Promise<AgentConfig> {

@@ -14,7 +14,15 @@ export function heartbeatOf(inv: Inventory, shards: ShardReport[] = []): Heartbe
       ...(g.utilizationPercent !== undefined ? { utilizationPercent: g.utilizationPercent } : {}),
       ...(g.fabric ? { fabric: g.fabric } : {}),
       health: g.health,
-      ...(g.mig ? { migMemoryUsedMiB: Object.fromEntries(g.mig.instances.filter((m) => m.memoryUsedMiB !== undefined).map((m) => [String(m.index), m.memoryUsedMiB!])) } : {}),
+      ...(g.mig
+        ? {
+            migMemoryUsedMiB: Object.fromEntries(
+              g.mig.instances
+                .filter((m) => m.memoryUsedMiB !== undefined)
+                .map((m) => [String(m.index), m.memoryUsedMiB!]),
+            ),
+          }
+        : {}),
     })),
     imex: inv.imex,
     ports: inv.hcas.flatMap((h) => h.ports.map((p) => ({ ...p, hca: h.name }))),
@@ -33,7 +41,14 @@ export function registrationKey(inv: Inventory): string {
     storage: inv.storage.map((s) => [s.path, s.totalBytes, s.shared]),
     weights: inv.weights.map((w) => w.path),
     engines: inv.engines,
-    gpus: inv.gpus.map((g) => ({ ...g, memoryUsedMiB: 0, utilizationPercent: 0, fabric: 0, health: 0, mig: g.mig && { ...g.mig, instances: g.mig.instances.map((m) => ({ ...m, memoryUsedMiB: 0, processes: 0 })) } })),
+    gpus: inv.gpus.map((g) => ({
+      ...g,
+      memoryUsedMiB: 0,
+      utilizationPercent: 0,
+      fabric: 0,
+      health: 0,
+      mig: g.mig && { ...g.mig, instances: g.mig.instances.map((m) => ({ ...m, memoryUsedMiB: 0, processes: 0 })) },
+    })),
     hcas: inv.hcas.map((h) => ({ ...h, ports: h.ports.map((p) => p.port) })),
     fabrics: inv.fabrics,
     errors: inv.errors.map((e) => e.source),
@@ -52,11 +67,15 @@ export function fabricKey(inv: Inventory): string {
 /** Why this node cannot run a shard's devices now (a card or MIG instance gone), or undefined when it can. */
 export function missingDevices(shard: StartShard, inv: Inventory): string | undefined {
   if (shard.visibleDevices.startsWith("MIG-")) {
-    const found = inv.gpus.some((g) => g.mig?.instances.some((m) => m.uuid === shard.visibleDevices || `MIG-${m.uuid}` === shard.visibleDevices));
+    const found = inv.gpus.some((g) =>
+      g.mig?.instances.some((m) => m.uuid === shard.visibleDevices || `MIG-${m.uuid}` === shard.visibleDevices),
+    );
     return found ? undefined : `MIG instance ${shard.visibleDevices} is not present on this node`;
   }
   const have = new Set(inv.gpus.map((g) => g.index));
   const cards = shard.visibleDevices.split(",").filter(Boolean).map(Number);
   const gone = cards.filter((c) => !have.has(c));
-  return gone.length ? `GPU ${gone.join(", ")} ${gone.length === 1 ? "is" : "are"} not present on this node` : undefined;
+  return gone.length
+    ? `GPU ${gone.join(", ")} ${gone.length === 1 ? "is" : "are"} not present on this node`
+    : undefined;
 }

@@ -1,6 +1,6 @@
 // Who this node is and how to reach the control plane: agent.yaml, overridden by flags, with defaults from the host.
-import { readFile, writeFile, mkdir, rename } from "node:fs/promises";
-import { hostname as osHostname, networkInterfaces } from "node:os";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { networkInterfaces, hostname as osHostname } from "node:os";
 import { join } from "node:path";
 import type { AgentConfig } from "./config.js";
 
@@ -20,15 +20,29 @@ export function addressOf(ifaces: Interfaces, iface?: string): string | undefine
 }
 
 /** A node id from a host name: the first label, lower-cased, with anything outside [a-z0-9._-] replaced. */
-export const nodeIdFromHostname = (h: string) => h.split(".")[0]!.toLowerCase().replace(/[^a-z0-9._-]/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 63) || "node";
+export const nodeIdFromHostname = (h: string) =>
+  h
+    .split(".")[0]!
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+    .slice(0, 63) || "node";
 
 /** Resolves the identity, or throws an Error listing what is missing. */
-export function resolveIdentity(cfg: AgentConfig, flags: IdentityFlags, ifaces: Interfaces = networkInterfaces(), host = osHostname()): Identity {
+export function resolveIdentity(
+  cfg: AgentConfig,
+  flags: IdentityFlags,
+  ifaces: Interfaces = networkInterfaces(),
+  host = osHostname(),
+): Identity {
   const server = flags.server ?? cfg.server;
   const mgmtAddr = flags.mgmtAddr ?? cfg.mgmtAddr ?? addressOf(ifaces, cfg.mgmtInterface);
   const missing = [
     !server && "no control plane: set `server` in agent.yaml or pass --server URL",
-    !mgmtAddr && (cfg.mgmtInterface ? `interface ${cfg.mgmtInterface} has no IPv4 address: set mgmt_addr or pass --mgmt-addr` : "no management address found: set mgmt_addr or pass --mgmt-addr"),
+    !mgmtAddr &&
+      (cfg.mgmtInterface
+        ? `interface ${cfg.mgmtInterface} has no IPv4 address: set mgmt_addr or pass --mgmt-addr`
+        : "no management address found: set mgmt_addr or pass --mgmt-addr"),
   ].filter(Boolean);
   if (missing.length) throw new Error(missing.join("; "));
   return {
@@ -60,7 +74,9 @@ export async function saveNodeToken(stateDir: string, token: string): Promise<vo
 }
 
 /** The join token from agent.yaml or its file, if configured. */
-export async function readJoinToken(cfg: Pick<AgentConfig, "joinToken" | "joinTokenFile">): Promise<string | undefined> {
+export async function readJoinToken(
+  cfg: Pick<AgentConfig, "joinToken" | "joinTokenFile">,
+): Promise<string | undefined> {
   if (cfg.joinToken) return cfg.joinToken;
   if (!cfg.joinTokenFile) return undefined;
   return (await readFile(cfg.joinTokenFile, "utf8")).trim() || undefined;

@@ -49,7 +49,8 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
     const token = d.session.token();
     if (!reports.length || !token) return d.supervisor.requeue(reports);
     try {
-      for (let i = 0; i < reports.length; i += 256) await d.client.status(d.nodeId, { shards: reports.slice(i, i + 256) }, token);
+      for (let i = 0; i < reports.length; i += 256)
+        await d.client.status(d.nodeId, { shards: reports.slice(i, i + 256) }, token);
     } catch (e) {
       d.supervisor.requeue(reports);
       if (needsRegistration(e)) d.session.invalidate();
@@ -65,19 +66,25 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), { force: first });
         first = false;
         const a = await d.client.poll(d.nodeId, index, d.session.intervals().pollWaitS, d.session.token()!, signal);
-        if (a.index < index) d.log(`assignment index went backwards (${index} → ${a.index}); following the control plane`);
+        if (a.index < index)
+          d.log(`assignment index went backwards (${index} → ${a.index}); following the control plane`);
         const moved = a.index !== index;
         index = a.index;
         d.supervisor.setDesired(a.shards, canRun);
         await d.supervisor.tick();
-        if (moved) d.log(`assignments at index ${index}: ${a.shards.length} shard${a.shards.length === 1 ? "" : "s"} (${a.shards.map((s) => s.shardId).join(", ") || "none"})`);
+        if (moved)
+          d.log(
+            `assignments at index ${index}: ${a.shards.length} shard${a.shards.length === 1 ? "" : "s"} (${a.shards.map((s) => s.shardId).join(", ") || "none"})`,
+          );
         await flush();
         failures = 0;
       } catch (e) {
         if (signal.aborted) break;
         if (needsRegistration(e)) d.session.invalidate();
         const wait = backoffMs(++failures, backoff);
-        d.log(`${e instanceof ApiCallError ? "control plane" : "agent"}: ${oneLine(e)}; retrying in ${(wait / 1000).toFixed(1)} s`);
+        d.log(
+          `${e instanceof ApiCallError ? "control plane" : "agent"}: ${oneLine(e)}; retrying in ${(wait / 1000).toFixed(1)} s`,
+        );
         await sleep(wait, signal);
       }
     }

@@ -6,7 +6,14 @@ import { missingDevices } from "./heartbeat.js";
 import type { Session } from "./session.js";
 import type { Supervisor } from "./supervisor/reconcile.js";
 
-export type OnceDeps = { nodeId: string; session: Session; client: Client; supervisor: Supervisor; discover: () => Promise<Inventory>; log: (line: string) => void };
+export type OnceDeps = {
+  nodeId: string;
+  session: Session;
+  client: Client;
+  supervisor: Supervisor;
+  discover: () => Promise<Inventory>;
+  log: (line: string) => void;
+};
 
 /** Runs one sync; throws an Error with a one-line reason when a step fails. Returns a summary line. */
 export async function runOnce(d: OnceDeps): Promise<string> {

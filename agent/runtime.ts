@@ -9,15 +9,22 @@ import { type DiscoverOptions, discover } from "./discovery/index.js";
 import { loadNvml } from "./discovery/nvml-koffi.js";
 import { adapterFor, launch } from "./engines/index.js";
 import { adoptFromStateDir } from "./supervisor/adopt.js";
-import { isSameProcess } from "./supervisor/proc.js";
 import { inflight, probeHttp } from "./supervisor/probe.js";
+import { isSameProcess } from "./supervisor/proc.js";
 import { portFree, spawnEngine, stopEngine } from "./supervisor/process.js";
 import { createSupervisor, probeHost } from "./supervisor/reconcile.js";
 
 /** An undici dispatcher for the control plane's TLS settings (CA, client certificate, or no verification for labs). */
-export async function tlsDispatcher(tls?: { caFile?: string; certFile?: string; keyFile?: string; insecure?: boolean }): Promise<Dispatcher | undefined> {
+export async function tlsDispatcher(tls?: {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  insecure?: boolean;
+}): Promise<Dispatcher | undefined> {
   if (!tls || (!tls.caFile && !tls.certFile && !tls.keyFile && !tls.insecure)) return undefined;
-  const [ca, cert, key] = await Promise.all([tls.caFile, tls.certFile, tls.keyFile].map((f) => (f ? readFile(f, "utf8") : undefined)));
+  const [ca, cert, key] = await Promise.all(
+    [tls.caFile, tls.certFile, tls.keyFile].map((f) => (f ? readFile(f, "utf8") : undefined)),
+  );
   return new Agent({ connect: { ca, cert, key, rejectUnauthorized: !tls.insecure } });
 }
 

@@ -12,20 +12,30 @@ import type { AgentConfig } from "./config.js";
 import { fabricKey, heartbeatOf, registrationKey } from "./heartbeat.js";
 import { type Identity, readJoinToken, readNodeToken, saveNodeToken } from "./identity.js";
 
-export type SessionDeps = { cfg: AgentConfig; id: Identity; client: Client; log: (line: string) => void; now: () => number };
+export type SessionDeps = {
+  cfg: AgentConfig;
+  id: Identity;
+  client: Client;
+  log: (line: string) => void;
+  now: () => number;
+};
 export type Session = Awaited<ReturnType<typeof openSession>>;
 
 const keyPath = (stateDir: string) => join(stateDir, "registered.key");
 const digest = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** True for answers that mean "register again": unknown token or node, or GPUs the registration does not have. */
-export const needsRegistration = (e: unknown) => e instanceof ApiCallError && [401, 404, 409].includes(e.status) && e.code !== "node_exists";
+export const needsRegistration = (e: unknown) =>
+  e instanceof ApiCallError && [401, 404, 409].includes(e.status) && e.code !== "node_exists";
 
 /** Opens the session from the state dir (node token, last registration) and agent.yaml (join token). */
 export async function openSession(d: SessionDeps) {
   let token = await readNodeToken(d.cfg.stateDir);
   const join = await readJoinToken(d.cfg);
-  let registeredKey = await readFile(keyPath(d.cfg.stateDir), "utf8").then((s) => s.trim(), () => undefined);
+  let registeredKey = await readFile(keyPath(d.cfg.stateDir), "utf8").then(
+    (s) => s.trim(),
+    () => undefined,
+  );
   let mustRegister = false;
   let lastFabric: string | undefined;
   let lastHeartbeatAt = 0;
@@ -34,12 +44,21 @@ export async function openSession(d: SessionDeps) {
 
   async function register(inv: Inventory, running: RunningShard[]) {
     const req = {
-      nodeId: d.id.nodeId, hostname: d.id.hostname, mgmtAddr: d.id.mgmtAddr, agentVersion: VERSION, labels: d.cfg.labels,
-      portRange: d.cfg.portRange, inventory: inv, runningShards: running.slice(0, 256),
+      nodeId: d.id.nodeId,
+      hostname: d.id.hostname,
+      mgmtAddr: d.id.mgmtAddr,
+      agentVersion: VERSION,
+      labels: d.cfg.labels,
+      portRange: d.cfg.portRange,
+      inventory: inv,
+      runningShards: running.slice(0, 256),
       ...(d.id.mgmtInterface ? { mgmtInterface: d.id.mgmtInterface } : {}),
     };
     const first = token ?? join;
-    if (!first) throw new Error("no node token in the state dir and no join token configured (join_token or join_token_file in agent.yaml)");
+    if (!first)
+      throw new Error(
+        "no node token in the state dir and no join token configured (join_token or join_token_file in agent.yaml)",
+      );
     let res;
     try {
       res = await d.client.register(req, first);
@@ -59,12 +78,16 @@ export async function openSession(d: SessionDeps) {
     mustRegister = false;
     lastFabric = fabricKey(inv);
     lastHeartbeatAt = d.now();
-    d.log(`registered as ${d.id.nodeId} with ${d.id.server} (${inv.gpus.length} GPUs, ${running.length} running shard${running.length === 1 ? "" : "s"})`);
+    d.log(
+      `registered as ${d.id.nodeId} with ${d.id.server} (${inv.gpus.length} GPUs, ${running.length} running shard${running.length === 1 ? "" : "s"})`,
+    );
   }
 
   const explain = (e: unknown) =>
     e instanceof ApiCallError && e.code === "node_exists"
-      ? new Error(`${e.message} — this agent has lost its node token (state dir ${d.cfg.stateDir}); an admin can reset the node by registering it with an admin token, or delete it`)
+      ? new Error(
+          `${e.message} — this agent has lost its node token (state dir ${d.cfg.stateDir}); an admin can reset the node by registering it with an admin token, or delete it`,
+        )
       : e;
 
   async function heartbeat(inv: Inventory, shards: ShardReport[]) {
@@ -73,13 +96,19 @@ export async function openSession(d: SessionDeps) {
     lastHeartbeatAt = d.now();
   }
 
-  async function syncNow(inv: Inventory, shards: ShardReport[], running: RunningShard[], o: { force?: boolean; due?: boolean }): Promise<"registered" | "heartbeat" | "none"> {
+  async function syncNow(
+    inv: Inventory,
+    shards: ShardReport[],
+    running: RunningShard[],
+    o: { force?: boolean; due?: boolean },
+  ): Promise<"registered" | "heartbeat" | "none"> {
     const key = digest(registrationKey(inv));
     if (o.force || !token || mustRegister || key !== registeredKey) {
       await register(inv, running);
       return "registered";
     }
-    if (!o.due && lastFabric === fabricKey(inv) && d.now() - lastHeartbeatAt < intervals.heartbeatIntervalS * 1000) return "none";
+    if (!o.due && lastFabric === fabricKey(inv) && d.now() - lastHeartbeatAt < intervals.heartbeatIntervalS * 1000)
+      return "none";
     try {
       await heartbeat(inv, shards);
       return "heartbeat";
@@ -102,7 +131,12 @@ export async function openSession(d: SessionDeps) {
      * Registers or sends a heartbeat as needed. `force` registers even when the key is unchanged (at agent start, to
      * report running shards); `due` sends a heartbeat even when nothing changed.
      */
-    sync(inv: Inventory, shards: ShardReport[], running: RunningShard[], o: { force?: boolean; due?: boolean } = {}): Promise<"registered" | "heartbeat" | "none"> {
+    sync(
+      inv: Inventory,
+      shards: ShardReport[],
+      running: RunningShard[],
+      o: { force?: boolean; due?: boolean } = {},
+    ): Promise<"registered" | "heartbeat" | "none"> {
       // the poll loop and the discovery timer both sync: one at a time, so they never register twice at once
       const run = syncing.then(() => syncNow(inv, shards, running, o));
       syncing = run.catch(() => undefined);

@@ -4,10 +4,11 @@ import { consoleRoutes } from "./console/routes.js";
 import type { AppDeps, AppEnv } from "./deps.js";
 import { docsRoutes } from "./docs.js";
 import { onError, problem } from "./errors.js";
-import { validationHook } from "./openapi.js";
 import { serveMetrics } from "./metrics/endpoint.js";
+import { validationHook } from "./openapi.js";
 import { placeSoon } from "./placement/trigger.js";
 import { requestIdOf } from "./request-id.js";
+import { routerRoutes } from "./router/routes.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { assignmentRoutes } from "./routes/assignments.js";
@@ -20,7 +21,6 @@ import { nodeRoutes } from "./routes/nodes.js";
 import { nvlinkRoutes } from "./routes/nvlink.js";
 import { planRoutes } from "./routes/plan.js";
 import { replicaRoutes } from "./routes/replicas.js";
-import { routerRoutes } from "./router/routes.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { usageRoutes } from "./routes/usage.js";
 
@@ -45,7 +45,8 @@ export function createApp(deps: AppDeps) {
     "/api/*",
     bodyLimit({
       maxSize: deps.settings.maxBodyBytes,
-      onError: (c) => problem(c, 413, "payload_too_large", `request body larger than ${deps.settings.maxBodyBytes} bytes`),
+      onError: (c) =>
+        problem(c, 413, "payload_too_large", `request body larger than ${deps.settings.maxBodyBytes} bytes`),
     }),
   );
   // A successful write may change placement: place now (in the background) and wake the polls it concerns, rather
@@ -77,7 +78,8 @@ export function createApp(deps: AppDeps) {
   app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
     type: "http",
     scheme: "bearer",
-    description: "An admin token (`llmgw_adm_…`): printed at first start, or LLMGW_ADMIN_TOKEN, or from POST /api/v1/tokens",
+    description:
+      "An admin token (`llmgw_adm_…`): printed at first start, or LLMGW_ADMIN_TOKEN, or from POST /api/v1/tokens",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "joinToken", {
     type: "http",
@@ -94,7 +96,8 @@ export function createApp(deps: AppDeps) {
     info: {
       title: "llmgw control API",
       version: deps.settings.version,
-      description: "Inventory, tokens and the agents' endpoints of llmgw. Errors are application/problem+json (RFC 9457).",
+      description:
+        "Inventory, tokens and the agents' endpoints of llmgw. Errors are application/problem+json (RFC 9457).",
       license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
     },
     servers: [{ url: "/", description: "this server" }],
@@ -104,10 +107,20 @@ export function createApp(deps: AppDeps) {
       { name: "agents", description: "Endpoints the node agents call, with their node token" },
       { name: "nodes", description: "The fleet's nodes and what operators do to them" },
       { name: "events", description: "What happened, newest first" },
-      { name: "models", description: "The catalog: models and the profiles they can run with (declarative: PUT to create or replace)" },
+      {
+        name: "models",
+        description: "The catalog: models and the profiles they can run with (declarative: PUT to create or replace)",
+      },
       { name: "replicas", description: "What placement decided: replicas, their shards, nodes and devices" },
-      { name: "deployments", description: "What should run: N replicas of a model in a pool (declarative: PUT to create or replace)" },
-      { name: "api-keys", description: "Inference API keys for /v1/*: model allow-lists, per-minute limits, expiry (declarative: PUT to create or replace)" },
+      {
+        name: "deployments",
+        description: "What should run: N replicas of a model in a pool (declarative: PUT to create or replace)",
+      },
+      {
+        name: "api-keys",
+        description:
+          "Inference API keys for /v1/*: model allow-lists, per-minute limits, expiry (declarative: PUT to create or replace)",
+      },
       { name: "usage", description: "Requests and tokens the router counted, per API key, model and hour" },
     ],
   });
@@ -116,11 +129,24 @@ export function createApp(deps: AppDeps) {
   const routes = () => app.routes.map((r) => ({ method: r.method.toUpperCase(), match: pathMatcher(r.path) }));
   app.notFound((c) => {
     const path = c.req.path;
-    const allowed = [...new Set(routes().filter((r) => r.method !== "ALL" && r.match.test(path)).map((r) => r.method))];
+    const allowed = [
+      ...new Set(
+        routes()
+          .filter((r) => r.method !== "ALL" && r.match.test(path))
+          .map((r) => r.method),
+      ),
+    ];
     if (allowed.length) {
-      return problem(c, 405, "method_not_allowed", `${c.req.method} is not allowed on ${path}; use ${allowed.join(", ")}`, undefined, {
-        allow: allowed.join(", "),
-      });
+      return problem(
+        c,
+        405,
+        "method_not_allowed",
+        `${c.req.method} is not allowed on ${path}; use ${allowed.join(", ")}`,
+        undefined,
+        {
+          allow: allowed.join(", "),
+        },
+      );
     }
     return problem(c, 404, "not_found", `no route ${c.req.method} ${path}`);
   });

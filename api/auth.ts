@@ -3,10 +3,10 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Q } from "./db/client.js";
 import { adminTokens, joinTokens, nodes } from "./db/schema.js";
+import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
 import { findAdminToken, joinTokenUnusable } from "./db/tokens.js";
 import type { AppEnv } from "./deps.js";
 import { ApiError } from "./errors.js";
-import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
 
 const CHALLENGE = { "www-authenticate": 'Bearer realm="llmgw"' };
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -33,7 +33,8 @@ export async function identify(c: Context<AppEnv>, token: string): Promise<Ident
   const kind = secretKind(token);
   if (kind === "node") {
     const [row] = await store.db.select().from(nodes).where(eq(nodes.tokenHash, hash));
-    if (!row || !constantTimeEqual(row.tokenHash, hash)) throw unauthorized("unknown node token: the node may have been deleted; register again");
+    if (!row || !constantTimeEqual(row.tokenHash, hash))
+      throw unauthorized("unknown node token: the node may have been deleted; register again");
     return { kind, row, token };
   }
   if (kind === "join") {
@@ -62,7 +63,8 @@ export async function usableJoinToken(q: Q, hash: string, now: number) {
 /** Admin-only routes. */
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const id = await identify(c, bearer(c));
-  if (id.kind !== "admin") throw new ApiError(403, "forbidden", `this route needs an admin token; a ${id.kind} token was sent`);
+  if (id.kind !== "admin")
+    throw new ApiError(403, "forbidden", `this route needs an admin token; a ${id.kind} token was sent`);
   c.set("principal", { kind: "admin", tokenId: id.row.id });
   await next();
 });
@@ -70,9 +72,15 @@ export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
 /** Agent routes under /api/v1/agents/{node}/…: only that node's own token. */
 export const requireOwnNode = createMiddleware<AppEnv>(async (c, next) => {
   const id = await identify(c, bearer(c));
-  if (id.kind !== "node") throw new ApiError(403, "forbidden", `agent endpoints need the node's own token (llmgw_node_…); a ${id.kind} token was sent`);
+  if (id.kind !== "node")
+    throw new ApiError(
+      403,
+      "forbidden",
+      `agent endpoints need the node's own token (llmgw_node_…); a ${id.kind} token was sent`,
+    );
   const wanted = c.req.param("node");
-  if (wanted !== undefined && wanted !== id.row.id) throw new ApiError(403, "forbidden", `this node token belongs to node ${id.row.id}, not ${wanted}`);
+  if (wanted !== undefined && wanted !== id.row.id)
+    throw new ApiError(403, "forbidden", `this node token belongs to node ${id.row.id}, not ${wanted}`);
   c.set("principal", { kind: "node", nodeId: id.row.id, token: id.token });
   c.set("node", id.row);
   await next();

@@ -115,6 +115,16 @@ export function loadServerConfig(env: Record<string, string | undefined>, flags:
 
 /** The part of the configuration the app reads on requests. */
 export function appSettings(config: ServerConfig): AppSettings {
-  const { nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction, metricsToken } = config;
-  return { version: VERSION, nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction, ...(metricsToken ? { metricsToken } : {}) };
+  const { nodeLostAfterS, heartbeatIntervalS, pollWaitS, maxBodyBytes, repairGraceS, repairMaxFraction, metricsToken } =
+    config;
+  return {
+    version: VERSION,
+    nodeLostAfterS,
+    heartbeatIntervalS,
+    pollWaitS,
+    maxBodyBytes,
+    repairGraceS,
+    repairMaxFraction,
+    ...(metricsToken ? { metricsToken } : {}),
+  };
 }

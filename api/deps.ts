@@ -1,7 +1,7 @@
-import type { Log } from "./log.js";
 import type { Store } from "./db/client.js";
 import type { MigrationInfo } from "./db/journal.js";
 import type { nodes } from "./db/schema.js";
+import type { Log } from "./log.js";
 import type { FactsCache } from "./placement/input.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 import type { FetchRouter } from "./router/fetch-handler.js";

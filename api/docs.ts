@@ -7,9 +7,15 @@ import { problem } from "./errors.js";
 
 export const DOCS_SCRIPT_PATH = "/docs/api-reference.js";
 
-
 // everything that would reach another origin turned off: fonts, telemetry, the developer toolbar, the AI chat, MCP
-const CONFIG = { url: "/openapi.json", withDefaultFonts: false, telemetry: false, showDeveloperTools: "never", agent: { disabled: true }, mcp: { disabled: true } };
+const CONFIG = {
+  url: "/openapi.json",
+  withDefaultFonts: false,
+  telemetry: false,
+  showDeveloperTools: "never",
+  agent: { disabled: true },
+  mcp: { disabled: true },
+};
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -34,7 +40,12 @@ export function docsRoutes(script: (() => Promise<DocsScript | undefined>) | und
     app.get(DOCS_SCRIPT_PATH, async (c) => {
       const s = await script();
       if (!s) return problem(c, 404, "not_found", "the API reference script is not built: run `npm run build`");
-      const headers: Record<string, string> = { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600", etag: s.etag, vary: "accept-encoding" };
+      const headers: Record<string, string> = {
+        "content-type": "text/javascript; charset=utf-8",
+        "cache-control": "public, max-age=3600",
+        etag: s.etag,
+        vary: "accept-encoding",
+      };
       if (c.req.header("if-none-match") === s.etag) return c.body(null, 304, headers);
       const gzip = /\bgzip\b/.test(c.req.header("accept-encoding") ?? "");
       if (gzip) headers["content-encoding"] = "gzip";

@@ -36,7 +36,14 @@ export class ApiError extends Error {
 }
 
 /** Builds the application/problem+json response for an error. */
-export function problem(c: Context, status: ContentfulStatusCode, code: ErrorCode, detail: string, fields?: Problem["errors"], headers?: Record<string, string>) {
+export function problem(
+  c: Context,
+  status: ContentfulStatusCode,
+  code: ErrorCode,
+  detail: string,
+  fields?: Problem["errors"],
+  headers?: Record<string, string>,
+) {
   const body: Problem = {
     type: `urn:llmgw:problem:${code}`,
     title: TITLES[code],
@@ -65,7 +72,8 @@ export function onError(err: Error, c: Context, log: { error(msg: string, extra?
   if (err instanceof ApiError) return problem(c, err.status, err.code, err.message, err.fields, err.headers);
   if (err instanceof HTTPException) {
     if (err.status === 413) return problem(c, 413, "payload_too_large", err.message || "request body too large");
-    if (err.status === 400 && /JSON/i.test(err.message)) return problem(c, 400, "malformed_json", "the request body is not valid JSON");
+    if (err.status === 400 && /JSON/i.test(err.message))
+      return problem(c, 400, "malformed_json", "the request body is not valid JSON");
     if (err.status === 415) return problem(c, 415, "unsupported_media_type", "send the body as application/json");
     if (err.status === 400) return problem(c, 400, "bad_request", err.message || "bad request");
     return problem(c, err.status as ContentfulStatusCode, "bad_request", err.message);

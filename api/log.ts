@@ -5,7 +5,6 @@ export type Log = {
   error(msg: string, extra?: object): void;
 };
 
-
 /** A one-line-per-entry logger writing through `write` (stderr in the Node entry, console in the Worker). */
 export function createLog(write: (line: string) => void, now: () => Date = () => new Date()): Log {
   const line = (level: string) => (msg: string, extra?: object) => {

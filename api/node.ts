@@ -4,11 +4,12 @@ import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createClient, type Client } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
+import { VERSION } from "../shared/version.js";
 import { createApp } from "./app.js";
-import { listen } from "./http-server.js";
+import { createBackground } from "./background.js";
 import { appSettings, type ServerConfig } from "./config.js";
 import { createStore, type Db, type Store } from "./db/client.js";
 import { expectedMigrations } from "./db/journal.js";
@@ -16,16 +17,14 @@ import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
+import { listen } from "./http-server.js";
 import type { Log } from "./log.js";
-import { createBackground } from "./background.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
-import { placeAndWake } from "./placement/trigger.js";
-import type { FactsCache } from "./placement/input.js";
-import { createRouter } from "./router/index.js";
 import { startLivenessSweep } from "./nodes/liveness.js";
+import type { FactsCache } from "./placement/input.js";
+import { placeAndWake } from "./placement/trigger.js";
 import { createPollHub } from "./poll-hub.js";
-import { VERSION } from "../shared/version.js";
-
+import { createRouter } from "./router/index.js";
 
 // this file runs from api/ in a checkout, or bundled into dist/: the package's root is one level up either way
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -35,7 +34,8 @@ const DOCS_SCRIPT = resolve(ROOT, "dist", "public", "docs", "api-reference.js");
 /** The API reference script and its gzipped copy: assets of the single binary, else files of the build. */
 async function readDocsScript(path: string): Promise<[Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>]> {
   const sea = await import("node:sea").catch(() => undefined);
-  if (sea?.isSea()) return [new Uint8Array(sea.getAsset("api-reference.js")), new Uint8Array(sea.getAsset("api-reference.js.gz"))];
+  if (sea?.isSea())
+    return [new Uint8Array(sea.getAsset("api-reference.js")), new Uint8Array(sea.getAsset("api-reference.js.gz"))];
   return Promise.all([readFile(path), readFile(`${path}.gz`)]);
 }
 
@@ -73,12 +73,18 @@ export async function applyMigrations(db: Db) {
 async function waitForSchema(db: Db, log: Log, signal: AbortSignal, everyMs = 2000): Promise<void> {
   let told = false;
   while (!signal.aborted) {
-    const m = await migrationStatus(db, expectedMigrations).catch((e: unknown) => ({ current: false, pending: [String(e)] }));
+    const m = await migrationStatus(db, expectedMigrations).catch((e: unknown) => ({
+      current: false,
+      pending: [String(e)],
+    }));
     if (m.current) {
       if (told) log.info("database schema is current; serving");
       return;
     }
-    if (!told) log.error(`database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`);
+    if (!told)
+      log.error(
+        `database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`,
+      );
     told = true;
     await new Promise((r) => setTimeout(r, everyMs));
   }
@@ -107,17 +113,41 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     log,
     maxAttempts: config.routerMaxAttempts,
     maxRequestBytes: config.routerMaxRequestBytes,
-    timeouts: { connectMs: config.routerConnectTimeoutS * 1000, firstByteMs: config.routerFirstByteTimeoutS * 1000, idleMs: config.routerIdleTimeoutS * 1000 },
+    timeouts: {
+      connectMs: config.routerConnectTimeoutS * 1000,
+      firstByteMs: config.routerFirstByteTimeoutS * 1000,
+      idleMs: config.routerIdleTimeoutS * 1000,
+    },
   });
   const factsCache: FactsCache = new Map();
-  const cluster = createClusterMetrics(routing.registry, { db, now, lostAfterS: config.nodeLostAfterS, log, factsCache });
+  const cluster = createClusterMetrics(routing.registry, {
+    db,
+    now,
+    lostAfterS: config.nodeLostAfterS,
+    log,
+    factsCache,
+  });
   const deps: AppDeps = {
-    store, now, log, settings: appSettings(config), migrations: expectedMigrations, waiter, background: background.run, factsCache,
-    router: routing.router, metricsText: () => cluster.text(), observePlacement: cluster.observePlacement, docsScript: docsScriptReader(),
+    store,
+    now,
+    log,
+    settings: appSettings(config),
+    migrations: expectedMigrations,
+    waiter,
+    background: background.run,
+    factsCache,
+    router: routing.router,
+    metricsText: () => cluster.text(),
+    observePlacement: cluster.observePlacement,
+    docsScript: docsScriptReader(),
   };
   const app = createApp(deps);
   const place = () => placeAndWake(deps, "a liveness sweep");
-  startLivenessSweep({ store, now, log }, { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS, place }, stop.signal);
+  startLivenessSweep(
+    { store, now, log },
+    { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS, place },
+    stop.signal,
+  );
 
   const server = listen(app, routing.handler, config.host, config.port);
   const port = await new Promise<number>((ok, fail) => {

@@ -19,7 +19,10 @@ const DESCRIPTIONS: Record<number, string> = {
 /** problem+json responses for the given statuses, spread into a route's `responses`. */
 export function errorResponses(...statuses: (keyof typeof DESCRIPTIONS)[]) {
   return Object.fromEntries(
-    statuses.map((s) => [s, { description: DESCRIPTIONS[s]!, content: { "application/problem+json": { schema: Problem } } }]),
+    statuses.map((s) => [
+      s,
+      { description: DESCRIPTIONS[s]!, content: { "application/problem+json": { schema: Problem } } },
+    ]),
   ) as Record<number, { description: string; content: { "application/problem+json": { schema: typeof Problem } } }>;
 }
 

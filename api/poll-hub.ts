@@ -26,7 +26,10 @@ export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown)
     running = true;
     try {
       if (seen === undefined) return;
-      const moved = await store.db.select({ id: nodes.id, index: nodes.assignIndex }).from(nodes).where(gt(nodes.assignIndex, seen));
+      const moved = await store.db
+        .select({ id: nodes.id, index: nodes.assignIndex })
+        .from(nodes)
+        .where(gt(nodes.assignIndex, seen));
       for (const m of moved) {
         seen = Math.max(seen, m.index);
         for (const w of waiting.get(m.id) ?? []) if (m.index > w.index) w.done();

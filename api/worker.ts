@@ -7,13 +7,13 @@ import { drizzle } from "drizzle-orm/libsql/web";
 import { createApp } from "./app.js";
 import { appSettings, loadServerConfig, POLL_RESERVED_SUBREQUESTS, type ServerConfig } from "./config.js";
 import { createStore } from "./db/client.js";
-import type { AppDeps } from "./deps.js";
 import { expectedMigrations } from "./db/journal.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
-import { sweepLiveness } from "./nodes/liveness.js";
+import type { AppDeps } from "./deps.js";
 import { createLog } from "./log.js";
 import { createIsolateMetrics } from "./metrics/isolate.js";
+import { sweepLiveness } from "./nodes/liveness.js";
 import { placeAndWake } from "./placement/trigger.js";
 import { createRowPoller } from "./poll-hub.js";
 import { createIsolateRouter } from "./router/isolate.js";
@@ -21,7 +21,13 @@ import { createIsolateRouter } from "./router/isolate.js";
 type Env = Record<string, string | undefined>;
 type Ctx = { waitUntil(p: Promise<unknown>): void };
 
-type Built = { env: Env; config: ServerConfig; deps: AppDeps; app: ReturnType<typeof createApp>; admin: Promise<unknown> };
+type Built = {
+  env: Env;
+  config: ServerConfig;
+  deps: AppDeps;
+  app: ReturnType<typeof createApp>;
+  admin: Promise<unknown>;
+};
 
 /** Config, store and app for this isolate's environment (rebuilt when the environment object changes). */
 let built: Built | undefined;
@@ -41,9 +47,16 @@ function build(env: Env): Built {
     metrics: metrics.router,
     maxAttempts: config.routerMaxAttempts,
     maxRequestBytes: config.routerMaxRequestBytes,
-    timeouts: { connectMs: config.routerConnectTimeoutS * 1000, firstByteMs: config.routerFirstByteTimeoutS * 1000, idleMs: config.routerIdleTimeoutS * 1000 },
+    timeouts: {
+      connectMs: config.routerConnectTimeoutS * 1000,
+      firstByteMs: config.routerFirstByteTimeoutS * 1000,
+      idleMs: config.routerIdleTimeoutS * 1000,
+    },
   });
-  const waiter = createRowPoller(store, { everyMs: 1000, maxReads: config.workerSubrequests - POLL_RESERVED_SUBREQUESTS });
+  const waiter = createRowPoller(store, {
+    everyMs: 1000,
+    maxReads: config.workerSubrequests - POLL_RESERVED_SUBREQUESTS,
+  });
   const deps: AppDeps = {
     store,
     now,
@@ -57,7 +70,11 @@ function build(env: Env): Built {
   };
   const app = createApp(deps);
   // A Worker prints nothing at first start: the admin token must come from the LLMGW_ADMIN_TOKEN secret.
-  const admin = config.adminToken ? ensureAdminToken(store, now(), config.adminToken).catch((e: unknown) => log.error("admin token", { error: String(e) })) : Promise.resolve();
+  const admin = config.adminToken
+    ? ensureAdminToken(store, now(), config.adminToken).catch((e: unknown) =>
+        log.error("admin token", { error: String(e) }),
+      )
+    : Promise.resolve();
   built = { env, config, deps, app, admin };
   return built;
 }
@@ -71,6 +88,10 @@ export default {
   async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
     const b = build(env);
     // placement right after the sweep: repairs must not wait for a poll (none comes when every agent is cut off)
-    ctx.waitUntil(sweepLiveness(b.deps.store, Date.now(), b.config.nodeLostAfterS, b.config.repairGraceS).then(() => placeAndWake(b.deps, "a liveness sweep")));
+    ctx.waitUntil(
+      sweepLiveness(b.deps.store, Date.now(), b.config.nodeLostAfterS, b.config.repairGraceS).then(() =>
+        placeAndWake(b.deps, "a liveness sweep"),
+      ),
+    );
   },
 };

@@ -11,7 +11,17 @@ export type Job =
   | { kind: "open"; shot: Shot; rate: number; seconds: number; warmupS: number }
   | { kind: "closed"; shot: Shot; connections: number; seconds: number; warmupS: number };
 /** `total`: requests sent, warm-up included; `sent`: the arrival rate achieved; `done`: answers per second until the last one; `lagP99`: how late requests left. */
-export type OpenResult = { kind: "open"; total: number; ok: number; errors: number; sent: number; done: number; p50: number; p99: number; lagP99: number };
+export type OpenResult = {
+  kind: "open";
+  total: number;
+  ok: number;
+  errors: number;
+  sent: number;
+  done: number;
+  p50: number;
+  p99: number;
+  lagP99: number;
+};
 export type ClosedResult = { kind: "closed"; total: number; ok: number; errors: number; rps: number };
 
 const JOB_FLAG = "--load-job";
@@ -31,7 +41,14 @@ function sender(shot: Shot, connections: number) {
     async send(): Promise<boolean> {
       const pool = pools[next++ % pools.length]!;
       try {
-        const r = await pool.request({ path: shot.path, method: "POST", headers: shot.headers, body: shot.body, headersTimeout: 10_000, bodyTimeout: 10_000 });
+        const r = await pool.request({
+          path: shot.path,
+          method: "POST",
+          headers: shot.headers,
+          body: shot.body,
+          headersTimeout: 10_000,
+          bodyTimeout: 10_000,
+        });
         await r.body.arrayBuffer();
         return r.statusCode === 200;
       } catch {
@@ -65,7 +82,15 @@ async function openLoop(send: () => Promise<boolean>, rate: number, seconds: num
   const doneS = (performance.now() - t0) / 1000;
   latency.sort((a, b) => a - b);
   lag.sort((a, b) => a - b);
-  return { ok: latency.length, errors, sent: n / sentS, done: latency.length / doneS, p50: percentile(latency, 50), p99: percentile(latency, 99), lagP99: percentile(lag, 99) };
+  return {
+    ok: latency.length,
+    errors,
+    sent: n / sentS,
+    done: latency.length / doneS,
+    p50: percentile(latency, 50),
+    p99: percentile(latency, 99),
+    lagP99: percentile(lag, 99),
+  };
 }
 
 /** `connections` loops, each sending its next request when the last one has answered. */
@@ -100,7 +125,11 @@ export async function load(job: Job): Promise<OpenResult | ClosedResult> {
 }
 
 /** Runs a job in a child process (this file, loaded through tsx as this process is); `signal` kills it; `started` sees its pid. */
-export function runLoad<J extends Job>(job: J, signal: AbortSignal, started?: (pid: number | undefined) => void): Promise<J extends { kind: "open" } ? OpenResult : ClosedResult> {
+export function runLoad<J extends Job>(
+  job: J,
+  signal: AbortSignal,
+  started?: (pid: number | undefined) => void,
+): Promise<J extends { kind: "open" } ? OpenResult : ClosedResult> {
   const child = fork(fileURLToPath(import.meta.url), [JOB_FLAG, JSON.stringify(job)], { signal });
   started?.(child.pid);
   return new Promise((ok, fail) => {

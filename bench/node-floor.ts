@@ -16,7 +16,13 @@ export async function startNodeFloor(engines: string[]): Promise<{ url: string; 
       try {
         const body = Buffer.concat(parts).toString("utf8");
         JSON.parse(body);
-        const up = await agent.request({ origin: engines[next++ % engines.length]!, path: req.url!, method: "POST", headers: { "content-type": "application/json" }, body });
+        const up = await agent.request({
+          origin: engines[next++ % engines.length]!,
+          path: req.url!,
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        });
         res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"]) });
         for await (const chunk of up.body) res.write(chunk);
         res.end();

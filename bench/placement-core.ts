@@ -22,7 +22,14 @@ function time(fn: () => unknown): number {
 /** A fleet of `racks` 18-tray racks, `hgxCount` HGX nodes, a quarter as many MIG and L40S nodes, and deployments filling most of it. */
 function fleet(racks: number, hgxCount: number): PlanInput {
   const nodes: PlaceNode[] = [];
-  for (let r = 0; r < racks; r++) nodes.push(...nvl72(18, { prefix: `rack${r}`, domain: `${String(r).padStart(8, "0")}-0000-4000-8000-000000000000.1`, ib: true }));
+  for (let r = 0; r < racks; r++)
+    nodes.push(
+      ...nvl72(18, {
+        prefix: `rack${r}`,
+        domain: `${String(r).padStart(8, "0")}-0000-4000-8000-000000000000.1`,
+        ib: true,
+      }),
+    );
   for (let i = 0; i < hgxCount; i++) nodes.push(hgx(`hgx-${i}`));
   for (let i = 0; i < hgxCount / 4; i++) nodes.push(a100Mig(`mig-${i}`), l40s(`l40s-${i}`));
   const models = [
@@ -41,7 +48,11 @@ function fleet(racks: number, hgxCount: number): PlanInput {
 }
 
 console.log(`machine: ${machine()}`);
-for (const [racks, hgxCount] of [[2, 32], [8, 128], [16, 512]] as const) {
+for (const [racks, hgxCount] of [
+  [2, 32],
+  [8, 128],
+  [16, 512],
+] as const) {
   const x = fleet(racks, hgxCount);
   const first = plan(x);
   const steady = { ...x, replicas: first.assign, nextSeq: 1 + first.assign.length };

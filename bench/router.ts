@@ -13,24 +13,39 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_USAGE_FLUSH_MS } from "../api/router/usage.js";
-import { startStack } from "../test/helpers/router.js";
 import { freePort, killAll, start, until } from "../test/helpers/process.js";
+import { startStack } from "../test/helpers/router.js";
 import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from "./load.js";
 import { machine, median } from "./machine.js";
 import { startNodeFloor } from "./node-floor.js";
 
 /** The command line, checked before anything starts (a bad flag exits 2 with a message). */
 function options() {
-  const { values: v } = parseArgs({ options: { rates: { type: "string" }, runs: { type: "string" }, "throughput-runs": { type: "string" }, seconds: { type: "string" }, pin: { type: "boolean" } } });
+  const { values: v } = parseArgs({
+    options: {
+      rates: { type: "string" },
+      runs: { type: "string" },
+      "throughput-runs": { type: "string" },
+      seconds: { type: "string" },
+      pin: { type: "boolean" },
+    },
+  });
   const whole = (flag: string, x: string | undefined, dflt: number, min = 0) => {
     const n = x === undefined ? dflt : Number(x);
-    if (x?.trim() === "" || !Number.isInteger(n) || n < min) throw new Error(`--${flag} wants a whole number from ${min} up, not ${JSON.stringify(x)}`);
+    if (x?.trim() === "" || !Number.isInteger(n) || n < min)
+      throw new Error(`--${flag} wants a whole number from ${min} up, not ${JSON.stringify(x)}`);
     return n;
   };
   const rates = (v.rates ?? "200,500,1000").split(",").map((r) => whole("rates", r, 0, 1));
   const runs = v.runs === undefined ? undefined : whole("runs", v.runs, 0, 1);
   if (v.pin && availableParallelism() < 2) throw new Error("--pin needs at least two CPUs");
-  return { rates, runs, seconds: whole("seconds", v.seconds, 5, 1), throughputRuns: whole("throughput-runs", v["throughput-runs"], 3), pin: !!v.pin };
+  return {
+    rates,
+    runs,
+    seconds: whole("seconds", v.seconds, 5, 1),
+    throughputRuns: whole("throughput-runs", v["throughput-runs"], 3),
+    pin: !!v.pin,
+  };
 }
 let args: ReturnType<typeof options>;
 try {
@@ -52,7 +67,13 @@ type Target = (typeof TARGETS)[number];
 
 const MODES = {
   "non-streaming": { model: MODEL, messages: [{ role: "user", content: "Say something short." }], max_tokens: 16 },
-  "streaming (8 tokens)": { model: MODEL, messages: [{ role: "user", content: "Say something short." }], max_tokens: 8, stream: true, stream_options: { include_usage: true } },
+  "streaming (8 tokens)": {
+    model: MODEL,
+    messages: [{ role: "user", content: "Say something short." }],
+    max_tokens: 8,
+    stream: true,
+    stream_options: { include_usage: true },
+  },
 };
 type Mode = keyof typeof MODES;
 const MODE_NAMES = Object.keys(MODES) as Mode[];
@@ -105,7 +126,8 @@ const CPUS = availableParallelism();
 const PROXY_CPU = String(CPUS - 1);
 const OTHER_CPUS = CPUS > 1 ? `0-${CPUS - 2}` : "0";
 /** Pins every thread of `pid` to `cpus` (with --pin). */
-const pin = (pid: number | undefined, cpus: string) => void (args.pin && pid && execFileSync("taskset", ["-acp", cpus, String(pid)], { stdio: "ignore" }));
+const pin = (pid: number | undefined, cpus: string) =>
+  void (args.pin && pid && execFileSync("taskset", ["-acp", cpus, String(pid)], { stdio: "ignore" }));
 
 // checked before anything starts: a missing nginx must not leave engines behind
 const nginxV = spawnSync("nginx", ["-v"], { encoding: "utf8" });
@@ -133,14 +155,23 @@ try {
   writeFileSync(join(dir, "nginx.conf"), nginxConf(dir, nginxPort, engines));
   const nginx = start("nginx", ["-c", join(dir, "nginx.conf"), "-p", dir, "-g", "daemon off;"]);
   const nginxUrl = `http://127.0.0.1:${nginxPort}`;
-  await until(async () => (await fetch(`${nginxUrl}/health`)).ok, 10_000, `nginx on ${nginxUrl} (output: ${nginx.output()})`);
+  await until(
+    async () => (await fetch(`${nginxUrl}/health`)).ok,
+    10_000,
+    `nginx on ${nginxUrl} (output: ${nginx.output()})`,
+  );
   const floor = await startNodeFloor(engines);
   closeFloor = floor.close;
   pin(process.pid, PROXY_CPU);
   pin(nginx.child.pid, PROXY_CPU);
   for (const e of stack.engines) pin(e.child.pid, OTHER_CPUS);
 
-  const origins: Record<Target, string[]> = { direct: engines, router: [stack.url], "node floor": [floor.url], nginx: [nginxUrl] };
+  const origins: Record<Target, string[]> = {
+    direct: engines,
+    router: [stack.url],
+    "node floor": [floor.url],
+    nginx: [nginxUrl],
+  };
   const shot = (t: Target, mode: Mode): Shot => ({
     origins: origins[t],
     path: "/v1/chat/completions",
@@ -149,7 +180,11 @@ try {
   });
   const load = (job: Job) => runLoad(job, abort.signal, (pid) => pin(pid, OTHER_CPUS));
   /** Runs a load job against `t`, with the CPU time the proxy (router, node floor or nginx) spent per request sent. */
-  async function measure<R extends { total: number }>(t: Target, mode: Mode, job: (s: Shot) => Job): Promise<R & { cpu: number }> {
+  async function measure<R extends { total: number }>(
+    t: Target,
+    mode: Mode,
+    job: (s: Shot) => Job,
+  ): Promise<R & { cpu: number }> {
     const proc = t === "nginx" ? "nginx" : "node";
     const before = cpuMs(nginx.child.pid!);
     const result = (await load(job(shot(t, mode)))) as unknown as R;
@@ -159,7 +194,9 @@ try {
 
   const heapStart = process.memoryUsage().heapUsed;
   console.log(`machine: ${machine()}`);
-  console.log(`engines: 2 × llmgw mock-engine --tokens-per-s 0; nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`);
+  console.log(
+    `engines: 2 × llmgw mock-engine --tokens-per-s 0; nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`,
+  );
 
   // targets interleaved within each run, so that a slower minute on the shared machine hits all of them alike
   const open = new Map<string, (OpenResult & { cpu: number })[]>();
@@ -167,24 +204,69 @@ try {
   const id = (mode: Mode, rate: number, t: Target) => `${mode}|${rate}|${t}`;
   const add = <V>(m: Map<string, V[]>, k: string, v: V) => m.set(k, [...(m.get(k) ?? []), v]);
   // warm every path once (JIT, connection pools, caches) before anything is measured
-  for (const mode of MODE_NAMES) for (const t of TARGETS) await load({ kind: "closed", shot: shot(t, mode), connections: 16, seconds: 0, warmupS: 2 });
+  for (const mode of MODE_NAMES)
+    for (const t of TARGETS)
+      await load({ kind: "closed", shot: shot(t, mode), connections: 16, seconds: 0, warmupS: 2 });
   for (const mode of MODE_NAMES) {
     for (const rate of RATES) {
       for (let run = 0; run < RUNS(rate); run++) {
-        for (const t of TARGETS) add(open, id(mode, rate, t), await measure<OpenResult>(t, mode, (shot) => ({ kind: "open", shot, rate, seconds: SECONDS, warmupS: WARMUP_S })));
+        for (const t of TARGETS)
+          add(
+            open,
+            id(mode, rate, t),
+            await measure<OpenResult>(t, mode, (shot) => ({
+              kind: "open",
+              shot,
+              rate,
+              seconds: SECONDS,
+              warmupS: WARMUP_S,
+            })),
+          );
       }
     }
     for (let run = 0; run < THROUGHPUT_RUNS; run++) {
-      for (const t of TARGETS) add(closed, id(mode, 0, t), await measure<ClosedResult>(t, mode, (shot) => ({ kind: "closed", shot, connections: CONNECTIONS, seconds: SECONDS, warmupS: WARMUP_S })));
+      for (const t of TARGETS)
+        add(
+          closed,
+          id(mode, 0, t),
+          await measure<ClosedResult>(t, mode, (shot) => ({
+            kind: "closed",
+            shot,
+            connections: CONNECTIONS,
+            seconds: SECONDS,
+            warmupS: WARMUP_S,
+          })),
+        );
     }
   }
 
   const W = [22, 7, 15, 8, 8, 18, 20, 9, 10, 0];
-  const row = (cells: string[]) => console.log(cells.map((c, i) => c.padEnd(W[i]!)).join("").trimEnd());
+  const row = (cells: string[]) =>
+    console.log(
+      cells
+        .map((c, i) => c.padEnd(W[i]!))
+        .join("")
+        .trimEnd(),
+    );
   const cpu = (xs: { cpu: number }[]) => (Number.isNaN(xs[0]!.cpu) ? "" : ms(median(xs.map((x) => x.cpu))));
-  console.log("\nopen loop: latency to the end of the body, ms (median over runs of each run's p50 and p99; added: median of the per-run differences from direct);");
-  console.log("gen lag: p99 of how late the generator sent; proxy CPU: ms of CPU the proxy (this process for the router and the node floor, or nginx) used per request");
-  row(["mode", "rate/s", "target", "sent/s", "done/s", "p50 / p99", "added p50 / p99", "gen lag", "proxy CPU", "errors"]);
+  console.log(
+    "\nopen loop: latency to the end of the body, ms (median over runs of each run's p50 and p99; added: median of the per-run differences from direct);",
+  );
+  console.log(
+    "gen lag: p99 of how late the generator sent; proxy CPU: ms of CPU the proxy (this process for the router and the node floor, or nginx) used per request",
+  );
+  row([
+    "mode",
+    "rate/s",
+    "target",
+    "sent/s",
+    "done/s",
+    "p50 / p99",
+    "added p50 / p99",
+    "gen lag",
+    "proxy CPU",
+    "errors",
+  ]);
   for (const mode of MODE_NAMES) {
     for (const rate of RATES) {
       const direct = open.get(id(mode, rate, "direct"))!;
@@ -193,21 +275,45 @@ try {
         const med = (k: "p50" | "p99" | "sent" | "done" | "lagP99") => median(runs.map((r) => r[k]));
         const added = (k: "p50" | "p99") => median(runs.map((r, i) => r[k] - direct[i]![k]));
         row([
-          mode, String(rate), `${t}${runs.length > 1 ? ` ×${runs.length}` : ""}`, med("sent").toFixed(0), med("done").toFixed(0), `${ms(med("p50"))} / ${ms(med("p99"))}`,
-          t === "direct" ? "" : `${sign(added("p50"))} / ${sign(added("p99"))}`, ms(med("lagP99")), cpu(runs), String(runs.reduce((n, r) => n + r.errors, 0)),
+          mode,
+          String(rate),
+          `${t}${runs.length > 1 ? ` ×${runs.length}` : ""}`,
+          med("sent").toFixed(0),
+          med("done").toFixed(0),
+          `${ms(med("p50"))} / ${ms(med("p99"))}`,
+          t === "direct" ? "" : `${sign(added("p50"))} / ${sign(added("p99"))}`,
+          ms(med("lagP99")),
+          cpu(runs),
+          String(runs.reduce((n, r) => n + r.errors, 0)),
         ]);
       }
     }
   }
-  if (THROUGHPUT_RUNS) console.log(`\nclosed loop, ${CONNECTIONS} connections, ${SECONDS} s: requests/s, median of ${THROUGHPUT_RUNS} (range); proxy CPU ms per request`);
+  if (THROUGHPUT_RUNS)
+    console.log(
+      `\nclosed loop, ${CONNECTIONS} connections, ${SECONDS} s: requests/s, median of ${THROUGHPUT_RUNS} (range); proxy CPU ms per request`,
+    );
   for (const mode of THROUGHPUT_RUNS ? MODE_NAMES : []) {
     for (const t of TARGETS) {
       const runs = closed.get(id(mode, 0, t))!;
       const rps = runs.map((x) => x.rps);
-      row([mode, "", t, median(rps).toFixed(0), `(${Math.min(...rps).toFixed(0)}–${Math.max(...rps).toFixed(0)})`, "", "", "", cpu(runs), String(runs.reduce((n, r) => n + r.errors, 0))]);
+      row([
+        mode,
+        "",
+        t,
+        median(rps).toFixed(0),
+        `(${Math.min(...rps).toFixed(0)}–${Math.max(...rps).toFixed(0)})`,
+        "",
+        "",
+        "",
+        cpu(runs),
+        String(runs.reduce((n, r) => n + r.errors, 0)),
+      ]);
     }
   }
-  console.log(`\nrouter process heap used: ${mib(heapStart)} MiB before the runs, ${mib(process.memoryUsage().heapUsed)} MiB after`);
+  console.log(
+    `\nrouter process heap used: ${mib(heapStart)} MiB before the runs, ${mib(process.memoryUsage().heapUsed)} MiB after`,
+  );
 } finally {
   await stop();
 }

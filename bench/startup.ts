@@ -28,7 +28,9 @@ function time(cmd: string[], until?: RegExp): Promise<number> {
         child.kill("SIGKILL");
       }
     });
-    child.once("exit", (code) => (until ? fail(new Error(`${cmd.join(" ")} exited (${code}) before ${until}: ${out}`)) : ok(performance.now() - t0)));
+    child.once("exit", (code) =>
+      until ? fail(new Error(`${cmd.join(" ")} exited (${code}) before ${until}: ${out}`)) : ok(performance.now() - t0),
+    );
   });
 }
 
@@ -49,7 +51,11 @@ const LISTENING = /serving on http/;
 const dir = mkdtempSync(join(tmpdir(), "llmgw-bench-startup-"));
 const serve = (cli: string[], fresh: boolean) => () => {
   const db = join(dir, fresh ? `fresh-${Math.random().toString(36).slice(2)}.db` : "existing.db");
-  return { cmd: [...cli, "serve", "--port", "0", "--db", db], until: LISTENING, after: fresh ? () => rmSync(db, { force: true }) : undefined };
+  return {
+    cmd: [...cli, "serve", "--port", "0", "--db", db],
+    until: LISTENING,
+    after: fresh ? () => rmSync(db, { force: true }) : undefined,
+  };
 };
 
 const bare = await measure(() => ({ cmd: [process.execPath, "-e", "0"] }));

@@ -1,15 +1,22 @@
 // `llmgw agent inventory`: discovery as the scheduler would see it, as a table or the exact JSON the agent registers.
 import { defaultAgentConfig, loadAgentConfig } from "../agent/config.js";
 import { discover } from "../agent/discovery/index.js";
-import { formatInventory } from "../agent/inventory.js";
 import { type IdentityFlags, resolveIdentity } from "../agent/identity.js";
+import { formatInventory } from "../agent/inventory.js";
 import { runLoop } from "../agent/loop.js";
 import { runOnce } from "../agent/once.js";
 import { clientOf, discoverOptions, discoveryOf, supervisorOf } from "../agent/runtime.js";
 import { openSession } from "../agent/session.js";
 import { pidsInGroups } from "../agent/supervisor/proc.js";
 
-export type InventoryFlags = { json?: boolean; nvidiaSmi?: string; ibRoot?: string; gpu?: boolean; nvml?: boolean; config?: string };
+export type InventoryFlags = {
+  json?: boolean;
+  nvidiaSmi?: string;
+  ibRoot?: string;
+  gpu?: boolean;
+  nvml?: boolean;
+  config?: string;
+};
 
 /** Prints this node's inventory; returns the exit code (2 for a bad agent.yaml, else 0 — failed sources are warnings). */
 export async function runInventory(flags: InventoryFlags): Promise<number> {
@@ -20,7 +27,12 @@ export async function runInventory(flags: InventoryFlags): Promise<number> {
     process.stderr.write(`llmgw: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   }
-  const overridden = { ...cfg, nvidiaSmi: flags.nvidiaSmi ?? cfg.nvidiaSmi, ibRoot: flags.ibRoot ?? cfg.ibRoot, nvml: flags.nvml ?? cfg.nvml };
+  const overridden = {
+    ...cfg,
+    nvidiaSmi: flags.nvidiaSmi ?? cfg.nvidiaSmi,
+    ibRoot: flags.ibRoot ?? cfg.ibRoot,
+    nvml: flags.nvml ?? cfg.nvml,
+  };
   const inv = await discover({ ...discoverOptions(overridden), noGpu: flags.gpu === false });
   process.stdout.write(flags.json ? `${JSON.stringify(inv, null, 2)}\n` : formatInventory(inv));
   return 0;
@@ -57,7 +69,9 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     };
     process.once("SIGTERM", () => onSignal("SIGTERM"));
     process.once("SIGINT", () => onSignal("SIGINT"));
-    log(`agent ${id.nodeId} starting: control plane ${id.server}, state dir ${cfg.stateDir}, management address ${id.mgmtAddr}`);
+    log(
+      `agent ${id.nodeId} starting: control plane ${id.server}, state dir ${cfg.stateDir}, management address ${id.mgmtAddr}`,
+    );
     await runLoop({ ...deps, checkIntervalMs: cfg.checkIntervalMs }, stop.signal);
     return 0;
   } catch (e) {

@@ -26,13 +26,14 @@ const ctlCommand = (parent: Command, nameAndArgs: string, description: string, o
     .option("--token <token>", "admin token (env LLMGW_TOKEN; the variable keeps it out of `ps`)")
     .option("--json", "print the API's JSON instead of a table");
 
-
 /** Adds `ctl` and its subcommands to `program`; `load` runs a picked command (loading ctl.ts when it must). */
 export function addCtlCommands(program: Command, load: (pick: Pick) => Promise<number>, exit: CtlExit): void {
   const ctlRun = async (pick: Pick) => exit.done(await load(pick));
   const ctl = program
-      .command("ctl")
-    .description("Operate the fleet through the control API: nodes, status, plan, apply, get, delete, cordon, drain, tokens, API keys")
+    .command("ctl")
+    .description(
+      "Operate the fleet through the control API: nodes, status, plan, apply, get, delete, cordon, drain, tokens, API keys",
+    )
     // every usage error of ctl (unknown option, missing argument, unknown command) exits 2; subcommands inherit this
     .exitOverride((e) => exit.usage(e.exitCode === 0 ? 0 : 2))
     .addHelpText(
@@ -51,17 +52,31 @@ or file; nothing was sent), 3 the server cannot be reached, 4 not found (404). S
     .option("--state <state>", "only nodes in this state: ready, cordoned, draining or lost")
     .option("--pool <pool>", "only nodes of this pool")
     .action((f) => ctlRun((c) => c.nodes(f)));
-  ctlCommand(ctl, "node <id>", "One node: state, GPUs (MIG, health, NVLink fabric), placeable devices, shards").action((id, f) => ctlRun((c) => c.node(id, f)));
-  ctlCommand(ctl, "status", "Deployments (desired / placed / ready, why the rest is pending) and replicas (state, endpoint, shards)")
+  ctlCommand(ctl, "node <id>", "One node: state, GPUs (MIG, health, NVLink fabric), placeable devices, shards").action(
+    (id, f) => ctlRun((c) => c.node(id, f)),
+  );
+  ctlCommand(
+    ctl,
+    "status",
+    "Deployments (desired / placed / ready, why the rest is pending) and replicas (state, endpoint, shards)",
+  )
     .option("--deployment <name>", "only this deployment and its replicas")
     .action((f) => ctlRun((c) => c.status(f)));
-  ctlCommand(ctl, "plan", "Devices by class (total, free, used, unavailable and why) and how many more replicas of each profile fit").action((f) =>
-    ctlRun((c) => c.plan(f)),
-  );
-  ctlCommand(ctl, "nvlink", "NVLink domains: trays in order, each GPU joined or why not, IMEX, and every reason a tray is out of placement").action((f) =>
-    ctlRun((c) => c.nvlink(f)),
-  );
-  ctlCommand(ctl, "apply", "Create or replace models, deployments and API keys from a YAML or JSON file (PUT: idempotent)")
+  ctlCommand(
+    ctl,
+    "plan",
+    "Devices by class (total, free, used, unavailable and why) and how many more replicas of each profile fit",
+  ).action((f) => ctlRun((c) => c.plan(f)));
+  ctlCommand(
+    ctl,
+    "nvlink",
+    "NVLink domains: trays in order, each GPU joined or why not, IMEX, and every reason a tray is out of placement",
+  ).action((f) => ctlRun((c) => c.nvlink(f)));
+  ctlCommand(
+    ctl,
+    "apply",
+    "Create or replace models, deployments and API keys from a YAML or JSON file (PUT: idempotent)",
+  )
     .requiredOption("-f, --file <path>", "the file, - for stdin")
     .option("--keep-going", "apply the rest after a failure (the exit status is still the first failure's)")
     .addHelpText(
@@ -81,12 +96,16 @@ updated or unchanged (a created API key also prints its secret, once). The first
   spec: {model: llama-8b, replicas: 2, pool: prod}`,
     )
     .action((f) => ctlRun((c) => c.apply(f)));
-  ctlCommand(ctl, "get <kind> [name]", "List a kind as a table, or show one object as YAML: models, deployments, replicas, nodes, api-keys, tokens, join-tokens").action(
-    (kind, name, f) => ctlRun((c) => c.get(kind, name, f)),
-  );
-  ctlCommand(ctl, "delete <kind> <name>", "Delete a model, deployment, API key, node (forget it), admin token or join token (by id)").action((kind, name, f) =>
-    ctlRun((c) => c.delete(kind, name, f)),
-  );
+  ctlCommand(
+    ctl,
+    "get <kind> [name]",
+    "List a kind as a table, or show one object as YAML: models, deployments, replicas, nodes, api-keys, tokens, join-tokens",
+  ).action((kind, name, f) => ctlRun((c) => c.get(kind, name, f)));
+  ctlCommand(
+    ctl,
+    "delete <kind> <name>",
+    "Delete a model, deployment, API key, node (forget it), admin token or join token (by id)",
+  ).action((kind, name, f) => ctlRun((c) => c.delete(kind, name, f)));
   for (const [verb, what] of [
     ["cordon", "Cordon a node: no new placements on it"],
     ["uncordon", "Uncordon a node: placements may use it again"],
@@ -96,26 +115,39 @@ updated or unchanged (a created API key also prints its secret, once). The first
   }
 
   const ctlTokens = ctl.command("tokens").description("Admin tokens and join tokens (list, create, join, revoke)");
-  ctlCommand(ctlTokens, "list", "List admin tokens (the default; never their secrets); `get join-tokens` lists join tokens", { isDefault: true }).action((f) =>
-    ctlRun((c) => c.tokens(f)),
+  ctlCommand(
+    ctlTokens,
+    "list",
+    "List admin tokens (the default; never their secrets); `get join-tokens` lists join tokens",
+    { isDefault: true },
+  ).action((f) => ctlRun((c) => c.tokens(f)));
+  ctlCommand(ctlTokens, "create <name>", "Create an admin token; the token is printed once").action((name, f) =>
+    ctlRun((c) => c.tokenCreate(name, f)),
   );
-  ctlCommand(ctlTokens, "create <name>", "Create an admin token; the token is printed once").action((name, f) => ctlRun((c) => c.tokenCreate(name, f)));
   ctlCommand(ctlTokens, "join", "Create a join token that lets agents register new nodes; the token is printed once")
     .option("--name <name>", "a name to recognise it by")
     .option("--max-uses <n>", "how many registrations it allows (unlimited by default)")
     .option("--expires-in <duration>", "lifetime: 3600, 90s, 15m, 24h or 7d (none by default)")
     .action((f) => ctlRun((c) => c.tokenJoin(f)));
-  ctlCommand(ctlTokens, "revoke <id>", "Revoke an admin token (tok_…) or a join token (join_…)").action((id, f) => ctlRun((c) => c.tokenRevoke(id, f)));
+  ctlCommand(ctlTokens, "revoke <id>", "Revoke an admin token (tok_…) or a join token (join_…)").action((id, f) =>
+    ctlRun((c) => c.tokenRevoke(id, f)),
+  );
 
-  const ctlKeys = ctl.command("keys").description("API keys for the OpenAI-compatible endpoints (list, create, rotate, delete)");
-  ctlCommand(ctlKeys, "list", "List API keys (the default; never their secrets)", { isDefault: true }).action((f) => ctlRun((c) => c.keys(f)));
+  const ctlKeys = ctl
+    .command("keys")
+    .description("API keys for the OpenAI-compatible endpoints (list, create, rotate, delete)");
+  ctlCommand(ctlKeys, "list", "List API keys (the default; never their secrets)", { isDefault: true }).action((f) =>
+    ctlRun((c) => c.keys(f)),
+  );
   ctlCommand(ctlKeys, "create <name>", "Create an API key (never replaces one); its secret is printed once")
     .option("--models <a,b>", "served model names it may use (every model when absent, none when empty)")
     .option("--rpm <n>", "requests per minute, per API instance")
     .option("--tpm <n>", "prompt + completion tokens per minute, per API instance")
     .option("--expires-in <duration>", "refused from this long from now: 3600, 90s, 15m, 24h or 7d")
     .action((name, f) => ctlRun((c) => c.keyCreate(name, f)));
-  ctlCommand(ctlKeys, "rotate <name>", "Give an API key a new secret, printed once; the old one stops working").action((name, f) => ctlRun((c) => c.keyRotate(name, f)));
+  ctlCommand(ctlKeys, "rotate <name>", "Give an API key a new secret, printed once; the old one stops working").action(
+    (name, f) => ctlRun((c) => c.keyRotate(name, f)),
+  );
   ctlCommand(ctlKeys, "delete <name>", "Delete an API key").action((name, f) => ctlRun((c) => c.keyDelete(name, f)));
 }
 

@@ -1,11 +1,19 @@
 // `llmgw ctl`: the operator's commands over the control API. Each returns its exit code (docs/operations.md).
 import { readFile } from "node:fs/promises";
 import { commaList, durationS, kindOf, positiveInt, resolveTarget } from "../agent/ctl/args.js";
-import { createCtlClient, type CtlClient } from "../agent/ctl/client.js";
+import { type CtlClient, createCtlClient } from "../agent/ctl/client.js";
 import { CtlError, errorLines, exitCodeOf, UsageError } from "../agent/ctl/errors.js";
 import { formatNode, formatNodes, formatPlan, formatReplicas, formatStatus } from "../agent/ctl/format.js";
 import { formatNvlink } from "../agent/ctl/format-nvlink.js";
-import { formatAdminTokens, formatApiKeys, formatApplied, formatDeployments, formatJoinTokens, formatModels, secretOutput } from "../agent/ctl/format-resources.js";
+import {
+  formatAdminTokens,
+  formatApiKeys,
+  formatApplied,
+  formatDeployments,
+  formatJoinTokens,
+  formatModels,
+  secretOutput,
+} from "../agent/ctl/format-resources.js";
 import { z } from "../shared/z.js";
 
 export type CtlFlags = { server?: string; token?: string; json?: boolean };
@@ -73,7 +81,12 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
   }
 
   /** Finds a token by id or name in a list; 404 (exit 4) when absent. */
-  function pick<T extends { id: string; name: string | null }>(items: T[], raw: unknown[], key: string, what: string): unknown {
+  function pick<T extends { id: string; name: string | null }>(
+    items: T[],
+    raw: unknown[],
+    key: string,
+    what: string,
+  ): unknown {
     const i = items.findIndex((t) => t.id === key || t.name === key);
     if (i < 0) throw new CtlError(404, `no ${what} ${key}`);
     return raw[i];
@@ -97,8 +110,17 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
     /** `status`: deployments and replicas. */
     status: (f: CtlFlags & { deployment?: string }) =>
       run(f, async (c) => {
-        const [d, r] = await Promise.all([f.deployment ? c.getDeclared("Deployment", f.deployment).then((a) => ({ ...a, raw: { items: [a.raw] }, data: { items: [a.data] } })) : c.listDeclared("Deployment"), c.listReplicas(f.deployment)]);
-        f.json ? json({ deployments: itemsOf(d.raw), replicas: itemsOf(r.raw) }) : out(formatStatus(d.data.items, r.data.items));
+        const [d, r] = await Promise.all([
+          f.deployment
+            ? c
+                .getDeclared("Deployment", f.deployment)
+                .then((a) => ({ ...a, raw: { items: [a.raw] }, data: { items: [a.data] } }))
+            : c.listDeclared("Deployment"),
+          c.listReplicas(f.deployment),
+        ]);
+        f.json
+          ? json({ deployments: itemsOf(d.raw), replicas: itemsOf(r.raw) })
+          : out(formatStatus(d.data.items, r.data.items));
       }),
 
     /** `plan`: capacity by class and what more fits. */
@@ -119,7 +141,10 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
     apply: (f: ApplyFlags) =>
       run(f, async (c) => {
         // the YAML parser loads only for the commands that need it
-        const [{ parseApplyFile }, { applyAll }] = await Promise.all([import("../agent/ctl/apply-file.js"), import("../agent/ctl/apply.js")]);
+        const [{ parseApplyFile }, { applyAll }] = await Promise.all([
+          import("../agent/ctl/apply-file.js"),
+          import("../agent/ctl/apply.js"),
+        ]);
         const docs = parseApplyFile(await readSource(f.file), f.file === "-" ? "stdin" : f.file);
         const r = await applyAll(c, docs, {
           keepGoing: !!f.keepGoing,
@@ -129,7 +154,13 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
         if (f.json) {
           json({
             applied: r.applied.map((a) => ({ kind: a.kind, name: a.name, outcome: a.outcome, object: a.object })),
-            failed: r.failed.map((x) => ({ kind: x.kind, name: x.name, status: x.error instanceof CtlError ? x.error.status : 0, message: x.error instanceof Error ? x.error.message : String(x.error), ...(x.error instanceof CtlError && x.error.problem ? { problem: x.error.problem } : {}) })),
+            failed: r.failed.map((x) => ({
+              kind: x.kind,
+              name: x.name,
+              status: x.error instanceof CtlError ? x.error.status : 0,
+              message: x.error instanceof Error ? x.error.message : String(x.error),
+              ...(x.error instanceof CtlError && x.error.problem ? { problem: x.error.problem } : {}),
+            })),
           });
         }
         return r.failed.length ? exitCodeOf(r.failed[0]!.error) : 0;
@@ -150,7 +181,9 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
             return c.listDeclared("Model").then((a) => (f.json ? json(a.raw) : out(formatModels(a.data.items))));
           case "deployments":
             if (name) return one(c.getDeclared("Deployment", name));
-            return c.listDeclared("Deployment").then((a) => (f.json ? json(a.raw) : out(formatDeployments(a.data.items))));
+            return c
+              .listDeclared("Deployment")
+              .then((a) => (f.json ? json(a.raw) : out(formatDeployments(a.data.items))));
           case "api-keys":
             if (name) return one(c.getDeclared("ApiKey", name));
             return c.listDeclared("ApiKey").then((a) => (f.json ? json(a.raw) : out(formatApiKeys(a.data.items, now))));
@@ -227,8 +260,14 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
         const a = await c.createJoinToken(req);
         if (f.json) return void json(a.raw);
         const t = a.data;
-        const limits = [t.maxUses === null ? "unlimited uses" : `${t.maxUses} use(s)`, t.expiresAt === null ? "no expiry" : `expires ${new Date(t.expiresAt).toISOString()}`];
-        const s = secretOutput(`join token ${t.name ?? ""}${t.name ? " " : ""}(${t.id}) created: ${limits.join(", ")}`, t.token);
+        const limits = [
+          t.maxUses === null ? "unlimited uses" : `${t.maxUses} use(s)`,
+          t.expiresAt === null ? "no expiry" : `expires ${new Date(t.expiresAt).toISOString()}`,
+        ];
+        const s = secretOutput(
+          `join token ${t.name ?? ""}${t.name ? " " : ""}(${t.id}) created: ${limits.join(", ")}`,
+          t.token,
+        );
         out(s.stdout);
         err(s.stderr);
       }),
@@ -238,7 +277,9 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
       run(f, async (c) => {
         const isJoin = id.startsWith("join_");
         await (isJoin ? c.deleteJoinToken(id) : c.deleteAdminToken(id));
-        f.json ? json({ kind: isJoin ? "join-tokens" : "tokens", name: id, deleted: true }) : out(`${isJoin ? "join" : "admin"} token ${id} revoked\n`);
+        f.json
+          ? json({ kind: isJoin ? "join-tokens" : "tokens", name: id, deleted: true })
+          : out(`${isJoin ? "join" : "admin"} token ${id} revoked\n`);
       }),
 
     /** `keys [list]`: API keys. */
@@ -255,12 +296,18 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
           ...(f.models !== undefined ? { models: commaList(f.models) } : {}),
           ...(f.rpm !== undefined ? { requestsPerMinute: positiveInt(f.rpm, "--rpm") } : {}),
           ...(f.tpm !== undefined ? { tokensPerMinute: positiveInt(f.tpm, "--tpm") } : {}),
-          ...(f.expiresIn !== undefined ? { expiresAt: Date.now() + durationS(f.expiresIn, "--expires-in") * 1000 } : {}),
+          ...(f.expiresIn !== undefined
+            ? { expiresAt: Date.now() + durationS(f.expiresIn, "--expires-in") * 1000 }
+            : {}),
         };
         const a = await c.putDeclared("ApiKey", name, spec, { "if-none-match": "*" });
         if (f.json) return void json(a.raw);
         const secret = a.data.secret;
-        if (!secret) throw new CtlError(a.status, `the server created API key ${name} without showing its secret; run \`llmgw ctl keys rotate ${name}\``);
+        if (!secret)
+          throw new CtlError(
+            a.status,
+            `the server created API key ${name} without showing its secret; run \`llmgw ctl keys rotate ${name}\``,
+          );
         const s = secretOutput(`API key ${name} created`, secret);
         out(s.stdout);
         err(s.stderr);

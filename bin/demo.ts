@@ -1,16 +1,32 @@
 // `llmgw demo`: a whole simulated cluster in one command, for trying llmgw without GPUs. Real processes — the control
 // plane, one agent per node of the scenario (agent/sim/: GB200 trays, an HGX H100 board, an A100 in MIG mode, L40S
 // nodes on InfiniBand, all on the fake nvidia-smi), the mock engines they start — and a ready API key.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { killEngines, LLMGW, processAlive, recordedPid } from "../agent/sim/cluster.js";
 import { DEFAULT_SCENARIO, loadScenario, type Scenario } from "../agent/sim/scenario.js";
 import { simDeclarations, startSimCluster } from "../agent/sim/start.js";
 
-export type DemoFlags = { port?: string; data?: string; keep?: boolean; exitWhenReady?: boolean; timeout?: string; scenario?: string };
+export type DemoFlags = {
+  port?: string;
+  data?: string;
+  keep?: boolean;
+  exitWhenReady?: boolean;
+  timeout?: string;
+  scenario?: string;
+};
 
 const TOKENS_PER_S = ["--tokens-per-s", "20"];
 
@@ -21,7 +37,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts a child process whose output goes to a log file (and is kept for the failure message). */
 function launch(name: string, args: string[], env: Record<string, string>, log: string): Child {
-  const child = spawn(process.execPath, [LLMGW, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [LLMGW, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const file = createWriteStream(log, { flags: "a" });
   let out = "";
   const onData = (d: Buffer) => {
@@ -71,7 +90,10 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     for (;;) {
       stop.signal.throwIfAborted();
       const dead = children.find((c) => c.child.exitCode !== null || c.child.signalCode !== null);
-      if (dead) throw new Error(`${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}; its last output:\n${dead.output()}`);
+      if (dead)
+        throw new Error(
+          `${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}; its last output:\n${dead.output()}`,
+        );
       try {
         const v = await fn();
         if (v !== undefined) return v;
@@ -86,7 +108,9 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   let code = 0;
   try {
     const tokenFile = join(dir, "demo-admin-token");
-    const admin = existsSync(tokenFile) ? readFileSync(tokenFile, "utf8").trim() : `llmgw_adm_${randomBytes(20).toString("hex")}`;
+    const admin = existsSync(tokenFile)
+      ? readFileSync(tokenFile, "utf8").trim()
+      : `llmgw_adm_${randomBytes(20).toString("hex")}`;
     writeFileSync(tokenFile, `${admin}\n`, { mode: 0o600 });
     note(`control plane and cluster state in ${dir}`);
     const logs: Record<string, string> = { "llmgw serve": "serve.log" };
@@ -128,7 +152,11 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       const ids = new Set(((await r.json()) as { data: { id: string }[] }).data.map((m) => m.id));
       return models.every((m) => ids.has(m.name)) ? true : undefined;
     });
-    const body = JSON.stringify({ model: models[0]!.name, stream: true, messages: [{ role: "user", content: "Hello" }] });
+    const body = JSON.stringify({
+      model: models[0]!.name,
+      stream: true,
+      messages: [{ role: "user", content: "Hello" }],
+    });
     const replicas = models.reduce((n, m) => n + m.replicas, 0);
     process.stdout.write(
       [
@@ -164,14 +192,22 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
   return code;
 }
 
-const KIND_NAMES: Record<string, string> = { gb200: "GB200 tray (4 GPUs)", "hgx-h100": "HGX H100 board (8 GPUs)", "a100-mig": "A100 in MIG mode", l40s: "L40S" };
+const KIND_NAMES: Record<string, string> = {
+  gb200: "GB200 tray (4 GPUs)",
+  "hgx-h100": "HGX H100 board (8 GPUs)",
+  "a100-mig": "A100 in MIG mode",
+  l40s: "L40S",
+};
 
 /** "6× GB200 tray (4 GPUs), 1× HGX H100 board (8 GPUs), …" */
 function describeNodes(s: Scenario): string {
   const counts = new Map<string, number>();
   for (const n of s.nodes) counts.set(n.kind, (counts.get(n.kind) ?? 0) + 1);
   const fabrics = [...new Set(s.nodes.flatMap((n) => (n.ib_fabric ? [n.ib_fabric] : [])))];
-  return [...[...counts].map(([k, c]) => `${c}× ${KIND_NAMES[k] ?? k}`), ...fabrics.map((f) => `InfiniBand fabric ${f}`)].join(", ");
+  return [
+    ...[...counts].map(([k, c]) => `${c}× ${KIND_NAMES[k] ?? k}`),
+    ...fabrics.map((f) => `InfiniBand fabric ${f}`),
+  ].join(", ");
 }
 
 /** Stops the agents first (so nothing restarts an engine), then every engine's process group, then the server. */
@@ -187,7 +223,9 @@ async function stopAll(children: Child[], stateDirs: string[]): Promise<void> {
   await term(children.filter((c) => c.name !== "llmgw serve"));
   const engines = stateDirs.flatMap((d) => {
     try {
-      return readdirSync(join(d, "shards")).filter((n) => n.endsWith(".json")).map((n) => recordedPid(d, n.slice(0, -5)));
+      return readdirSync(join(d, "shards"))
+        .filter((n) => n.endsWith(".json"))
+        .map((n) => recordedPid(d, n.slice(0, -5)));
     } catch {
       return [];
     }

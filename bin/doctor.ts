@@ -11,13 +11,19 @@ export type DoctorFlags = { json?: boolean; config?: string; server?: string; nv
 export async function runDoctor(flags: DoctorFlags): Promise<number> {
   let cfg;
   try {
-    if (flags.server !== undefined && !z.url({ protocol: /^https?$/ }).safeParse(flags.server).success) throw new Error(`--server ${flags.server}: not an http(s) URL`);
+    if (flags.server !== undefined && !z.url({ protocol: /^https?$/ }).safeParse(flags.server).success)
+      throw new Error(`--server ${flags.server}: not an http(s) URL`);
     cfg = flags.config ? await loadAgentConfig(flags.config) : defaultAgentConfig();
   } catch (e) {
     process.stderr.write(`llmgw: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   }
-  const input = await gatherDoctorInput({ cfg, server: flags.server, nvidiaSmi: flags.nvidiaSmi, ibRoot: flags.ibRoot });
+  const input = await gatherDoctorInput({
+    cfg,
+    server: flags.server,
+    nvidiaSmi: flags.nvidiaSmi,
+    ibRoot: flags.ibRoot,
+  });
   const report = DoctorReport.parse(runChecks(input));
   process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctor(report));
   return exitCodeOf(report);

@@ -33,7 +33,12 @@ program
   .description("Run the control plane (API, agents' endpoints) on the embedded libSQL file or a libSQL server")
   .addOption(new Option("--host <host>", "address to listen on (env LLMGW_HOST, default 127.0.0.1)"))
   .addOption(new Option("--port <port>", "port to listen on, 0 for any free one (env LLMGW_PORT, default 8080)"))
-  .addOption(new Option("--db <url-or-path>", "database: a file path, file: URL or libsql://… URL (env LLMGW_DB_URL, default file:./data/llmgw.db)"))
+  .addOption(
+    new Option(
+      "--db <url-or-path>",
+      "database: a file path, file: URL or libsql://… URL (env LLMGW_DB_URL, default file:./data/llmgw.db)",
+    ),
+  )
   .addHelpText(
     "after",
     `
@@ -67,9 +72,12 @@ program
   .requiredOption("--port <port>", "port to listen on, 0 for any free one (the chosen port is printed)")
   .requiredOption("--model <name>", "the one model it serves; requests naming another get 404")
   .option("--host <host>", "address to listen on", "0.0.0.0")
-  .option("--load-ms <ms>", "GET /health answers 503 \"Loading model\" for this long after start", "0")
+  .option("--load-ms <ms>", 'GET /health answers 503 "Loading model" for this long after start', "0")
   .option("--tokens-per-s <n>", "pace of generated tokens, 0 for no pacing", "200")
-  .option("--fail-after <n>", "exit with status 1 during the N-th completion request (after the first chunk when streaming)")
+  .option(
+    "--fail-after <n>",
+    "exit with status 1 during the N-th completion request (after the first chunk when streaming)",
+  )
   .addHelpText(
     "after",
     `
@@ -85,10 +93,18 @@ requests (for at most ~2 s) and exits 0.`,
 
 program
   .command("demo")
-  .description("Run a whole simulated cluster without GPUs: control plane, GB200 trays, H100, MIG and L40S nodes, mock engines, an API key")
+  .description(
+    "Run a whole simulated cluster without GPUs: control plane, GB200 trays, H100, MIG and L40S nodes, mock engines, an API key",
+  )
   .option("--port <port>", "control plane port, 0 for any free one", "8080")
-  .option("--scenario <file>", "the cluster to simulate and the models to run (default: the packaged agent/sim/scenarios/demo.yaml; see docs/demo.md)")
-  .option("--data <dir>", "keep the database, agent state and logs in this directory (default: a temporary one, removed at exit)")
+  .option(
+    "--scenario <file>",
+    "the cluster to simulate and the models to run (default: the packaged agent/sim/scenarios/demo.yaml; see docs/demo.md)",
+  )
+  .option(
+    "--data <dir>",
+    "keep the database, agent state and logs in this directory (default: a temporary one, removed at exit)",
+  )
   .option("--keep", "do not remove the temporary directory at exit")
   .option("--exit-when-ready", "print the lines below once every replica is ready, then stop everything and exit")
   .option("--timeout <s>", "give up (exit 1) when the replicas are not ready within this many seconds", "120")
@@ -118,8 +134,14 @@ const agent = program
   .option("--config <agent.yaml>", "agent configuration (default: every default; see docs/install.md)")
   .option("--server <url>", "control plane URL (overrides `server` in agent.yaml)")
   .option("--node-id <id>", "this node's id (default: agent.yaml `node_id`, else the host name)")
-  .option("--mgmt-addr <addr>", "address the control plane and peers reach this node on (default: agent.yaml, else the first IPv4 address)")
-  .option("--once", "one register/heartbeat, one poll without waiting, one reconcile, one status report, then exit (for a systemd timer)")
+  .option(
+    "--mgmt-addr <addr>",
+    "address the control plane and peers reach this node on (default: agent.yaml, else the first IPv4 address)",
+  )
+  .option(
+    "--once",
+    "one register/heartbeat, one poll without waiting, one reconcile, one status report, then exit (for a systemd timer)",
+  )
   .addHelpText(
     "after",
     `
@@ -139,7 +161,10 @@ agent
   .option("--ib-root <dir>", "InfiniBand sysfs directory (default /sys/class/infiniband)")
   .option("--no-gpu", "skip GPU discovery")
   .option("--nvml", "read GPUs through NVML (libnvidia-ml.so.1) first, falling back to nvidia-smi")
-  .option("--config <agent.yaml>", "agent configuration: fabrics, weights dirs, storage paths, engine probes, class overrides")
+  .option(
+    "--config <agent.yaml>",
+    "agent configuration: fabrics, weights dirs, storage paths, engine probes, class overrides",
+  )
   .addHelpText(
     "after",
     `
@@ -153,9 +178,14 @@ warnings and the rest is still shown; the exit status is 0 unless agent.yaml is 
 
 program
   .command("doctor")
-  .description("Check this node: driver and GPUs, MIG, NVLink fabric, IMEX, InfiniBand, engines, control plane, token and clock")
+  .description(
+    "Check this node: driver and GPUs, MIG, NVLink fabric, IMEX, InfiniBand, engines, control plane, token and clock",
+  )
   .option("--json", "print {checks: [{id, status, finding, fix}], summary} instead of the table")
-  .option("--config <agent.yaml>", "agent configuration (default: every default): server, state dir, fabrics, engines, TLS")
+  .option(
+    "--config <agent.yaml>",
+    "agent configuration (default: every default): server, state dir, fabrics, engines, TLS",
+  )
   .option("--server <url>", "control plane URL (overrides `server` in agent.yaml); without one its checks are skipped")
   .option("--nvidia-smi <path>", "nvidia-smi to run (default: agent.yaml `nvidia_smi`, else nvidia-smi on PATH)")
   .option("--ib-root <dir>", "InfiniBand sysfs directory (default: agent.yaml `ib_root`, else /sys/class/infiniband)")

@@ -1,9 +1,9 @@
 // `llmgw serve` and `llmgw migrate`: configuration errors are printed in full and exit non-zero.
 import { loadServerConfig, type ServerFlags } from "../api/config.js";
-import { createLog } from "../api/log.js";
-import { applyMigrations, openDb, startServer } from "../api/node.js";
 import { expectedMigrations } from "../api/db/journal.js";
 import { migrationStatus } from "../api/db/migration-status.js";
+import { createLog } from "../api/log.js";
+import { applyMigrations, openDb, startServer } from "../api/node.js";
 
 const log = createLog((line) => process.stderr.write(`${line}\n`));
 
@@ -47,7 +47,9 @@ export async function runMigrate(flags: { db?: string }): Promise<number> {
   try {
     const before = await migrationStatus(db, expectedMigrations);
     await applyMigrations(db);
-    process.stdout.write(before.pending.length ? `applied ${before.pending.join(", ")}\n` : "database schema already current\n");
+    process.stdout.write(
+      before.pending.length ? `applied ${before.pending.join(", ")}\n` : "database schema already current\n",
+    );
     return 0;
   } catch (e) {
     process.stderr.write(`llmgw migrate: ${e instanceof Error ? e.message : String(e)}\n`);

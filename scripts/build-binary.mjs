@@ -26,7 +26,10 @@ export const NATIVE_STUBS = {
 const nativeStubs = {
   name: "native-stubs",
   setup(b) {
-    b.onResolve({ filter: new RegExp(`^(${Object.keys(NATIVE_STUBS).join("|")})$`) }, (args) => ({ path: args.path, namespace: "native-stub" }));
+    b.onResolve({ filter: new RegExp(`^(${Object.keys(NATIVE_STUBS).join("|")})$`) }, (args) => ({
+      path: args.path,
+      namespace: "native-stub",
+    }));
     b.onLoad({ filter: /.*/, namespace: "native-stub" }, (args) => ({
       loader: "js",
       contents: `function fail() { throw new Error(${JSON.stringify(NATIVE_STUBS[args.path])}); }
@@ -39,7 +42,10 @@ module.exports = stub;`,
     }));
     // ws's optional speed-ups, required inside try/catch: absent, without the warning a require from disk would print
     b.onResolve({ filter: /^(bufferutil|utf-8-validate)$/ }, (args) => ({ path: args.path, namespace: "absent" }));
-    b.onLoad({ filter: /.*/, namespace: "absent" }, (args) => ({ loader: "js", contents: `throw new Error("${args.path} is not in the single binary");` }));
+    b.onLoad({ filter: /.*/, namespace: "absent" }, (args) => ({
+      loader: "js",
+      contents: `throw new Error("${args.path} is not in the single binary");`,
+    }));
   },
 };
 
@@ -52,7 +58,12 @@ export async function buildBinary(outdir = join(ROOT, "dist")) {
   const common = commonOptions();
   await build({
     ...common,
-    define: { ...common.define, __LLMGW_BINARY__: "true", "import.meta.url": "__llmgwMetaUrl", "import.meta.dirname": "__dirname" },
+    define: {
+      ...common.define,
+      __LLMGW_BINARY__: "true",
+      "import.meta.url": "__llmgwMetaUrl",
+      "import.meta.dirname": "__dirname",
+    },
     outfile: main,
     format: "cjs",
     sourcemap: false,
@@ -64,14 +75,22 @@ export async function buildBinary(outdir = join(ROOT, "dist")) {
   // the API reference's script for /docs (what dist/public/docs/ holds in the package)
   const docs = join(outdir, "binary-docs");
   await buildPackageDocs(docs);
-  const assets = { "api-reference.js": join(docs, "api-reference.js"), "api-reference.js.gz": join(docs, "api-reference.js.gz") };
-  writeFileSync(seaConfig, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }));
+  const assets = {
+    "api-reference.js": join(docs, "api-reference.js"),
+    "api-reference.js.gz": join(docs, "api-reference.js.gz"),
+  };
+  writeFileSync(
+    seaConfig,
+    JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }),
+  );
   execFileSync(process.execPath, ["--experimental-sea-config", seaConfig], { stdio: ["ignore", "ignore", "inherit"] });
   const binary = join(outdir, `llmgw-${process.platform}-${process.arch}`);
   rmSync(binary, { force: true });
   copyFileSync(process.execPath, binary);
   chmodSync(binary, 0o755);
-  await inject(binary, "NODE_SEA_BLOB", readFileSync(blob), { sentinelFuse: "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2" });
+  await inject(binary, "NODE_SEA_BLOB", readFileSync(blob), {
+    sentinelFuse: "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2",
+  });
   rmSync(work, { recursive: true, force: true });
   rmSync(docs, { recursive: true, force: true });
   return binary;

@@ -16,7 +16,10 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** The short git commit of the checkout, with `-dirty` when it has changes; undefined outside a git checkout. */
 export function gitCommit(cwd = ROOT) {
-  const git = (args) => execFileSync("git", args, { cwd, stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+  const git = (args) =>
+    execFileSync("git", args, { cwd, stdio: ["ignore", "pipe", "ignore"] })
+      .toString()
+      .trim();
   try {
     if (git(["rev-parse", "--show-toplevel"]) !== cwd) return undefined;
     const commit = git(["rev-parse", "--short=12", "HEAD"]);
@@ -54,7 +57,8 @@ export function apiReferenceFiles() {
 /** Builds the package into `outdir` (default dist/). */
 export async function buildPackage(outdir = join(ROOT, "dist")) {
   // the previous build's chunks go; a single binary built beside them stays
-  for (const name of existsSync(outdir) ? readdirSync(outdir) : []) if (!name.startsWith("llmgw-")) rmSync(join(outdir, name), { recursive: true, force: true });
+  for (const name of existsSync(outdir) ? readdirSync(outdir) : [])
+    if (!name.startsWith("llmgw-")) rmSync(join(outdir, name), { recursive: true, force: true });
   await build({
     ...commonOptions(),
     outdir,

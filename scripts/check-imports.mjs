@@ -24,7 +24,11 @@ const FLOORS = [
 
 /** Rules as [files the rule covers, imports they may not reach, why]. */
 const RULES = [
-  [/^api\/(db|placement)\//, /^api\/(routes|console|router|views)\//, "the database and placement floors import nothing above them"],
+  [
+    /^api\/(db|placement)\//,
+    /^api\/(routes|console|router|views)\//,
+    "the database and placement floors import nothing above them",
+  ],
   [/^api\/views\//, /^api\/(routes|console|router)\//, "views sit under the routes and pages that show them"],
   [/^api\/console\//, /^api\/routes\//, "console pages import views, never route files"],
   [/^api\//, /^agent\//, "the API and the agent never import each other"],
@@ -42,7 +46,8 @@ function walk(dir, out) {
 }
 
 // static imports and re-exports (also `import type`), side-effect imports and dynamic `import("…")`
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
 
 /** The repository file a relative specifier names (`./x.js` is `./x.ts` or `./x.tsx` on disk), or undefined. */
 function resolveSpec(from, spec) {

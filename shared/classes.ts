@@ -81,7 +81,14 @@ export function devicesOf(gpus: readonly Gpu[]): Device[] {
   const out: Device[] = [];
   for (const g of gpus) {
     if (!inMigMode(g)) {
-      out.push({ id: deviceNumber(g.index), label: deviceLabel(g.index), class: g.class, card: g.index, uuid: g.uuid, memoryTotalMiB: g.memoryTotalMiB });
+      out.push({
+        id: deviceNumber(g.index),
+        label: deviceLabel(g.index),
+        class: g.class,
+        card: g.index,
+        uuid: g.uuid,
+        memoryTotalMiB: g.memoryTotalMiB,
+      });
       continue;
     }
     if (migChangePending(g)) continue;

@@ -3,7 +3,12 @@ import { parse } from "yaml";
 import type { z } from "./z.js";
 
 /** Parses YAML `text` with `schema`; throws one Error naming `source` and every bad key by its path. */
-export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, source: string, what = "invalid configuration"): z.infer<S> {
+export function parseYamlWith<S extends z.ZodType>(
+  schema: S,
+  text: string,
+  source: string,
+  what = "invalid configuration",
+): z.infer<S> {
   let raw: unknown;
   try {
     raw = parse(text) ?? {};
@@ -13,7 +18,9 @@ export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, sour
   const r = schema.safeParse(raw);
   if (r.success) return r.data;
   const lines = r.error.issues.flatMap((i) =>
-    i.code === "unrecognized_keys" ? i.keys.map((k) => `${[...i.path, k].join(".")}: unknown key`) : [`${i.path.join(".") || "(top level)"}: ${i.message}`],
+    i.code === "unrecognized_keys"
+      ? i.keys.map((k) => `${[...i.path, k].join(".")}: unknown key`)
+      : [`${i.path.join(".") || "(top level)"}: ${i.message}`],
   );
   throw new Error(`${source}: ${what}:\n${lines.map((l) => `  ${l}`).join("\n")}`);
 }

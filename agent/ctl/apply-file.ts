@@ -38,14 +38,19 @@ export function parseApplyFile(text: string, source: string): ApplyDoc[] {
       const r = ApplyDoc.safeParse(item);
       if (!r.success) {
         const problems = r.error.issues.flatMap((is) =>
-          is.code === "unrecognized_keys" ? is.keys.map((k) => `${k}: unknown field (an object is {kind, name, spec})`) : [`${is.path.join(".") || "(object)"}: ${is.message}`],
+          is.code === "unrecognized_keys"
+            ? is.keys.map((k) => `${k}: unknown field (an object is {kind, name, spec})`)
+            : [`${is.path.join(".") || "(object)"}: ${is.message}`],
         );
         throw new UsageError(`${at}: ${problems.join("; ")}`);
       }
       out.push(r.data);
     });
   });
-  if (!out.length) throw new UsageError(`${source}: no objects to apply (expected {kind, name, spec}, a list of them, or YAML documents)`);
+  if (!out.length)
+    throw new UsageError(
+      `${source}: no objects to apply (expected {kind, name, spec}, a list of them, or YAML documents)`,
+    );
   const seen = new Set<string>();
   for (const o of out) {
     if (seen.has(refOf(o))) throw new UsageError(`${source}: ${refOf(o)} appears twice`);

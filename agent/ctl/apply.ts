@@ -29,7 +29,13 @@ export async function applyAll(
       );
       const put = await client.putDeclared(doc.kind, doc.name, doc.spec);
       const secret = put.data.secret;
-      const a: Applied = { kind: doc.kind, name: doc.name, outcome: outcomeOf(put.status, before, put.data.metadata.version), object: put.raw, ...(secret ? { secret } : {}) };
+      const a: Applied = {
+        kind: doc.kind,
+        name: doc.name,
+        outcome: outcomeOf(put.status, before, put.data.metadata.version),
+        object: put.raw,
+        ...(secret ? { secret } : {}),
+      };
       applied.push(a);
       o.onApplied?.(a);
     } catch (error) {

@@ -23,7 +23,8 @@ export function kindOf(word: string): Kind {
 /** A whole number from 1 up, for `flag`. */
 export function positiveInt(value: string, flag: string): number {
   const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag}: expected a whole number of 1 or more, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${flag}: expected a whole number of 1 or more, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -33,7 +34,10 @@ const UNIT_S = { s: 1, m: 60, h: 3600, d: 86400 } as const;
 export function durationS(value: string, flag: string): number {
   const m = /^(\d+)\s*([smhd]?)$/.exec(value.trim());
   const s = m ? Number(m[1]) * UNIT_S[(m[2] || "s") as keyof typeof UNIT_S] : NaN;
-  if (!Number.isSafeInteger(s) || s < 1) throw new UsageError(`${flag}: expected a duration such as 3600, 90s, 15m, 24h or 7d, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(s) || s < 1)
+    throw new UsageError(
+      `${flag}: expected a duration such as 3600, 90s, 15m, 24h or 7d, got ${JSON.stringify(value)}`,
+    );
   return s;
 }
 
@@ -48,15 +52,21 @@ export function commaList(value: string): string[] {
 export const DEFAULT_SERVER = "http://127.0.0.1:8080";
 
 /** The server and admin token to use: flags first, then LLMGW_SERVER / LLMGW_TOKEN; the server defaults to 127.0.0.1:8080. */
-export function resolveTarget(flags: { server?: string; token?: string }, env: { LLMGW_SERVER?: string; LLMGW_TOKEN?: string }): { server: string; token: string } {
+export function resolveTarget(
+  flags: { server?: string; token?: string },
+  env: { LLMGW_SERVER?: string; LLMGW_TOKEN?: string },
+): { server: string; token: string } {
   const server = flags.server || env.LLMGW_SERVER || DEFAULT_SERVER;
   let url: URL;
   try {
     url = new URL(server);
   } catch {
-    throw new UsageError(`--server / LLMGW_SERVER: not a URL: ${JSON.stringify(server)} (for example ${DEFAULT_SERVER})`);
+    throw new UsageError(
+      `--server / LLMGW_SERVER: not a URL: ${JSON.stringify(server)} (for example ${DEFAULT_SERVER})`,
+    );
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--server / LLMGW_SERVER: expected an http:// or https:// URL, got ${JSON.stringify(server)}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new UsageError(`--server / LLMGW_SERVER: expected an http:// or https:// URL, got ${JSON.stringify(server)}`);
   const token = flags.token || env.LLMGW_TOKEN;
   if (!token) throw new UsageError("no admin token: pass --token or set LLMGW_TOKEN (an llmgw_adm_… token)");
   return { server, token };

@@ -1,6 +1,7 @@
 // `llmgw ctl`'s failures and the exit codes scripts can rely on.
-import { ApiCallError } from "../client.js";
+
 import type { Problem } from "../../shared/schemas/problem.js";
+import { ApiCallError } from "../client.js";
 
 /** Exit codes of `llmgw ctl`, documented in docs/operations.md. */
 export const EXIT = { ok: 0, api: 1, usage: 2, unreachable: 3, notFound: 4 } as const;

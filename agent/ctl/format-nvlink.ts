@@ -31,20 +31,38 @@ function domainLines(d: NvlinkDomain): string[] {
       "  ",
     ),
   ];
-  if (d.trays.length) lines.push("  GPUs", ...table(d.trays.map((t) => [t.node, t.gpus.map((g) => gpuCell(g, d.key)).join("; ") || "none"]), "    "));
+  if (d.trays.length)
+    lines.push(
+      "  GPUs",
+      ...table(
+        d.trays.map((t) => [t.node, t.gpus.map((g) => gpuCell(g, d.key)).join("; ") || "none"]),
+        "    ",
+      ),
+    );
   const out = d.trays.flatMap((t) => t.reasons.map((r) => [t.node, r]));
   if (out.length) lines.push("  Out of placement", ...table(out, "    "));
   const warn = d.trays.flatMap((t) => t.warnings.map((w) => [t.node, w]));
   if (warn.length) lines.push("  Degraded", ...table(warn, "    "));
   if (d.shards.length) {
-    lines.push("  Shards", ...table([["SHARD", "DEPLOYMENT", "RANK", "NODE", "FABRIC", "STATE"], ...d.shards.map((s) => [s.shardId, s.deployment, String(s.rank), s.node, s.fabric, s.state])], "    "));
+    lines.push(
+      "  Shards",
+      ...table(
+        [
+          ["SHARD", "DEPLOYMENT", "RANK", "NODE", "FABRIC", "STATE"],
+          ...d.shards.map((s) => [s.shardId, s.deployment, String(s.rank), s.node, s.fabric, s.state]),
+        ],
+        "    ",
+      ),
+    );
   }
   return lines;
 }
 
 /** `llmgw ctl nvlink`: domains, then standalone NVSwitch boards, then nodes with no NVLink fabric. */
 export function formatNvlink(v: NvlinkView): string {
-  const lines = v.domains.length ? v.domains.flatMap((d, i) => [...(i ? [""] : []), ...domainLines(d)]) : ["no multi-node NVLink domain"];
+  const lines = v.domains.length
+    ? v.domains.flatMap((d, i) => [...(i ? [""] : []), ...domainLines(d)])
+    : ["no multi-node NVLink domain"];
   if (v.standalone.length) {
     lines.push(
       "",

@@ -4,7 +4,7 @@ import type { Deployment } from "../../shared/schemas/deployment.js";
 import type { Model } from "../../shared/schemas/model.js";
 import type { AdminToken, JoinToken } from "../../shared/schemas/token.js";
 import type { z } from "../../shared/z.js";
-import { refOf, type ApplyDoc, type Outcome } from "./apply-file.js";
+import { type ApplyDoc, type Outcome, refOf } from "./apply-file.js";
 import { ago, grid, text, when } from "./format.js";
 
 type ModelT = z.infer<typeof Model>;
@@ -14,13 +14,26 @@ type JoinTokenT = z.infer<typeof JoinToken>;
 
 /** `llmgw ctl get models`. */
 export function formatModels(items: ModelT[]): string {
-  const rows = items.map((m) => [m.name, m.spec.servedName ?? m.name, m.spec.profiles.map((p) => `${p.name} (${p.engine}, ${p.gpuClass})`).join(", "), String(m.metadata.version), m.status.deployments.join(", ") || "-"]);
+  const rows = items.map((m) => [
+    m.name,
+    m.spec.servedName ?? m.name,
+    m.spec.profiles.map((p) => `${p.name} (${p.engine}, ${p.gpuClass})`).join(", "),
+    String(m.metadata.version),
+    m.status.deployments.join(", ") || "-",
+  ]);
   return text(grid(["MODEL", "SERVED AS", "PROFILES", "VERSION", "DEPLOYMENTS"], rows, "no models"));
 }
 
 /** `llmgw ctl get deployments`. */
 export function formatDeployments(items: DeploymentT[]): string {
-  const rows = items.map((d) => [d.name, d.spec.model, d.spec.pool ?? "default", d.status.phase, `${d.status.ready}/${d.status.desired}`, String(d.metadata.version)]);
+  const rows = items.map((d) => [
+    d.name,
+    d.spec.model,
+    d.spec.pool ?? "default",
+    d.status.phase,
+    `${d.status.ready}/${d.status.desired}`,
+    String(d.metadata.version),
+  ]);
   return text(grid(["DEPLOYMENT", "MODEL", "POOL", "PHASE", "READY", "VERSION"], rows, "no deployments"));
 }
 
@@ -47,12 +60,25 @@ export function formatApiKeys(items: ApiKey[], now: number): string {
 
 /** `llmgw ctl tokens` and `get tokens`. */
 export function formatAdminTokens(items: AdminTokenT[], now: number): string {
-  return text(grid(["ID", "NAME", "CREATED", "LAST USED"], items.map((t) => [t.id, t.name, when(t.createdAt), ago(t.lastUsedAt, now)]), "no admin tokens"));
+  return text(
+    grid(
+      ["ID", "NAME", "CREATED", "LAST USED"],
+      items.map((t) => [t.id, t.name, when(t.createdAt), ago(t.lastUsedAt, now)]),
+      "no admin tokens",
+    ),
+  );
 }
 
 /** `llmgw ctl get join-tokens`. */
 export function formatJoinTokens(items: JoinTokenT[], now: number): string {
-  const rows = items.map((t) => [t.id, t.name ?? "-", `${t.uses}${t.maxUses === null ? "" : `/${t.maxUses}`}`, expiry(t.expiresAt, now), t.usable ? "yes" : "no", when(t.createdAt)]);
+  const rows = items.map((t) => [
+    t.id,
+    t.name ?? "-",
+    `${t.uses}${t.maxUses === null ? "" : `/${t.maxUses}`}`,
+    expiry(t.expiresAt, now),
+    t.usable ? "yes" : "no",
+    when(t.createdAt),
+  ]);
   return text(grid(["ID", "NAME", "USES", "EXPIRES", "USABLE", "CREATED"], rows, "no join tokens"));
 }
 

@@ -1,12 +1,12 @@
 // `llmgw ctl`'s tables of the fleet: nodes, one node, deployments and replicas, the plan. Pure: data and a clock
 // reading in, text out.
-import { isJoined, domainKey, notJoinedReason } from "../../shared/fabric.js";
-import type { z } from "../../shared/z.js";
+import { domainKey, isJoined, notJoinedReason } from "../../shared/fabric.js";
 import type { Deployment } from "../../shared/schemas/deployment.js";
 import type { Node, NodeSummary } from "../../shared/schemas/node.js";
-import type { ReplicaView } from "../../shared/schemas/replica.js";
-import { table } from "../inventory.js";
 import type { Capacity } from "../../shared/schemas/plan.js";
+import type { ReplicaView } from "../../shared/schemas/replica.js";
+import type { z } from "../../shared/z.js";
+import { table } from "../inventory.js";
 
 type NodeSummaryT = z.infer<typeof NodeSummary>;
 type NodeT = z.infer<typeof Node>;
@@ -59,7 +59,10 @@ export function formatNodes(items: NodeSummaryT[], now: number): string {
 /** `llmgw ctl node ID`: the node, its GPUs, its placeable devices and its shards. */
 export function formatNode(n: NodeT, now: number): string {
   const inv = n.inventory;
-  const labels = Object.entries(n.labels).map(([k, v]) => `${k}=${v}`).join(", ") || "none";
+  const labels =
+    Object.entries(n.labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(", ") || "none";
   const lines = [
     `node ${n.id} (${n.hostname}, ${n.mgmtAddr}${n.mgmtInterface ? ` on ${n.mgmtInterface}` : ""})`,
     `  state      ${n.state}${n.state !== n.adminState ? ` (set: ${n.adminState})` : ""}; last seen ${ago(n.lastSeenAt, now)}, last heartbeat ${ago(n.lastHeartbeatAt, now)}`,
@@ -85,48 +88,96 @@ export function formatNode(n: NodeT, now: number): string {
     ),
     "",
     "Devices",
-    ...grid(["DEVICE", "CLASS", "MEMORY", "UUID"], n.devices.map((d) => [d.label, d.class, gib(d.memoryTotalMiB), d.uuid]), "none placeable", "  "),
+    ...grid(
+      ["DEVICE", "CLASS", "MEMORY", "UUID"],
+      n.devices.map((d) => [d.label, d.class, gib(d.memoryTotalMiB), d.uuid]),
+      "none placeable",
+      "  ",
+    ),
     "",
     "Shards",
-    ...grid(["SHARD", "REPLICA", "STATE", "UPDATED", "MESSAGE"], n.shards.map((s) => [s.shardId, s.replicaId ?? "-", s.state, ago(s.updatedAt, now), s.message ?? ""]), "none", "  "),
+    ...grid(
+      ["SHARD", "REPLICA", "STATE", "UPDATED", "MESSAGE"],
+      n.shards.map((s) => [s.shardId, s.replicaId ?? "-", s.state, ago(s.updatedAt, now), s.message ?? ""]),
+      "none",
+      "  ",
+    ),
   ];
   return text(lines);
 }
 
 /** Shards of a replica as `node[devices] state`, one after another. */
-const shardList = (r: ReplicaT) => r.shards.map((s) => `${s.nodeId}[${s.devices.join(",")}] ${s.state}`).join(", ") || "-";
+const shardList = (r: ReplicaT) =>
+  r.shards.map((s) => `${s.nodeId}[${s.devices.join(",")}] ${s.state}`).join(", ") || "-";
 
 /** `llmgw ctl status`: deployments with replica counts and why the rest are pending, then the replicas. */
 export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[]): string {
   const lines = grid(
     ["DEPLOYMENT", "MODEL", "POOL", "PHASE", "DESIRED", "PLACED", "READY"],
-    deployments.map((d) => [d.name, d.spec.model, d.spec.pool ?? "default", d.status.phase, String(d.status.desired), String(d.status.placed), String(d.status.ready)]),
+    deployments.map((d) => [
+      d.name,
+      d.spec.model,
+      d.spec.pool ?? "default",
+      d.status.phase,
+      String(d.status.desired),
+      String(d.status.placed),
+      String(d.status.ready),
+    ]),
     "no deployments",
   );
   const pending = deployments.flatMap((d) => d.status.pending.map((p) => [d.name, `${p.count} pending`, p.reason]));
   if (pending.length) lines.push("", "Pending", ...table(pending));
-  lines.push("", ...grid(["REPLICA", "DEPLOYMENT", "PROFILE", "STATE", "ENDPOINT", "SHARDS"], replicas.map((r) => [r.id, r.deployment, r.profile, r.state, r.endpoint ?? "-", shardList(r)]), "no replicas"));
+  lines.push(
+    "",
+    ...grid(
+      ["REPLICA", "DEPLOYMENT", "PROFILE", "STATE", "ENDPOINT", "SHARDS"],
+      replicas.map((r) => [r.id, r.deployment, r.profile, r.state, r.endpoint ?? "-", shardList(r)]),
+      "no replicas",
+    ),
+  );
   return text(lines);
 }
 
 /** `llmgw ctl get replicas`. */
 export function formatReplicas(replicas: ReplicaT[]): string {
-  return text(grid(["REPLICA", "DEPLOYMENT", "PROFILE", "STATE", "ENDPOINT", "SHARDS"], replicas.map((r) => [r.id, r.deployment, r.profile, r.state, r.endpoint ?? "-", shardList(r)]), "no replicas"));
+  return text(
+    grid(
+      ["REPLICA", "DEPLOYMENT", "PROFILE", "STATE", "ENDPOINT", "SHARDS"],
+      replicas.map((r) => [r.id, r.deployment, r.profile, r.state, r.endpoint ?? "-", shardList(r)]),
+      "no replicas",
+    ),
+  );
 }
 
 /** `llmgw ctl plan`: devices by class, then how many more replicas of each profile fit in each pool, where or why not. */
 export function formatPlan(c: Capacity): string {
   const lines = grid(
     ["CLASS", "TOTAL", "FREE", "USED", "UNAVAILABLE"],
-    c.classes.map((k) => [k.class, String(k.total), String(k.free), String(k.used), k.unavailable.map((u) => `${u.count} ${u.reason}`).join("; ") || "-"]),
+    c.classes.map((k) => [
+      k.class,
+      String(k.total),
+      String(k.free),
+      String(k.used),
+      k.unavailable.map((u) => `${u.count} ${u.reason}`).join("; ") || "-",
+    ]),
     "no devices",
   );
-  const where = (nodes: Record<string, number>) => Object.entries(nodes).map(([n, k]) => `${n} × ${k}`).join(", ");
+  const where = (nodes: Record<string, number>) =>
+    Object.entries(nodes)
+      .map(([n, k]) => `${n} × ${k}`)
+      .join(", ");
   lines.push(
     "",
     ...grid(
       ["MODEL", "PROFILE", "CLASS", "POOL", "FITS", "WHERE / WHY NOT"],
-      c.profiles.map((p) => [p.model, p.profile, p.gpuClass, p.pool, String(p.fits), p.fits > 0 ? where(p.nodes) : (p.reason ?? "-")]),
+      c.profiles.map((p) => [
+        p.model,
+        p.profile,
+        p.gpuClass,
+        p.pool,
+        String(p.fits),
+        p.fits > 0 ? where(p.nodes) : (p.reason ?? "-"),
+      ]),
       "no model profiles",
     ),
   );

@@ -23,7 +23,11 @@ export function versionFrom(output: string): string | undefined {
 }
 
 /** Runs every probe; an engine is present when its probe exits 0. Absent engines are not errors. */
-export async function probeEngines(probes: EngineProbe[], run: Runner, timeoutMs: number): Promise<Inventory["engines"]> {
+export async function probeEngines(
+  probes: EngineProbe[],
+  run: Runner,
+  timeoutMs: number,
+): Promise<Inventory["engines"]> {
   const results = await Promise.all(
     probes.map(async (p) => ({ p, r: await run(p.command[0]!, p.command.slice(1), timeoutMs) })),
   );

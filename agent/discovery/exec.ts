@@ -14,15 +14,27 @@ export const run: Runner = runnerWith();
 
 async function runIn(env: Record<string, string>, cmd: string, args: string[], timeoutMs: number): Promise<RunResult> {
   try {
-    const r = await execa(cmd, args, { env, timeout: timeoutMs, stdin: "ignore", reject: true, stripFinalNewline: false });
+    const r = await execa(cmd, args, {
+      env,
+      timeout: timeoutMs,
+      stdin: "ignore",
+      reject: true,
+      stripFinalNewline: false,
+    });
     return { ok: true, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const err = e as { code?: string; timedOut?: boolean; exitCode?: number; stderr?: string; shortMessage?: string };
     const what = `${cmd} ${args.join(" ")}`.trim();
-    if (err.code === "ENOENT") return { ok: false, missing: true, error: `${what}: not found (is it installed and on PATH?)` };
-    if (err.code === "EACCES") return { ok: false, missing: false, error: `${what}: permission denied (not executable?)` };
+    if (err.code === "ENOENT")
+      return { ok: false, missing: true, error: `${what}: not found (is it installed and on PATH?)` };
+    if (err.code === "EACCES")
+      return { ok: false, missing: false, error: `${what}: permission denied (not executable?)` };
     if (err.timedOut) return { ok: false, missing: false, error: `${what}: no answer within ${timeoutMs} ms` };
     const stderr = (err.stderr ?? "").trim().split("\n")[0];
-    return { ok: false, missing: false, error: `${what}: exited with status ${err.exitCode ?? "?"}${stderr ? `: ${stderr}` : ""}` };
+    return {
+      ok: false,
+      missing: false,
+      error: `${what}: exited with status ${err.exitCode ?? "?"}${stderr ? `: ${stderr}` : ""}`,
+    };
   }
 }

@@ -17,16 +17,19 @@ export type GpuSources = {
 export function gpuProblems(g: Gpu, ownPids: ReadonlySet<number> = new Set()): string[] {
   const out: string[] = [];
   const h = g.health;
-  if (h.eccUncorrectableVolatile) out.push(`${h.eccUncorrectableVolatile} uncorrectable ECC errors since the driver loaded`);
+  if (h.eccUncorrectableVolatile)
+    out.push(`${h.eccUncorrectableVolatile} uncorrectable ECC errors since the driver loaded`);
   if (h.retiredPagesPending) out.push("page retirement pending: reset the GPU");
   if (h.remappedRowsPending) out.push("row remapping pending: reset the GPU");
-  if (g.mig && migChangePending(g)) out.push(`MIG mode change pending (current ${g.mig.current}, pending ${g.mig.pending}): reset the GPU to apply it`);
+  if (g.mig && migChangePending(g))
+    out.push(`MIG mode change pending (current ${g.mig.current}, pending ${g.mig.pending}): reset the GPU to apply it`);
   else if (g.mig?.current.toLowerCase() === "enabled" && !g.mig.instances.length) {
     out.push("MIG mode is enabled but no instances are carved: create them (nvidia-smi mig -cgi … -C) or disable MIG");
   }
   const procs = [...h.processes, ...(g.mig?.instances.flatMap((m) => m.processes) ?? [])];
   const foreign = procs.filter((p) => !ownPids.has(p.pid));
-  if (foreign.length) out.push(`in use by another process: ${foreign.map((p) => `${p.name ?? "?"} (pid ${p.pid})`).join(", ")}`);
+  if (foreign.length)
+    out.push(`in use by another process: ${foreign.map((p) => `${p.name ?? "?"} (pid ${p.pid})`).join(", ")}`);
   return out;
 }
 
@@ -45,7 +48,11 @@ export function composeGpus(s: GpuSources): Gpu[] {
         instances: g.mig.instances.map((m) => {
           const n = names.get(m.index);
           const profile = m.profile ?? n?.profile;
-          return { ...m, ...(n && !m.uuid ? { uuid: n.uuid } : {}), ...(profile ? { profile, class: migClass(cls, profile) } : {}) };
+          return {
+            ...m,
+            ...(n && !m.uuid ? { uuid: n.uuid } : {}),
+            ...(profile ? { profile, class: migClass(cls, profile) } : {}),
+          };
         }),
       };
     }

@@ -10,7 +10,8 @@ type Storage = Inventory["storage"][number];
 type Weights = Inventory["weights"][number];
 
 /** File systems every node of a cluster typically sees the same way. */
-const SHARED_FS = /^(nfs4?|lustre|gpfs|cephfs|ceph|beegfs|cifs|smb3|glusterfs|fuse\.(juicefs|glusterfs|s3fs|gcsfuse|sshfs|ceph-fuse)|wekafs|panfs|9p|virtiofs)$/;
+const SHARED_FS =
+  /^(nfs4?|lustre|gpfs|cephfs|ceph|beegfs|cifs|smb3|glusterfs|fuse\.(juicefs|glusterfs|s3fs|gcsfuse|sshfs|ceph-fuse)|wekafs|panfs|9p|virtiofs)$/;
 
 /** `ID`, `VERSION_ID`, `VERSION_CODENAME` of /etc/os-release. */
 export function parseOsRelease(text: string): Pick<Host, "osId" | "osVersion" | "osCodename"> {
@@ -27,7 +28,9 @@ export function parseOsRelease(text: string): Pick<Host, "osId" | "osVersion" | 
 /** CPU model, logical CPU count and flags (x86 `flags`, Arm `Features`) from /proc/cpuinfo. */
 export function parseCpuinfo(text: string): Pick<Host, "cpuModel" | "cpuCount" | "cpuFlags"> {
   const lines = text.split("\n");
-  const pairs = lines.map((l) => [l.slice(0, Math.max(0, l.indexOf(":"))).trim(), l.slice(l.indexOf(":") + 1).trim()] as const);
+  const pairs = lines.map(
+    (l) => [l.slice(0, Math.max(0, l.indexOf(":"))).trim(), l.slice(l.indexOf(":") + 1).trim()] as const,
+  );
   const field = (name: RegExp) => pairs.find(([k]) => name.test(k))?.[1];
   const count = lines.filter((l) => /^processor\s*:/.test(l)).length;
   const flags = (field(/^(flags|Features)$/) ?? "").split(/\s+/).filter(Boolean).sort();
@@ -40,7 +43,10 @@ export function parseMeminfo(text: string): Inventory["memory"] {
   const total = kib("MemTotal");
   if (!Number.isFinite(total)) throw new Error("/proc/meminfo: no MemTotal line");
   const available = kib("MemAvailable");
-  return defined({ totalMiB: Math.round(total / 1024), availableMiB: Number.isFinite(available) ? Math.round(available / 1024) : undefined });
+  return defined({
+    totalMiB: Math.round(total / 1024),
+    availableMiB: Number.isFinite(available) ? Math.round(available / 1024) : undefined,
+  });
 }
 
 export type Mount = { mountPoint: string; fsType: string };
@@ -51,13 +57,18 @@ export function parseMounts(text: string): Mount[] {
     .split("\n")
     .map((l) => l.split(" "))
     .filter((f) => f.length >= 3)
-    .map((f) => ({ mountPoint: f[1]!.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))), fsType: f[2]! }));
+    .map((f) => ({
+      mountPoint: f[1]!.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))),
+      fsType: f[2]!,
+    }));
 }
 
 /** The file system type a path lives on: the longest mount point that contains it. */
 export function fsTypeOf(path: string, mounts: Mount[]): string | undefined {
   const p = resolve(path);
-  const within = mounts.filter((m) => p === m.mountPoint || p.startsWith(m.mountPoint.endsWith("/") ? m.mountPoint : `${m.mountPoint}/`));
+  const within = mounts.filter(
+    (m) => p === m.mountPoint || p.startsWith(m.mountPoint.endsWith("/") ? m.mountPoint : `${m.mountPoint}/`),
+  );
   // The last mount on a mount point is the visible one (an autofs trigger is listed before the NFS mount on top of it).
   return within.reverse().sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0]?.fsType;
 }
@@ -84,7 +95,13 @@ export async function readHost(root: string, errors: Errors): Promise<{ host: Ho
   } catch (e) {
     errors.push({ source: "/proc/meminfo", message: errorMessage(e) });
   }
-  const host: Host = { arch: arch() === "x64" ? "x86_64" : arch() === "arm64" ? "aarch64" : arch(), kernel: release(), cpuFlags: [], ...(os ? parseOsRelease(os) : {}), ...(cpu ? parseCpuinfo(cpu) : {}) };
+  const host: Host = {
+    arch: arch() === "x64" ? "x86_64" : arch() === "arm64" ? "aarch64" : arch(),
+    kernel: release(),
+    cpuFlags: [],
+    ...(os ? parseOsRelease(os) : {}),
+    ...(cpu ? parseCpuinfo(cpu) : {}),
+  };
   return { host, memory };
 }
 
@@ -95,7 +112,15 @@ export async function readStorage(paths: string[], mounts: Mount[], errors: Erro
     try {
       const s = await statfs(path);
       const fsType = fsTypeOf(path, mounts);
-      out.push(defined({ path, freeBytes: s.bavail * s.bsize, totalBytes: s.blocks * s.bsize, shared: isSharedFs(fsType), fsType }));
+      out.push(
+        defined({
+          path,
+          freeBytes: s.bavail * s.bsize,
+          totalBytes: s.blocks * s.bsize,
+          shared: isSharedFs(fsType),
+          fsType,
+        }),
+      );
     } catch (e) {
       errors.push({ source: `storage ${path}`, message: errorMessage(e) });
     }
@@ -120,7 +145,9 @@ export async function readWeights(dirs: string[], mounts: Mount[], errors: Error
   for (const dir of dirs) {
     try {
       const shared = isSharedFs(fsTypeOf(dir, mounts));
-      for (const e of (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+      for (const e of (await readdir(dir, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .sort((a, b) => a.name.localeCompare(b.name))) {
         out.push({ path: join(dir, e.name), sizeBytes: await sizeOf(join(dir, e.name)), shared });
       }
     } catch (e) {

@@ -69,7 +69,10 @@ async function readPorts(dir: string): Promise<HcaPort[]> {
     if (errno(e) === "ENOENT") return [];
     throw e;
   }
-  const numbers = names.filter((n) => /^\d+$/.test(n)).map(Number).filter((n) => n >= 1 && n <= 255);
+  const numbers = names
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .filter((n) => n >= 1 && n <= 255);
   const ports = await Promise.all(numbers.sort((a, b) => a - b).map((n) => readPort(join(dir, String(n)), n)));
   return ports.filter((p): p is HcaPort => p !== undefined).slice(0, 16);
 }

@@ -1,15 +1,27 @@
 // IMEX (multi-node NVLink memory export) from `nvidia-imex-ctl`: pure parsers of `-q` and `-N`, plus one reader.
 import { readdir } from "node:fs/promises";
 import type { ImexState, Inventory } from "../../shared/schemas/inventory.js";
-import { run as runCommand, type Runner } from "./exec.js";
+import { type Runner, run as runCommand } from "./exec.js";
 
 type Imex = Inventory["imex"];
 type DiscoveryError = Inventory["errors"][number];
-export type ImexDomain = { domainState?: string; nodes: { index: number; addr: string; status: string; version?: string }[] };
+export type ImexDomain = {
+  domainState?: string;
+  nodes: { index: number; addr: string; status: string; version?: string }[];
+};
 type ImexNode = ImexDomain["nodes"][number];
 
 // Daemon states `-q` can print (DCGM lists 0-7 for DCGM_FI_IMEX_DAEMON_STATUS); all but READY mean "cannot export now".
-const DOWN = ["UNAVAILABLE", "NOT_READY", "INITIALIZING", "STARTING_AUTH_SERVER", "WAITING_FOR_PEERS", "WAITING_FOR_RECOVERY", "INIT_GPU", "SHUTTING_DOWN"];
+const DOWN = [
+  "UNAVAILABLE",
+  "NOT_READY",
+  "INITIALIZING",
+  "STARTING_AUTH_SERVER",
+  "WAITING_FOR_PEERS",
+  "WAITING_FOR_RECOVERY",
+  "INIT_GPU",
+  "SHUTTING_DOWN",
+];
 
 /** Reads `nvidia-imex-ctl -q` (one word: READY, UNAVAILABLE …); throws an Error naming the source on anything else. */
 export function parseImexQuery(text: string): ImexState {
@@ -17,7 +29,9 @@ export function parseImexQuery(text: string): ImexState {
   if (word === "READY") return "ready";
   if (word === "DEGRADED") return "degraded";
   if (DOWN.includes(word)) return "down";
-  throw new Error(`nvidia-imex-ctl -q: ${word ? `unexpected output ${JSON.stringify(text.trim().slice(0, 120))}` : "no output"}`);
+  throw new Error(
+    `nvidia-imex-ctl -q: ${word ? `unexpected output ${JSON.stringify(text.trim().slice(0, 120))}` : "no output"}`,
+  );
 }
 
 const NODE = /^Node #(\d+)\s+-\s+(\S+)\s+-\s+(\S+)(?:\s+-\s+Version:\s*(\S+))?\s*$/;
@@ -40,7 +54,8 @@ function parseText(text: string): ImexDomain {
 
 type J = Record<string, unknown>;
 const isObj = (x: unknown): x is J => typeof x === "object" && x !== null && !Array.isArray(x);
-const str = (o: J, ...keys: string[]) => keys.map((k) => o[k]).find((v): v is string => typeof v === "string" && v !== "");
+const str = (o: J, ...keys: string[]) =>
+  keys.map((k) => o[k]).find((v): v is string => typeof v === "string" && v !== "");
 
 // The shape of `-N -j` is INFERRED, not taken from a capture (none is published): NVIDIA/ai-cloud-validation's IMEX
 // tests read `{status: "UP", timestamp, nodes: {"0": {status, host (IP), hostName, version, connections: {…}}}}`.
@@ -48,7 +63,11 @@ const str = (o: J, ...keys: string[]) => keys.map((k) => o[k]).find((v): v is st
 function parseJson(data: unknown): ImexDomain {
   if (!isObj(data)) throw new Error("nvidia-imex-ctl -N: JSON is not an object");
   const raw = data.nodes ?? data.Nodes;
-  const entries: [string, unknown][] = Array.isArray(raw) ? raw.map((v, i) => [String(i), v]) : isObj(raw) ? Object.entries(raw) : [];
+  const entries: [string, unknown][] = Array.isArray(raw)
+    ? raw.map((v, i) => [String(i), v])
+    : isObj(raw)
+      ? Object.entries(raw)
+      : [];
   const nodes: ImexNode[] = [];
   for (const [i, [key, v]] of entries.entries()) {
     if (!isObj(v)) continue;
@@ -91,7 +110,8 @@ async function countChannels(dir: string, errors: DiscoveryError[]): Promise<num
     return (await readdir(dir)).filter((n) => /^channel\d+$/.test(n)).length;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT") errors.push({ source: dir.slice(0, 64), message: `${dir}: ${code ?? String(e)}`.slice(0, 2048) });
+    if (code !== "ENOENT")
+      errors.push({ source: dir.slice(0, 64), message: `${dir}: ${code ?? String(e)}`.slice(0, 2048) });
     return 0;
   }
 }
@@ -103,9 +123,18 @@ export async function readImex(opts: {
   timeoutMs?: number;
   run?: Runner;
 }): Promise<{ imex: Imex; errors: DiscoveryError[] }> {
-  const { ctl = "nvidia-imex-ctl", channelsDir = "/dev/nvidia-caps-imex-channels", timeoutMs = 3000, run = runCommand } = opts;
+  const {
+    ctl = "nvidia-imex-ctl",
+    channelsDir = "/dev/nvidia-caps-imex-channels",
+    timeoutMs = 3000,
+    run = runCommand,
+  } = opts;
   const errors: DiscoveryError[] = [];
-  const [channels, q, n] = await Promise.all([countChannels(channelsDir, errors), run(ctl, ["-q"], timeoutMs), run(ctl, ["-N", "-j"], timeoutMs)]);
+  const [channels, q, n] = await Promise.all([
+    countChannels(channelsDir, errors),
+    run(ctl, ["-q"], timeoutMs),
+    run(ctl, ["-N", "-j"], timeoutMs),
+  ]);
   const fail = (source: string, message: string) => errors.push({ source, message: message.slice(0, 2048) });
   if (!q.ok) {
     if (q.missing) return { imex: { state: "absent", channels }, errors };
@@ -130,5 +159,13 @@ export async function readImex(opts: {
   const versions = new Set(domain?.nodes.map((x) => x.version).filter((v) => v !== undefined));
   const version = versions.size === 1 ? [...versions][0]!.slice(0, 64) : undefined;
   const domainState = domain?.domainState?.slice(0, 32);
-  return { imex: { state: imexState(query, domain), channels, ...(domainState ? { domainState } : {}), ...(version ? { version } : {}) }, errors };
+  return {
+    imex: {
+      state: imexState(query, domain),
+      channels,
+      ...(domainState ? { domainState } : {}),
+      ...(version ? { version } : {}),
+    },
+    errors,
+  };
 }

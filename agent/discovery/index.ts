@@ -8,10 +8,10 @@ import { run as defaultRun, type Runner } from "./exec.js";
 import { composeGpus } from "./gpus.js";
 import { readHost, readMounts, readStorage, readWeights } from "./host.js";
 import { readInfiniband } from "./ib.js";
-import { errorMessage } from "./objects.js";
 import { readImex } from "./imex.js";
 import { gpusFromNvml, type Nvml } from "./nvml.js";
-import { parseSmiList, type ListedGpu } from "./smi-list.js";
+import { errorMessage } from "./objects.js";
+import { type ListedGpu, parseSmiList } from "./smi-list.js";
 import { parseSmiXml } from "./smi-xml.js";
 import { parseTopo, type Topo } from "./topo.js";
 
@@ -38,7 +38,12 @@ export type DiscoverOptions = {
 type Errors = Inventory["errors"];
 
 /** Runs nvidia-smi and parses its output; on failure, the error names the source. */
-async function readSmi<T>(o: Required<Pick<DiscoverOptions, "run" | "timeoutMs">>, cmd: string, args: string[], parse: (s: string) => T) {
+async function readSmi<T>(
+  o: Required<Pick<DiscoverOptions, "run" | "timeoutMs">>,
+  cmd: string,
+  args: string[],
+  parse: (s: string) => T,
+) {
   const source = `nvidia-smi ${args.join(" ")}`;
   const r = await o.run(cmd, args, o.timeoutMs);
   if (!r.ok) return { error: { source, message: r.error } };
@@ -72,17 +77,39 @@ async function discoverGpus(o: DiscoverOptions & Required<Pick<DiscoverOptions, 
   for (const r of [xml, list, topo]) if (r.error) errors.push(r.error);
   cards ??= xml.value?.gpus;
   if (!cards) return { source: "unavailable" as const, gpus: [] as Gpu[] };
-  return { source, gpus: composeGpus({ cards, list: list.value, topo: topo.value, classOverrides: o.classOverrides, ownPids: o.ownPids }) };
+  return {
+    source,
+    gpus: composeGpus({
+      cards,
+      list: list.value,
+      topo: topo.value,
+      classOverrides: o.classOverrides,
+      ownPids: o.ownPids,
+    }),
+  };
 }
 
 /** Each operator-named IB fabric this node is attached to: its HCAs that exist here, and their best ACTIVE rate. */
-export function fabricAttachments(fabrics: { name: string; hcas: string[] }[], hcas: Hca[], errors: Errors): Inventory["fabrics"] {
+export function fabricAttachments(
+  fabrics: { name: string; hcas: string[] }[],
+  hcas: Hca[],
+  errors: Errors,
+): Inventory["fabrics"] {
   const byName = new Map(hcas.map((h) => [h.name, h]));
   return fabrics.map((f) => {
     const missing = f.hcas.filter((h) => !byName.has(h));
-    if (missing.length) errors.push({ source: "agent.yaml fabrics", message: `fabric ${f.name} names ${missing.join(", ")}, which this node does not have` });
+    if (missing.length)
+      errors.push({
+        source: "agent.yaml fabrics",
+        message: `fabric ${f.name} names ${missing.join(", ")}, which this node does not have`,
+      });
     const present = f.hcas.filter((h) => byName.has(h));
-    const rates = present.flatMap((h) => byName.get(h)!.ports.filter((p) => p.state === "ACTIVE").map((p) => p.rateGbps ?? 0));
+    const rates = present.flatMap((h) =>
+      byName
+        .get(h)!
+        .ports.filter((p) => p.state === "ACTIVE")
+        .map((p) => p.rateGbps ?? 0),
+    );
     return { fabric: f.name, hcas: present, ...(rates.length ? { rateGbps: Math.max(...rates) } : {}) };
   });
 }

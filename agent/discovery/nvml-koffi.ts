@@ -40,19 +40,30 @@ function bind(lib: ReturnType<typeof koffi.load>) {
     pci: f("int nvmlDeviceGetPciInfo_v3(nvmlDevice_st *device, _Out_ nvmlPciInfo_t *pci)"),
     cc: f("int nvmlDeviceGetCudaComputeCapability(nvmlDevice_st *device, _Out_ int *major, _Out_ int *minor)"),
     temperature: f("int nvmlDeviceGetTemperature(nvmlDevice_st *device, int sensor, _Out_ unsigned int *temp)"),
-    migMode: f("int nvmlDeviceGetMigMode(nvmlDevice_st *device, _Out_ unsigned int *current, _Out_ unsigned int *pending)"),
+    migMode: f(
+      "int nvmlDeviceGetMigMode(nvmlDevice_st *device, _Out_ unsigned int *current, _Out_ unsigned int *pending)",
+    ),
     maxMig: f("int nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_st *device, _Out_ unsigned int *count)"),
-    migHandle: f("int nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_st *device, unsigned int index, _Out_ nvmlDevice_st **mig)"),
+    migHandle: f(
+      "int nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_st *device, unsigned int index, _Out_ nvmlDevice_st **mig)",
+    ),
     gi: f("int nvmlDeviceGetGpuInstanceId(nvmlDevice_st *device, _Out_ unsigned int *id)"),
     ci: f("int nvmlDeviceGetComputeInstanceId(nvmlDevice_st *device, _Out_ unsigned int *id)"),
     fabric: f("int nvmlDeviceGetGpuFabricInfoV(nvmlDevice_st *device, _Inout_ nvmlGpuFabricInfoV_t *info)"),
     linkState: f("int nvmlDeviceGetNvLinkState(nvmlDevice_st *device, unsigned int link, _Out_ int *active)"),
-    remotePci: f("int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_st *device, unsigned int link, _Out_ nvmlPciInfo_t *pci)"),
+    remotePci: f(
+      "int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_st *device, unsigned int link, _Out_ nvmlPciInfo_t *pci)",
+    ),
   };
 }
 
 const cstr = (buf: Buffer) => buf.toString("utf8", 0, buf.indexOf(0) === -1 ? buf.length : buf.indexOf(0));
-const chars = (a: unknown) => (typeof a === "string" ? a : Buffer.from(a as number[]).toString("utf8").replace(/\0.*$/s, ""));
+const chars = (a: unknown) =>
+  typeof a === "string"
+    ? a
+    : Buffer.from(a as number[])
+        .toString("utf8")
+        .replace(/\0.*$/s, "");
 const uuidOf = (bytes: number[]) => {
   const h = Buffer.from(bytes).toString("hex");
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
@@ -109,10 +120,23 @@ export function loadNvml(path = "libnvidia-ml.so.1"): Nvml {
         });
       }
     }
-    const info = { version: 36 | (2 << 24), clusterUuid: new Array(16).fill(0), status: 0, cliqueId: 0, state: 0, healthMask: 0 };
+    const info = {
+      version: 36 | (2 << 24),
+      clusterUuid: new Array(16).fill(0),
+      status: 0,
+      cliqueId: 0,
+      state: 0,
+      healthMask: 0,
+    };
     const fabric: NvmlFabricInfo | undefined =
       n.fabric(dev, info) === NVML_SUCCESS
-        ? { state: info.state, status: info.status, clusterUuid: uuidOf(info.clusterUuid), cliqueId: info.cliqueId, healthMask: info.healthMask }
+        ? {
+            state: info.state,
+            status: info.status,
+            clusterUuid: uuidOf(info.clusterUuid),
+            cliqueId: info.cliqueId,
+            healthMask: info.healthMask,
+          }
         : undefined;
     const nvlinkRemote: string[] = [];
     for (let link = 0; link < MAX_LINKS; link++) {
@@ -129,7 +153,9 @@ export function loadNvml(path = "libnvidia-ml.so.1"): Nvml {
       memoryUsedBytes: Number(mem.used ?? 0),
       pciBusId: chars(pci.busId),
       ...(cc ? { computeCapability: cc } : {}),
-      ...(uint((o) => n.temperature(dev, 0, o)) === undefined ? {} : { temperatureC: uint((o) => n.temperature(dev, 0, o)) }),
+      ...(uint((o) => n.temperature(dev, 0, o)) === undefined
+        ? {}
+        : { temperatureC: uint((o) => n.temperature(dev, 0, o)) }),
       ...(migMode ? { migMode } : {}),
       mig,
       ...(fabric ? { fabric } : {}),

@@ -3,8 +3,22 @@
 import { gpuClass, migClass } from "../../shared/classes.js";
 import type { Gpu, GpuFabric } from "../../shared/schemas/gpu.js";
 
-export type NvmlFabricInfo = { state: number; status: number; clusterUuid: string; cliqueId: number; healthMask: number };
-export type NvmlMig = { index: number; uuid: string; name: string; memoryTotalBytes: number; memoryUsedBytes: number; gpuInstanceId?: number; computeInstanceId?: number };
+export type NvmlFabricInfo = {
+  state: number;
+  status: number;
+  clusterUuid: string;
+  cliqueId: number;
+  healthMask: number;
+};
+export type NvmlMig = {
+  index: number;
+  uuid: string;
+  name: string;
+  memoryTotalBytes: number;
+  memoryUsedBytes: number;
+  gpuInstanceId?: number;
+  computeInstanceId?: number;
+};
 export type NvmlGpu = {
   index: number;
   name: string;
@@ -59,7 +73,9 @@ const normBus = (id: string) => id.toLowerCase().replace(/^0000(?=[0-9a-f]{4}:)/
  * NVLink peers from each GPU's remote ends: a link to another GPU counts for that pair; links to NVSwitches
  * (remote ends that are no GPU here) join every GPU that has them, with the smaller of the two link counts.
  */
-export function nvlinkPeers(gpus: Pick<NvmlGpu, "index" | "pciBusId" | "nvlinkRemote">[]): Map<number, { gpu: number; links: number }[]> {
+export function nvlinkPeers(
+  gpus: Pick<NvmlGpu, "index" | "pciBusId" | "nvlinkRemote">[],
+): Map<number, { gpu: number; links: number }[]> {
   const byBus = new Map(gpus.map((g) => [normBus(g.pciBusId), g.index]));
   const direct = new Map<number, Map<number, number>>();
   const switched = new Map<number, number>();
@@ -80,7 +96,10 @@ export function nvlinkPeers(gpus: Pick<NvmlGpu, "index" | "pciBusId" | "nvlinkRe
       const theirs = switched.get(o.index) ?? 0;
       if (o.index !== g.index && mine && theirs) peers.set(o.index, (peers.get(o.index) ?? 0) + Math.min(mine, theirs));
     }
-    out.set(g.index, [...peers].map(([gpu, links]) => ({ gpu, links })).sort((a, b) => a.gpu - b.gpu));
+    out.set(
+      g.index,
+      [...peers].map(([gpu, links]) => ({ gpu, links })).sort((a, b) => a.gpu - b.gpu),
+    );
   }
   return out;
 }
@@ -106,7 +125,11 @@ export function gpusFromNvml(s: NvmlSnapshot): Gpu[] {
       nvlinkPeers: peers.get(g.index) ?? [],
       nics: [],
       ...(fabric ? { fabric } : {}),
-      health: { ...(g.temperatureC === undefined ? {} : { temperatureC: g.temperatureC }), processes: [], problems: [] },
+      health: {
+        ...(g.temperatureC === undefined ? {} : { temperatureC: g.temperatureC }),
+        processes: [],
+        problems: [],
+      },
       ...(g.migMode
         ? {
             mig: {

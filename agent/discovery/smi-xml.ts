@@ -6,16 +6,28 @@ import { defined } from "./objects.js";
 
 type X = Record<string, unknown> | string | undefined;
 const REPEATED = new Set(["gpu", "mig_device", "process_info"]);
-const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, trimValues: true, isArray: (name) => REPEATED.has(name) });
+const parser = new XMLParser({
+  ignoreAttributes: true,
+  parseTagValue: false,
+  trimValues: true,
+  isArray: (name) => REPEATED.has(name),
+});
 
 /** A child element of `x`, or undefined. */
-const at = (x: X, ...path: string[]): X => path.reduce<X>((n, k) => (n && typeof n === "object" ? (n[k] as X) : undefined), x);
+const at = (x: X, ...path: string[]): X =>
+  path.reduce<X>((n, k) => (n && typeof n === "object" ? (n[k] as X) : undefined), x);
 
 /** The text of an element, or undefined when absent or N/A. */
 function text(x: X): string | undefined {
   if (typeof x !== "string") return undefined;
   const v = x.trim();
-  return v === "" || v === "N/A" || v === "None" || /^Requested functionality has been deprecated/.test(v) || /^\[?Not Supported\]?$/.test(v) ? undefined : v;
+  return v === "" ||
+    v === "N/A" ||
+    v === "None" ||
+    /^Requested functionality has been deprecated/.test(v) ||
+    /^\[?Not Supported\]?$/.test(v)
+    ? undefined
+    : v;
 }
 
 /** The leading number of an element ("81559 MiB", "29 C", "68.57 W"), or undefined. */
@@ -85,12 +97,28 @@ function migInstances(g: X, procs: ReturnType<typeof processes>): MigInstance[] 
 
 /** The children of `<gpu>` this parser reads; the rest (clock tables, inforom, encoder stats …) is most of the text. */
 const KEPT = new Set([
-  "product_name", "uuid", "fb_memory_usage", "pci", "compute_cap", "utilization", "ecc_errors", "retired_pages", "remapped_rows",
-  "temperature", "gpu_power_readings", "power_readings", "processes", "mig_mode", "mig_devices", "fabric", "platformInfo",
+  "product_name",
+  "uuid",
+  "fb_memory_usage",
+  "pci",
+  "compute_cap",
+  "utilization",
+  "ecc_errors",
+  "retired_pages",
+  "remapped_rows",
+  "temperature",
+  "gpu_power_readings",
+  "power_readings",
+  "processes",
+  "mig_mode",
+  "mig_devices",
+  "fabric",
+  "platformInfo",
 ]);
 const CHILD = /<([A-Za-z_][\w.-]*)\b[^>]*?(?:\/>|>[\s\S]*?<\/\1>)/g;
 /** Blocks inside kept children that nothing reads. */
-const UNREAD = /<(row_remapper_histogram|aggregate_uncorrectable_sram_sources|multiple_single_bit_retirement|double_bit_retirement|device_attributes|bar1_memory_usage)>[\s\S]*?<\/\1>/g;
+const UNREAD =
+  /<(row_remapper_histogram|aggregate_uncorrectable_sram_sources|multiple_single_bit_retirement|double_bit_retirement|device_attributes|bar1_memory_usage)>[\s\S]*?<\/\1>/g;
 
 /**
  * Drops the `<gpu>` children the parser does not read, so that validating and parsing touch a quarter of the text.
@@ -115,7 +143,9 @@ function prune(xml: string): string {
 /** Parses `nvidia-smi -q -x`; throws an Error naming the source when the XML is malformed. */
 export function parseSmiXml(output: string): { driverVersion?: string; cudaVersion?: string; gpus: Gpu[] } {
   if (!/<\/nvidia_smi_log>\s*$/.test(output)) {
-    throw new Error(`nvidia-smi -q -x: ${output.trim() ? "output is truncated or not XML (no closing </nvidia_smi_log>)" : "empty output"}`);
+    throw new Error(
+      `nvidia-smi -q -x: ${output.trim() ? "output is truncated or not XML (no closing </nvidia_smi_log>)" : "empty output"}`,
+    );
   }
   const xml = prune(output);
   const valid = XMLValidator.validate(xml);

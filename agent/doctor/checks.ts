@@ -24,7 +24,11 @@ export function formatDoctor(report: DoctorReport): string {
     if (c.fix) rows.push(["", "", `fix: ${c.fix}`]);
   }
   const s = report.summary;
-  const verdict = s.fail ? "this node has problems that keep work off it" : s.warn ? "this node can take work; see the warnings" : "this node is ready";
+  const verdict = s.fail
+    ? "this node has problems that keep work off it"
+    : s.warn
+      ? "this node can take work; see the warnings"
+      : "this node is ready";
   return `${table(rows, "").join("\n")}\n\n${report.checks.length} checks: ${s.ok} ok, ${s.warn} warn, ${s.fail} fail, ${s.skip} skipped — ${verdict}\n`;
 }
 

@@ -49,7 +49,10 @@ export function probeNvml(load: () => Nvml): NvmlProbe {
 export async function probeHealth(base: string, dispatcher?: Dispatcher, timeoutMs = 5000): Promise<HealthProbe> {
   const t0 = Date.now();
   try {
-    const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(timeoutMs), ...(dispatcher ? { dispatcher } : {}) } as RequestInit);
+    const res = await fetch(`${base}/healthz`, {
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(dispatcher ? { dispatcher } : {}),
+    } as RequestInit);
     const t1 = Date.now();
     const text = await res.text();
     if (!res.ok) return { ok: false, error: `GET /healthz: HTTP ${res.status} ${text.slice(0, 120)}`.trim() };
@@ -58,19 +61,37 @@ export async function probeHealth(base: string, dispatcher?: Dispatcher, timeout
       const v = (JSON.parse(text) as { version?: unknown }).version;
       if (typeof v === "string") version = v;
     } catch {
-      return { ok: false, error: `GET /healthz: the answer is not JSON (is this an llmgw control plane?): ${text.slice(0, 80)}` };
+      return {
+        ok: false,
+        error: `GET /healthz: the answer is not JSON (is this an llmgw control plane?): ${text.slice(0, 80)}`,
+      };
     }
     const date = res.headers.get("date");
-    return { ok: true, rttMs: t1 - t0, localMs: (t0 + t1) / 2, ...(version ? { version } : {}), ...(date ? { serverDate: date } : {}) };
+    return {
+      ok: true,
+      rttMs: t1 - t0,
+      localMs: (t0 + t1) / 2,
+      ...(version ? { version } : {}),
+      ...(date ? { serverDate: date } : {}),
+    };
   } catch (e) {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    const why = (e as Error).name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : (cause?.code ?? cause?.message ?? errorMessage(e));
+    const why =
+      (e as Error).name === "TimeoutError"
+        ? `no answer within ${timeoutMs} ms`
+        : (cause?.code ?? cause?.message ?? errorMessage(e));
     return { ok: false, error: `GET /healthz: cannot reach it: ${why}` };
   }
 }
 
 /** The node token of the state dir tried with the assignments poll (wait=0: answers at once, no heartbeat sent). */
-export async function probeToken(o: { base: string; cfg: AgentConfig; reachable: boolean; dispatcher?: Dispatcher; timeoutMs?: number }): Promise<TokenProbe> {
+export async function probeToken(o: {
+  base: string;
+  cfg: AgentConfig;
+  reachable: boolean;
+  dispatcher?: Dispatcher;
+  timeoutMs?: number;
+}): Promise<TokenProbe> {
   let token: string | undefined;
   try {
     token = await readNodeToken(o.cfg.stateDir);

@@ -10,7 +10,8 @@ export const TEMPERATURE_WARN_C = 85;
 
 const SMI_SOURCE = "nvidia-smi -q -x";
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const noGpus = (id: string, inv: Inventory) => (inv.gpus.length ? undefined : result(id, "skip", "no GPU was read (see the driver check)"));
+const noGpus = (id: string, inv: Inventory) =>
+  inv.gpus.length ? undefined : result(id, "skip", "no GPU was read (see the driver check)");
 
 /** nvidia-smi is there and the driver answers: its version and how many GPUs it reports. */
 export function checkDriver(inv: Inventory): DoctorCheck {
@@ -23,20 +24,41 @@ export function checkDriver(inv: Inventory): DoctorCheck {
     return result("driver", "fail", why, fix);
   }
   const g = inv.gpus[0];
-  if (!g) return result("driver", "fail", `${inv.gpuSource} answered but reports no GPU`, "check `lspci | grep -i nvidia` and that the cards are not bound to another driver (vfio)");
+  if (!g)
+    return result(
+      "driver",
+      "fail",
+      `${inv.gpuSource} answered but reports no GPU`,
+      "check `lspci | grep -i nvidia` and that the cards are not bound to another driver (vfio)",
+    );
   const driver = inv.host.nvidiaDriver ?? g.driverVersion ?? "version not reported";
-  return result("driver", "ok", `driver ${driver}${g.cudaVersion ? ` (CUDA ${g.cudaVersion})` : ""}: ${plural(inv.gpus.length, "GPU")} via ${inv.gpuSource}`);
+  return result(
+    "driver",
+    "ok",
+    `driver ${driver}${g.cudaVersion ? ` (CUDA ${g.cudaVersion})` : ""}: ${plural(inv.gpus.length, "GPU")} via ${inv.gpuSource}`,
+  );
 }
 
 /** NVML is optional: fine when it loads, a warning only when agent.yaml asks for it and it fails. */
 export function checkNvml(inv: Inventory, wanted: boolean, probe?: NvmlProbe): DoctorCheck {
   if (wanted) {
-    if (inv.gpuSource === "nvml") return result("nvml", "ok", `NVML answers: ${plural(inv.gpus.length, "GPU")} (agent.yaml nvml: true)`);
+    if (inv.gpuSource === "nvml")
+      return result("nvml", "ok", `NVML answers: ${plural(inv.gpus.length, "GPU")} (agent.yaml nvml: true)`);
     const why = inv.errors.find((e) => e.source === "nvml")?.message ?? "NVML was not used";
-    return result("nvml", "warn", `agent.yaml asks for NVML, but: ${why}`, "install the driver's libnvidia-ml.so.1 (nvidia-utils), or set `nvml: false`; GPUs are read with nvidia-smi meanwhile");
+    return result(
+      "nvml",
+      "warn",
+      `agent.yaml asks for NVML, but: ${why}`,
+      "install the driver's libnvidia-ml.so.1 (nvidia-utils), or set `nvml: false`; GPUs are read with nvidia-smi meanwhile",
+    );
   }
   if (!probe) return result("nvml", "skip", "not probed");
-  if (probe.ok) return result("nvml", "ok", `NVML answers: driver ${probe.driverVersion}, ${plural(probe.gpus, "GPU")} (optional; agent.yaml reads GPUs with nvidia-smi)`);
+  if (probe.ok)
+    return result(
+      "nvml",
+      "ok",
+      `NVML answers: driver ${probe.driverVersion}, ${plural(probe.gpus, "GPU")} (optional; agent.yaml reads GPUs with nvidia-smi)`,
+    );
   return result("nvml", "skip", `NVML not loadable (optional; GPUs are read with nvidia-smi): ${probe.error}`);
 }
 
@@ -46,14 +68,29 @@ export function checkEcc(inv: Inventory): DoctorCheck {
   if (skip) return skip;
   const bad = inv.gpus.filter((g) => (g.health.eccUncorrectableVolatile ?? 0) > 0);
   if (bad.length) {
-    const finding = bad.map((g) => `GPU ${g.index}: ${g.health.eccUncorrectableVolatile} uncorrectable ECC errors since the driver loaded`).join("; ");
-    return result("gpu-ecc", "fail", finding, `drain the node, then reset the card (nvidia-smi -r -i ${bad.map((g) => g.index).join(",")}) or reboot; if errors come back, replace it`);
+    const finding = bad
+      .map(
+        (g) => `GPU ${g.index}: ${g.health.eccUncorrectableVolatile} uncorrectable ECC errors since the driver loaded`,
+      )
+      .join("; ");
+    return result(
+      "gpu-ecc",
+      "fail",
+      finding,
+      `drain the node, then reset the card (nvidia-smi -r -i ${bad.map((g) => g.index).join(",")}) or reboot; if errors come back, replace it`,
+    );
   }
   const reported = inv.gpus.filter((g) => g.health.eccUncorrectableVolatile !== undefined);
   if (!reported.length) return result("gpu-ecc", "ok", "ECC not reported (cards without ECC, or ECC disabled)");
   const past = inv.gpus.filter((g) => (g.health.eccUncorrectableAggregate ?? 0) > 0);
-  const history = past.length ? `; earlier in their lifetime: ${past.map((g) => `GPU ${g.index} ${g.health.eccUncorrectableAggregate}`).join(", ")}` : "";
-  return result("gpu-ecc", "ok", `no uncorrectable ECC error on ${plural(reported.length, "GPU")} since the driver loaded${history}`);
+  const history = past.length
+    ? `; earlier in their lifetime: ${past.map((g) => `GPU ${g.index} ${g.health.eccUncorrectableAggregate}`).join(", ")}`
+    : "";
+  return result(
+    "gpu-ecc",
+    "ok",
+    `no uncorrectable ECC error on ${plural(reported.length, "GPU")} since the driver loaded${history}`,
+  );
 }
 
 /** Retired pages or remapped rows waiting for a reset: the card must be reset before it is used. */
@@ -78,11 +115,18 @@ export function checkMemoryRepair(inv: Inventory): DoctorCheck {
 export function checkTemperature(inv: Inventory, warnC = TEMPERATURE_WARN_C): DoctorCheck {
   const skip = noGpus("gpu-temperature", inv);
   if (skip) return skip;
-  const read = inv.gpus.filter((g): g is Gpu & { health: { temperatureC: number } } => g.health.temperatureC !== undefined);
+  const read = inv.gpus.filter(
+    (g): g is Gpu & { health: { temperatureC: number } } => g.health.temperatureC !== undefined,
+  );
   if (!read.length) return result("gpu-temperature", "skip", "no card reports its temperature");
   const hot = read.filter((g) => g.health.temperatureC >= warnC);
   if (hot.length) {
-    return result("gpu-temperature", "warn", hot.map((g) => `GPU ${g.index} at ${g.health.temperatureC} °C`).join(", ") + ` (warn at ${warnC} °C)`, "check the fans, air flow and inlet temperature (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` shows thermal slowdown)");
+    return result(
+      "gpu-temperature",
+      "warn",
+      hot.map((g) => `GPU ${g.index} at ${g.health.temperatureC} °C`).join(", ") + ` (warn at ${warnC} °C)`,
+      "check the fans, air flow and inlet temperature (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` shows thermal slowdown)",
+    );
   }
   const hottest = read.reduce((a, b) => (b.health.temperatureC > a.health.temperatureC ? b : a));
   return result("gpu-temperature", "ok", `hottest: GPU ${hottest.index} at ${hottest.health.temperatureC} °C`);
@@ -93,13 +137,20 @@ export function checkProcesses(inv: Inventory, ownPids: ReadonlySet<number> = ne
   const skip = noGpus("gpu-processes", inv);
   if (skip) return skip;
   const busy = inv.gpus
-    .map((g) => ({ g, procs: [...g.health.processes, ...(g.mig?.instances.flatMap((m) => m.processes) ?? [])].filter((p) => !ownPids.has(p.pid)) }))
+    .map((g) => ({
+      g,
+      procs: [...g.health.processes, ...(g.mig?.instances.flatMap((m) => m.processes) ?? [])].filter(
+        (p) => !ownPids.has(p.pid),
+      ),
+    }))
     .filter((x) => x.procs.length);
   if (!busy.length) return result("gpu-processes", "ok", "no other process on the GPUs");
   return result(
     "gpu-processes",
     "warn",
-    busy.map(({ g, procs }) => `GPU ${g.index} used by ${procs.map((p) => `${p.name ?? "?"} (pid ${p.pid})`).join(", ")}`).join("; "),
+    busy
+      .map(({ g, procs }) => `GPU ${g.index} used by ${procs.map((p) => `${p.name ?? "?"} (pid ${p.pid})`).join(", ")}`)
+      .join("; "),
     "stop them (or leave the cards to them): a card another process uses is never placed on",
   );
 }
@@ -116,15 +167,22 @@ export function checkMig(inv: Inventory): DoctorCheck {
   for (const g of mig) {
     const m = g.mig!;
     if (migChangePending(g)) {
-      problems.push(`GPU ${g.index}: MIG mode change pending (${m.current} → ${m.pending}): nothing runs on it until a reset`);
+      problems.push(
+        `GPU ${g.index}: MIG mode change pending (${m.current} → ${m.pending}): nothing runs on it until a reset`,
+      );
       fixes.push(`drain, then reset GPU ${g.index} (nvidia-smi -r -i ${g.index}) or reboot`);
     } else if (!m.instances.length) {
       problems.push(`GPU ${g.index}: MIG enabled but no instance carved: nothing runs on it`);
-      fixes.push(`carve instances (nvidia-smi mig -i ${g.index} -cgi <profiles> -C) or disable MIG (nvidia-smi -i ${g.index} -mig 0)`);
+      fixes.push(
+        `carve instances (nvidia-smi mig -i ${g.index} -cgi <profiles> -C) or disable MIG (nvidia-smi -i ${g.index} -mig 0)`,
+      );
     } else {
       const profiles = new Map<string, number>();
-      for (const i of m.instances) profiles.set(i.profile ?? "unnamed", (profiles.get(i.profile ?? "unnamed") ?? 0) + 1);
-      fine.push(`GPU ${g.index}: ${plural(m.instances.length, "instance")} (${[...profiles].map(([p, n]) => `${p} × ${n}`).join(", ")})`);
+      for (const i of m.instances)
+        profiles.set(i.profile ?? "unnamed", (profiles.get(i.profile ?? "unnamed") ?? 0) + 1);
+      fine.push(
+        `GPU ${g.index}: ${plural(m.instances.length, "instance")} (${[...profiles].map(([p, n]) => `${p} × ${n}`).join(", ")})`,
+      );
     }
   }
   if (problems.length) return result("mig", "warn", [...problems, ...fine].join("; "), fixes.join("; "));
@@ -134,5 +192,13 @@ export function checkMig(inv: Inventory): DoctorCheck {
 /** The checks of the driver and the cards, in report order. */
 export function gpuChecks(input: DoctorInput): DoctorCheck[] {
   const inv = input.inventory;
-  return [checkDriver(inv), checkNvml(inv, input.config.nvml, input.nvml), checkEcc(inv), checkMemoryRepair(inv), checkTemperature(inv), checkProcesses(inv, input.ownPids), checkMig(inv)];
+  return [
+    checkDriver(inv),
+    checkNvml(inv, input.config.nvml, input.nvml),
+    checkEcc(inv),
+    checkMemoryRepair(inv),
+    checkTemperature(inv),
+    checkProcesses(inv, input.ownPids),
+    checkMig(inv),
+  ];
 }

@@ -7,7 +7,9 @@ import type { Inventory } from "../../shared/schemas/inventory.js";
 export type NvmlProbe = { ok: true; driverVersion: string; gpus: number } | { ok: false; error: string };
 
 /** GET /healthz; `localMs` is the local clock half-way through the request, `serverDate` the `Date` header. */
-export type HealthProbe = { ok: true; version?: string; rttMs: number; localMs: number; serverDate?: string } | { ok: false; error: string };
+export type HealthProbe =
+  | { ok: true; version?: string; rttMs: number; localMs: number; serverDate?: string }
+  | { ok: false; error: string };
 
 /** The node token of the state dir, and what a node-scoped call made of it. */
 export type TokenProbe =

@@ -26,7 +26,11 @@ function substitute(arg: string, values: Record<string, string>): string {
   return arg.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => {
     const value = values[name];
     if (value === undefined) {
-      throw new Error(`unknown placeholder {${name}} in the command profile's args; known: ${Object.keys(values).map((k) => `{${k}}`).join(" ")}`);
+      throw new Error(
+        `unknown placeholder {${name}} in the command profile's args; known: ${Object.keys(values)
+          .map((k) => `{${k}}`)
+          .join(" ")}`,
+      );
     }
     return value;
   });
@@ -38,7 +42,9 @@ export const command = {
     const values = placeholders(shard, o);
     const argv = [...program(o, []), ...shard.profile.args.map((a) => substitute(a, values))];
     if (argv.length === 0) {
-      throw new Error(`profile ${shard.profile.name} uses engine "command" but has no args: give the server's command line, e.g. ["my-server", "--port", "{port}"]`);
+      throw new Error(
+        `profile ${shard.profile.name} uses engine "command" but has no args: give the server's command line, e.g. ["my-server", "--port", "{port}"]`,
+      );
     }
     return argv;
   },

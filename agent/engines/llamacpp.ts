@@ -15,12 +15,17 @@ export const llamacpp = {
     }
     return [
       ...program(o, ["llama-server"]),
-      "-m", shard.weightsPath,
-      "--host", o.host,
-      "--port", String(shard.httpPort),
+      "-m",
+      shard.weightsPath,
+      "--host",
+      o.host,
+      "--port",
+      String(shard.httpPort),
       // Every layer on the GPUs; llama.cpp splits layers across all visible devices by itself.
-      "-ngl", "999",
-      "--alias", shard.model,
+      "-ngl",
+      "999",
+      "--alias",
+      shard.model,
       ...shard.profile.args,
     ];
   },

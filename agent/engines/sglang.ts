@@ -14,20 +14,30 @@ export const sglang = {
     const { profile } = shard;
     const base = [
       ...program(o, ["python3", "-m", "sglang.launch_server"]),
-      "--model-path", shard.weightsPath,
-      "--host", o.host,
-      "--port", String(shard.httpPort),
-      "--served-model-name", shard.model,
-      "--tp-size", String(profile.tp),
-      "--pp-size", String(profile.pp),
+      "--model-path",
+      shard.weightsPath,
+      "--host",
+      o.host,
+      "--port",
+      String(shard.httpPort),
+      "--served-model-name",
+      shard.model,
+      "--tp-size",
+      String(profile.tp),
+      "--pp-size",
+      String(profile.pp),
     ];
-    const multi = shard.nnodes > 1
-      ? [
-          "--nnodes", String(shard.nnodes),
-          "--node-rank", String(shard.rank),
-          "--dist-init-addr", hostPort(shard.leaderAddr, shard.leaderPort),
-        ]
-      : [];
+    const multi =
+      shard.nnodes > 1
+        ? [
+            "--nnodes",
+            String(shard.nnodes),
+            "--node-rank",
+            String(shard.rank),
+            "--dist-init-addr",
+            hostPort(shard.leaderAddr, shard.leaderPort),
+          ]
+        : [];
     return [...base, ...multi, ...profile.args];
   },
   // Ranks > 0 serve no API, but once their schedulers are ready they answer /health on --host/--port (SGLang's

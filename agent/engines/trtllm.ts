@@ -16,10 +16,14 @@ export const trtllm = {
     return [
       ...program(o, ["trtllm-serve"]),
       shard.weightsPath,
-      "--host", o.host,
-      "--port", String(shard.httpPort),
-      "--tp_size", String(shard.profile.tp),
-      "--pp_size", String(shard.profile.pp),
+      "--host",
+      o.host,
+      "--port",
+      String(shard.httpPort),
+      "--tp_size",
+      String(shard.profile.tp),
+      "--pp_size",
+      String(shard.profile.pp),
       ...shard.profile.args,
     ];
   },

@@ -9,24 +9,36 @@ export const vllm = {
     const { profile } = shard;
     const base = [
       ...program(o, ["vllm"]),
-      "serve", shard.weightsPath,
-      "--host", o.host,
-      "--port", String(shard.httpPort),
-      "--served-model-name", shard.model,
-      "--tensor-parallel-size", String(profile.tp),
-      "--pipeline-parallel-size", String(profile.pp),
+      "serve",
+      shard.weightsPath,
+      "--host",
+      o.host,
+      "--port",
+      String(shard.httpPort),
+      "--served-model-name",
+      shard.model,
+      "--tensor-parallel-size",
+      String(profile.tp),
+      "--pipeline-parallel-size",
+      String(profile.pp),
     ];
     // Multi-node without Ray: multiprocessing workers on every node meet at the leader's torch.distributed store.
-    const multi = shard.nnodes > 1
-      ? [
-          "--distributed-executor-backend", "mp",
-          "--nnodes", String(shard.nnodes),
-          "--node-rank", String(shard.rank),
-          "--master-addr", shard.leaderAddr,
-          "--master-port", String(shard.leaderPort),
-          ...(shard.rank > 0 ? ["--headless"] : []),
-        ]
-      : [];
+    const multi =
+      shard.nnodes > 1
+        ? [
+            "--distributed-executor-backend",
+            "mp",
+            "--nnodes",
+            String(shard.nnodes),
+            "--node-rank",
+            String(shard.rank),
+            "--master-addr",
+            shard.leaderAddr,
+            "--master-port",
+            String(shard.leaderPort),
+            ...(shard.rank > 0 ? ["--headless"] : []),
+          ]
+        : [];
     return [...base, ...multi, ...profile.args];
   },
   // Headless ranks run workers only: no API server, so nothing to probe.

@@ -10,7 +10,8 @@ import { stringify } from "yaml";
 function packageRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "agent", "sim", "fake-nvidia-smi"))) return dir;
-    if (dirname(dir) === dir) throw new Error(`the simulator's files (agent/sim, test/fixtures) are not found above ${from}`);
+    if (dirname(dir) === dir)
+      throw new Error(`the simulator's files (agent/sim, test/fixtures) are not found above ${from}`);
   }
 }
 
@@ -35,12 +36,30 @@ export const mockProfile = (name: string, more: Record<string, unknown> = {}, en
   name,
   engine: "command",
   gpuClass: "h100-80g",
-  args: [process.execPath, LLMGW, "mock-engine", "--port", "{port}", "--model", "{model}", "--host", "{host}", ...engineArgs],
+  args: [
+    process.execPath,
+    LLMGW,
+    "mock-engine",
+    "--port",
+    "{port}",
+    "--model",
+    "{model}",
+    "--host",
+    "{host}",
+    ...engineArgs,
+  ],
   startupTimeoutS: 60,
   ...more,
 });
 
-export type AgentSetup = { nodeId: string; server: string; joinToken: string; dir: string; ports: [number, number]; extra?: Record<string, unknown> };
+export type AgentSetup = {
+  nodeId: string;
+  server: string;
+  joinToken: string;
+  dir: string;
+  ports: [number, number];
+  extra?: Record<string, unknown>;
+};
 
 /** Writes an agent.yaml for a node on 127.0.0.1 with its own state dir; returns its path and the state dir. */
 export function writeAgentConfig(a: AgentSetup): { config: string; stateDir: string } {

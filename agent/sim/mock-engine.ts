@@ -1,7 +1,18 @@
 // A small OpenAI-compatible server that stands in for vLLM in tests, the demo and benchmarks (node:http, no framework).
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { completionBody, embeddingsBody, errorBody, kindOf, metricsText, streamEvents, wordCount, type Counters, type Gen, type Kind } from "./mock-openai.js";
+import {
+  type Counters,
+  completionBody,
+  embeddingsBody,
+  errorBody,
+  type Gen,
+  type Kind,
+  kindOf,
+  metricsText,
+  streamEvents,
+  wordCount,
+} from "./mock-openai.js";
 
 export type MockEngineOptions = {
   model: string;
@@ -55,11 +66,19 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
 
   async function generate(res: ServerResponse, kind: Kind, body: Record<string, unknown>) {
     const max = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens;
-    if (max != null && !(Number.isInteger(max) && (max as number) > 0)) return fail(res, 400, "max_tokens must be a positive integer", "invalid_value");
+    if (max != null && !(Number.isInteger(max) && (max as number) > 0))
+      return fail(res, 400, "max_tokens must be a positive integer", "invalid_value");
     const input = kind === "chat" ? body.messages : kind === "text" ? body.prompt : body.input;
-    if (input == null) return fail(res, 400, `'${kind === "chat" ? "messages" : kind === "text" ? "prompt" : "input"}' is required`, "missing_required_parameter");
+    if (input == null)
+      return fail(
+        res,
+        400,
+        `'${kind === "chat" ? "messages" : kind === "text" ? "prompt" : "input"}' is required`,
+        "missing_required_parameter",
+      );
     const stream = body.stream === true;
-    if (stream && kind === "responses") return fail(res, 400, "the mock engine does not stream the Responses API", "unsupported_parameter");
+    if (stream && kind === "responses")
+      return fail(res, 400, "the mock engine does not stream the Responses API", "unsupported_parameter");
     const crashes = ++requests === opts.failAfter;
     const crash = () => {
       opts.crash?.();
@@ -69,7 +88,16 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
     const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
     const prompt = wordCount(input);
     const n = (max as number | undefined) ?? DEFAULT_TOKENS;
-    const g: Gen = { kind, model: opts.model, n, finish: max == null ? "stop" : "length", prompt, id: requests, created: Math.floor(now() / 1000), includeUsage };
+    const g: Gen = {
+      kind,
+      model: opts.model,
+      n,
+      finish: max == null ? "stop" : "length",
+      prompt,
+      id: requests,
+      created: Math.floor(now() / 1000),
+      includeUsage,
+    };
     const gap = () => (draining || !opts.tokensPerS ? 0 : 1000 / opts.tokensPerS);
     c.running++;
     c.prompt += prompt;
@@ -104,11 +132,19 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
     const path = (req.url ?? "/").split("?")[0];
     const loading = now() < readyAt;
     if (req.method === "GET") {
-      if (path === "/health") return loading ? send(res, 503, "Loading model", "text/plain") : send(res, 200, "", "text/plain");
-      if (path === "/metrics") return send(res, 200, metricsText(opts.model, c), "text/plain; version=0.0.4; charset=utf-8");
-      if (path === "/v1/models") return send(res, 200, { object: "list", data: [{ id: opts.model, object: "model", created: Math.floor(readyAt / 1000), owned_by: "llmgw-mock" }] });
+      if (path === "/health")
+        return loading ? send(res, 503, "Loading model", "text/plain") : send(res, 200, "", "text/plain");
+      if (path === "/metrics")
+        return send(res, 200, metricsText(opts.model, c), "text/plain; version=0.0.4; charset=utf-8");
+      if (path === "/v1/models")
+        return send(res, 200, {
+          object: "list",
+          data: [{ id: opts.model, object: "model", created: Math.floor(readyAt / 1000), owned_by: "llmgw-mock" }],
+        });
       if (path === "/debug/env") {
-        const env = Object.entries(opts.env ?? {}).filter(([k, v]) => v !== undefined && ENV_PREFIXES.some((p) => k.startsWith(p)));
+        const env = Object.entries(opts.env ?? {}).filter(
+          ([k, v]) => v !== undefined && ENV_PREFIXES.some((p) => k.startsWith(p)),
+        );
         return send(res, 200, Object.fromEntries(env.sort(([a], [b]) => a.localeCompare(b))));
       }
     }
@@ -117,10 +153,17 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
     const body = await readJson(req);
     if (!body) return fail(res, 400, "the request body is not a JSON object", "invalid_json");
     if (loading) return fail(res, 503, "the model is still loading", "model_loading");
-    if (body.model != null && body.model !== opts.model) return fail(res, 404, `The model \`${String(body.model)}\` does not exist.`, "model_not_found");
+    if (body.model != null && body.model !== opts.model)
+      return fail(res, 404, `The model \`${String(body.model)}\` does not exist.`, "model_not_found");
     if (kind !== "embeddings") return generate(res, kind, body);
     const out = embeddingsBody(opts.model, body.input, body.encoding_format === "base64");
-    if (!out) return fail(res, 400, "'input' must be a string, an array of strings or an array of token arrays", "invalid_value");
+    if (!out)
+      return fail(
+        res,
+        400,
+        "'input' must be a string, an array of strings or an array of token arrays",
+        "invalid_value",
+      );
     c.prompt += out.usage.prompt_tokens;
     return send(res, 200, out);
   }

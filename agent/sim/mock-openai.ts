@@ -6,7 +6,16 @@ export type Finish = "stop" | "length";
 export type Counters = { running: number; prompt: number; generation: number; success: Record<Finish, number> };
 
 /** One generation: `n` tokens `token0 token1 …` for a prompt of `prompt` words. */
-export type Gen = { kind: Kind; model: string; n: number; finish: Finish; prompt: number; id: number; created: number; includeUsage: boolean };
+export type Gen = {
+  kind: Kind;
+  model: string;
+  n: number;
+  finish: Finish;
+  prompt: number;
+  id: number;
+  created: number;
+  includeUsage: boolean;
+};
 
 /** One server-sent event of a stream: its JSON body, whether it carries a generated token, and the finish it reports. */
 export type StreamEvent = { body: unknown; token: boolean; finish?: Finish };
@@ -18,7 +27,12 @@ export function errorBody(message: string, type: string, code: string) {
 
 /** Which generation endpoint a POST path is, if any. */
 export function kindOf(path: string | undefined): Kind | "embeddings" | undefined {
-  const kinds: Record<string, Kind | "embeddings"> = { "/v1/chat/completions": "chat", "/v1/completions": "text", "/v1/responses": "responses", "/v1/embeddings": "embeddings" };
+  const kinds: Record<string, Kind | "embeddings"> = {
+    "/v1/chat/completions": "chat",
+    "/v1/completions": "text",
+    "/v1/responses": "responses",
+    "/v1/embeddings": "embeddings",
+  };
   return path ? kinds[path] : undefined;
 }
 
@@ -27,7 +41,8 @@ export function wordCount(v: unknown): number {
   if (typeof v === "string") return v.split(/\s+/).filter(Boolean).length;
   if (typeof v === "number") return 1;
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + wordCount(x), 0);
-  if (v && typeof v === "object") return wordCount((v as { content?: unknown; text?: unknown }).content ?? (v as { text?: unknown }).text);
+  if (v && typeof v === "object")
+    return wordCount((v as { content?: unknown; text?: unknown }).content ?? (v as { text?: unknown }).text);
   return 0;
 }
 
@@ -38,11 +53,21 @@ const idOf = (g: Gen) => `${g.kind === "chat" ? "chatcmpl" : g.kind === "text" ?
 /** The whole reply of a non-streaming request. */
 export function completionBody(g: Gen) {
   const text = Array.from({ length: g.n }, (_, i) => piece(i)).join("");
-  const head = { id: idOf(g), object: g.kind === "chat" ? "chat.completion" : "text_completion", created: g.created, model: g.model };
+  const head = {
+    id: idOf(g),
+    object: g.kind === "chat" ? "chat.completion" : "text_completion",
+    created: g.created,
+    model: g.model,
+  };
   if (g.kind === "chat") {
-    return { ...head, choices: [{ index: 0, message: { role: "assistant", content: text }, logprobs: null, finish_reason: g.finish }], usage: usage(g) };
+    return {
+      ...head,
+      choices: [{ index: 0, message: { role: "assistant", content: text }, logprobs: null, finish_reason: g.finish }],
+      usage: usage(g),
+    };
   }
-  if (g.kind === "text") return { ...head, choices: [{ index: 0, text, logprobs: null, finish_reason: g.finish }], usage: usage(g) };
+  if (g.kind === "text")
+    return { ...head, choices: [{ index: 0, text, logprobs: null, finish_reason: g.finish }], usage: usage(g) };
   return {
     id: idOf(g),
     object: "response",
@@ -50,7 +75,15 @@ export function completionBody(g: Gen) {
     status: g.finish === "stop" ? "completed" : "incomplete",
     incomplete_details: g.finish === "stop" ? null : { reason: "max_output_tokens" },
     model: g.model,
-    output: [{ type: "message", id: `msg-mock${g.id}`, status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }],
+    output: [
+      {
+        type: "message",
+        id: `msg-mock${g.id}`,
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text, annotations: [] }],
+      },
+    ],
     usage: { input_tokens: g.prompt, output_tokens: g.n, total_tokens: g.prompt + g.n },
   };
 }
@@ -68,7 +101,12 @@ export function* streamEvents(g: Gen): Generator<StreamEvent> {
   });
   const choice = (content: string | undefined, finish: Finish | null, role = false) =>
     chat
-      ? { index: 0, delta: content === undefined ? {} : role ? { role: "assistant", content } : { content }, logprobs: null, finish_reason: finish }
+      ? {
+          index: 0,
+          delta: content === undefined ? {} : role ? { role: "assistant", content } : { content },
+          logprobs: null,
+          finish_reason: finish,
+        }
       : { index: 0, text: content ?? "", logprobs: null, finish_reason: finish };
   if (chat) yield { body: chunk([choice("", null, true)]), token: false };
   for (let i = 0; i < g.n; i++) yield { body: chunk([choice(piece(i), null)]), token: true };
@@ -95,10 +133,15 @@ export function embedding(input: unknown, dims = 8): number[] {
 export function embeddingsBody(model: string, input: unknown, base64: boolean) {
   const isTokens = (x: unknown) => Array.isArray(x) && x.length > 0 && x.every((t) => Number.isInteger(t));
   const inputs = typeof input === "string" || isTokens(input) ? [input] : input;
-  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((x) => typeof x === "string" || isTokens(x))) return undefined;
+  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((x) => typeof x === "string" || isTokens(x)))
+    return undefined;
   const data = inputs.map((x, index) => {
     const v = embedding(x);
-    return { object: "embedding", index, embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v };
+    return {
+      object: "embedding",
+      index,
+      embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v,
+    };
   });
   const words = wordCount(inputs);
   return { object: "list", data, model, usage: { prompt_tokens: words, total_tokens: words } };
@@ -107,15 +150,29 @@ export function embeddingsBody(model: string, input: unknown, base64: boolean) {
 /** Prometheus text with vLLM's metric names (HELP and TYPE as vLLM's prometheus_client prints them). */
 export function metricsText(model: string, c: Counters): string {
   const m = `model_name="${model.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
-  const one = (name: string, type: string, help: string, lines: string[]) => [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines];
-  return [
-    ...one("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", [`vllm:num_requests_running{${m}} ${c.running}`]),
-    ...one("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", [`vllm:num_requests_waiting{${m}} 0`]),
-    ...one("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", [`vllm:prompt_tokens_total{${m}} ${c.prompt}`]),
-    ...one("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", [`vllm:generation_tokens_total{${m}} ${c.generation}`]),
-    ...one("vllm:request_success_total", "counter", "Count of successfully processed requests.", [
-      `vllm:request_success_total{finished_reason="stop",${m}} ${c.success.stop}`,
-      `vllm:request_success_total{finished_reason="length",${m}} ${c.success.length}`,
-    ]),
-  ].join("\n") + "\n";
+  const one = (name: string, type: string, help: string, lines: string[]) => [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} ${type}`,
+    ...lines,
+  ];
+  return (
+    [
+      ...one("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", [
+        `vllm:num_requests_running{${m}} ${c.running}`,
+      ]),
+      ...one("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", [
+        `vllm:num_requests_waiting{${m}} 0`,
+      ]),
+      ...one("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", [
+        `vllm:prompt_tokens_total{${m}} ${c.prompt}`,
+      ]),
+      ...one("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", [
+        `vllm:generation_tokens_total{${m}} ${c.generation}`,
+      ]),
+      ...one("vllm:request_success_total", "counter", "Count of successfully processed requests.", [
+        `vllm:request_success_total{finished_reason="stop",${m}} ${c.success.stop}`,
+        `vllm:request_success_total{finished_reason="length",${m}} ${c.success.length}`,
+      ]),
+    ].join("\n") + "\n"
+  );
 }

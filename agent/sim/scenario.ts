@@ -15,8 +15,14 @@ export const DEFAULT_SCENARIO = join(SIM_DIR, "scenarios", "demo.yaml");
 
 /** What the captures of each kind of node are (real ones from test/fixtures; see test/fixtures/SOURCES.md). */
 const KINDS = {
-  gb200: { xml: "smi-xml/gb200-4gpu-nvl-fabric-clique2-580.173.02-k8stestinfra.xml", topo: "topo/gb200-4gpu-8nic-legend-full-UNPINNED-REPO.txt" },
-  "hgx-h100": { xml: "smi-xml/hgx-8x-h100-80gb-hbm3-nvswitch-zero-cluster-580.105.08-k8stestinfra.xml", topo: "topo/hgx-h100-8x-nv18-8nic-legend-spaces-sglang30401.txt" },
+  gb200: {
+    xml: "smi-xml/gb200-4gpu-nvl-fabric-clique2-580.173.02-k8stestinfra.xml",
+    topo: "topo/gb200-4gpu-8nic-legend-full-UNPINNED-REPO.txt",
+  },
+  "hgx-h100": {
+    xml: "smi-xml/hgx-8x-h100-80gb-hbm3-nvswitch-zero-cluster-580.105.08-k8stestinfra.xml",
+    topo: "topo/hgx-h100-8x-nv18-8nic-legend-spaces-sglang30401.txt",
+  },
   "a100-mig": { xml: "smi-xml/a100-sxm4-80gb-mig-v12-telegraf.xml", topo: undefined },
   l40s: { xml: "smi-xml/l40s-1gpu-595.91.07-k8stestinfra.xml", topo: undefined },
 } as const;
@@ -26,7 +32,10 @@ export type SimKind = keyof typeof KINDS;
 const MIG_PROFILES = ["1g.20gb", "1g.20gb", "2g.20gb", "2g.20gb"];
 
 // YAML reads an unquoted 1234 as a number: taken as the digits it was written with
-const Hex4 = z.preprocess((v) => (typeof v === "number" && Number.isInteger(v) ? String(v).padStart(4, "0") : v), z.string().regex(/^[0-9a-f]{4}$/, "4 lowercase hex digits"));
+const Hex4 = z.preprocess(
+  (v) => (typeof v === "number" && Number.isInteger(v) ? String(v).padStart(4, "0") : v),
+  z.string().regex(/^[0-9a-f]{4}$/, "4 lowercase hex digits"),
+);
 
 export const SimState = z.strictObject({
   /** GPU indices whose NVLink fabric is still joining (state In Progress). */
@@ -72,17 +81,26 @@ export const Scenario = z
   .superRefine((s, ctx) => {
     const seen = new Set<string>();
     for (const [i, n] of s.nodes.entries()) {
-      if (seen.has(n.id)) ctx.addIssue({ code: "custom", path: ["nodes", i, "id"], message: `node ${n.id} appears twice` });
+      if (seen.has(n.id))
+        ctx.addIssue({ code: "custom", path: ["nodes", i, "id"], message: `node ${n.id} appears twice` });
       seen.add(n.id);
-      if (n.kind === "gb200" && n.tray === undefined) ctx.addIssue({ code: "custom", path: ["nodes", i, "tray"], message: "a gb200 node needs its tray number" });
+      if (n.kind === "gb200" && n.tray === undefined)
+        ctx.addIssue({ code: "custom", path: ["nodes", i, "tray"], message: "a gb200 node needs its tray number" });
     }
     const prefixes = s.nodes.map((n) => n.uuid_prefix);
-    for (const [i, p] of prefixes.entries()) if (prefixes.indexOf(p) !== i) ctx.addIssue({ code: "custom", path: ["nodes", i, "uuid_prefix"], message: `uuid_prefix ${p} is used by another node` });
+    for (const [i, p] of prefixes.entries())
+      if (prefixes.indexOf(p) !== i)
+        ctx.addIssue({
+          code: "custom",
+          path: ["nodes", i, "uuid_prefix"],
+          message: `uuid_prefix ${p} is used by another node`,
+        });
   });
 export type Scenario = z.infer<typeof Scenario>;
 
 /** Parses a scenario file's text; throws one Error listing every bad key. */
-export const parseScenario = (text: string, source: string): Scenario => parseYamlWith(Scenario, text, source, "invalid scenario");
+export const parseScenario = (text: string, source: string): Scenario =>
+  parseYamlWith(Scenario, text, source, "invalid scenario");
 /** Reads a scenario file. */
 export const loadScenario = (path: string): Scenario => parseScenario(readFileSync(path, "utf8"), path);
 
@@ -99,16 +117,24 @@ function splitGpus(xml: string): { head: string; gpus: string[]; tail: string } 
 
 /** One GPU element with its fabric still joining (In Progress, no status yet), as after a fabric manager restart. */
 const joiningFabric = (gpu: string) =>
-  gpu.replace(/<fabric>[\s\S]*?<\/fabric>/, (f) => f.replace(/<state>[^<]*<\/state>/, "<state>In Progress</state>").replace(/<status>[^<]*<\/status>/, "<status>N/A</status>"));
+  gpu.replace(/<fabric>[\s\S]*?<\/fabric>/, (f) =>
+    f
+      .replace(/<state>[^<]*<\/state>/, "<state>In Progress</state>")
+      .replace(/<status>[^<]*<\/status>/, "<status>N/A</status>"),
+  );
 
 /** `nvidia-smi -q -x` of a node: the capture with the node's UUIDs, tray and fabric state. */
 export function renderSmiXml(node: SimNode): string {
   let xml = fixture(KINDS[node.kind].xml).replace(/\b(GPU|MIG)-[0-9a-f]{4}/g, `$1-${node.uuid_prefix}`);
   if (node.kind !== "gb200") return xml;
-  xml = xml.replace(/<tray_index>[^<]*<\/tray_index>/g, `<tray_index>${node.tray}</tray_index>`).replace(/<slot_number>[^<]*<\/slot_number>/g, `<slot_number>${node.tray}</slot_number>`);
+  xml = xml
+    .replace(/<tray_index>[^<]*<\/tray_index>/g, `<tray_index>${node.tray}</tray_index>`)
+    .replace(/<slot_number>[^<]*<\/slot_number>/g, `<slot_number>${node.tray}</slot_number>`);
   const { head, gpus, tail } = splitGpus(xml);
   const joining = new Set(node.state?.joining ?? []);
-  return head + gpus.map((g, i) => (node.state?.fabric_restart || joining.has(i) ? joiningFabric(g) : g)).join("") + tail;
+  return (
+    head + gpus.map((g, i) => (node.state?.fabric_restart || joining.has(i) ? joiningFabric(g) : g)).join("") + tail
+  );
 }
 
 /** `nvidia-smi -L` of a node, from its `-q -x` (MIG instances named by the simulated profiles). */
@@ -122,7 +148,9 @@ export function renderSmiList(xml: string, kind: SimKind): string {
     const instances = g.match(/<mig_device>/g)?.length ?? 0;
     for (let m = 0; m < instances; m++) {
       const migUuid = `MIG-${uuid.slice(4, 8)}${String(m).padStart(4, "0")}-0000-4000-8000-${String(i).padStart(12, "0")}`;
-      lines.push(`  MIG ${(MIG_PROFILES[m] ?? "1g.20gb").padEnd(11)} Device ${String(m).padStart(2)}: (UUID: ${migUuid})`);
+      lines.push(
+        `  MIG ${(MIG_PROFILES[m] ?? "1g.20gb").padEnd(11)} Device ${String(m).padStart(2)}: (UUID: ${migUuid})`,
+      );
     }
   }
   return `${lines.join("\n")}\n`;
@@ -131,7 +159,17 @@ export function renderSmiList(xml: string, kind: SimKind): string {
 /** `nvidia-imex-ctl -N -j` as every tray of the domain sees it: its peers, by tray order, down ones UNAVAILABLE. */
 export function renderImexDomain(trays: SimNode[]): string {
   const nodes = Object.fromEntries(
-    [...trays].sort((a, b) => a.tray! - b.tray!).map((t, i) => [String(i), { status: t.state?.imex_down ? "UNAVAILABLE" : "READY", host: `10.0.0.${t.tray! + 10}`, hostName: t.id, version: "580.173.02" }]),
+    [...trays]
+      .sort((a, b) => a.tray! - b.tray!)
+      .map((t, i) => [
+        String(i),
+        {
+          status: t.state?.imex_down ? "UNAVAILABLE" : "READY",
+          host: `10.0.0.${t.tray! + 10}`,
+          hostName: t.id,
+          version: "580.173.02",
+        },
+      ]),
   );
   return `${JSON.stringify({ status: "UP", nodes }, null, 2)}\n`;
 }
@@ -147,7 +185,8 @@ export function renderNode(node: SimNode, scenario: Scenario): Record<string, st
     "smi-topo.txt": topo ? fixture(topo) : undefined,
     // a daemon that is down answers -q with UNAVAILABLE and has no domain to list
     "imex-q.txt": gb200 ? (node.state?.imex_down ? "UNAVAILABLE\n" : "READY\n") : undefined,
-    "imex-N.json": gb200 && !node.state?.imex_down ? renderImexDomain(scenario.nodes.filter((n) => n.kind === "gb200")) : undefined,
+    "imex-N.json":
+      gb200 && !node.state?.imex_down ? renderImexDomain(scenario.nodes.filter((n) => n.kind === "gb200")) : undefined,
     "imex-channels/channel0": gb200 ? "" : undefined,
   };
 }
@@ -179,7 +218,10 @@ export function setNodeState(root: string, scenario: Scenario, nodeId: string, s
 }
 
 /** The agent.yaml settings and environment that put a node's agent on its simulated hardware. */
-export function agentSettings(root: string, node: SimNode): { extra: Record<string, unknown>; env: Record<string, string> } {
+export function agentSettings(
+  root: string,
+  node: SimNode,
+): { extra: Record<string, unknown>; env: Record<string, string> } {
   const dir = simDir(root, node.id);
   return {
     extra: {

@@ -50,10 +50,18 @@ export async function startSimCluster<P extends { output(): string }>(o: {
   wait: SimWait;
 }) {
   const serve = o.spawn("llmgw serve", ["serve", ...o.serveArgs], { LLMGW_ADMIN_TOKEN: o.admin, ...o.serveEnv });
-  const url = await o.wait("the control plane to listen", async () => serve.output().match(/serving on (http:\/\/\S+)/)?.[1], 20_000);
+  const url = await o.wait(
+    "the control plane to listen",
+    async () => serve.output().match(/serving on (http:\/\/\S+)/)?.[1],
+    20_000,
+  );
   const api = simApi(url, o.admin);
   // on a libSQL server the admin token is written just after the server listens
-  const joinToken: string = await o.wait("a join token", async () => (await api("POST", "/api/v1/join-tokens", { name: "sim" })).token, 20_000);
+  const joinToken: string = await o.wait(
+    "a join token",
+    async () => (await api("POST", "/api/v1/join-tokens", { name: "sim" })).token,
+    20_000,
+  );
 
   const agents = new Map<string, SimAgent>();
   let nextPort = 0;
@@ -63,7 +71,14 @@ export async function startSimCluster<P extends { output(): string }>(o: {
     const sim = agentSettings(o.dir, n);
     writeNode(o.dir, n, o.scenario);
     const extra = { ...sim.extra, ...o.agentExtra };
-    const { config, stateDir } = writeAgentConfig({ nodeId: n.id, server: url, joinToken, dir: o.dir, ports: [first, first + 9], extra });
+    const { config, stateDir } = writeAgentConfig({
+      nodeId: n.id,
+      server: url,
+      joinToken,
+      dir: o.dir,
+      ports: [first, first + 9],
+      extra,
+    });
     agents.set(n.id, { id: n.id, config, stateDir, env: sim.env });
   }
   const running = new Map<string, P>();
@@ -77,7 +92,10 @@ export async function startSimCluster<P extends { output(): string }>(o: {
   const count = agents.size;
   await o.wait(
     `${count} ready nodes`,
-    async () => ((await api("GET", "/api/v1/nodes")).items.filter((n: { state: string }) => n.state === "ready").length === count ? true : undefined),
+    async () =>
+      (await api("GET", "/api/v1/nodes")).items.filter((n: { state: string }) => n.state === "ready").length === count
+        ? true
+        : undefined,
     40_000,
   );
   return { url, api, serve, agents, running, startAgent };

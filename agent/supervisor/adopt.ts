@@ -7,7 +7,10 @@ import { readRecords, removeRecord, type ShardRecord } from "./state-files.js";
 export type Adopted = { alive: ShardRecord[]; gone: ShardRecord[]; problems: string[] };
 
 /** Reads the state dir and splits its records into live engines and gone ones (whose records it removes). */
-export async function adoptFromStateDir(stateDir: string, alive: (pid: number, startTime: number) => boolean = isSameProcess): Promise<Adopted> {
+export async function adoptFromStateDir(
+  stateDir: string,
+  alive: (pid: number, startTime: number) => boolean = isSameProcess,
+): Promise<Adopted> {
   const { records, problems } = await readRecords(stateDir);
   const out: Adopted = { alive: [], gone: [], problems };
   for (const r of records) {

@@ -2,7 +2,8 @@
 import type { ProbeResult } from "../engines/types.js";
 
 /** The URL of a path on host:port; an IPv6 address goes in brackets. */
-const urlOf = (host: string, port: number, path: string) => `http://${host.includes(":") ? `[${host}]` : host}:${port}${path}`;
+const urlOf = (host: string, port: number, path: string) =>
+  `http://${host.includes(":") ? `[${host}]` : host}:${port}${path}`;
 
 /** GETs http://host:port/path with a timeout and tells a refused connection apart from an answer or another error. */
 export async function probeHttp(host: string, port: number, path: string, timeoutMs = 2000): Promise<ProbeResult> {

@@ -8,7 +8,10 @@ export type ProcStat = { state: string; startTime: number; pgid: number };
 export function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(")");
   if (close < 0) return undefined;
-  const rest = text.slice(close + 2).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // rest[0] is field 3 (state), rest[2] field 5 (pgrp), rest[19] field 22 (starttime)
   const startTime = Number(rest[19]);
   const pgid = Number(rest[2]);

@@ -1,10 +1,11 @@
 // Starting and stopping engine processes. Engines run detached in their own session (so they outlive the agent and
 // a systemd restart of it with KillMode=process), their output going straight to the shard's log file.
-import { execa } from "execa";
-import { createServer } from "node:net";
+
 import { closeSync, openSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import { createServer } from "node:net";
 import { dirname } from "node:path";
+import { execa } from "execa";
 import { isSameProcess, procStat } from "./proc.js";
 
 export type Exit = { exitCode: number | null; signal: string | null; message: string };
@@ -28,11 +29,17 @@ export async function spawnEngine(argv: string[], env: Record<string, string>, l
   closeSync(fd);
   const exited = child.then((r): Exit => {
     const why = r.signal ? `killed by ${r.signal}` : `exited with status ${r.exitCode}`;
-    return { exitCode: r.exitCode ?? null, signal: r.signal ?? null, message: r.failed && r.exitCode === undefined && !r.signal ? (r.shortMessage ?? why) : why };
+    return {
+      exitCode: r.exitCode ?? null,
+      signal: r.signal ?? null,
+      message: r.failed && r.exitCode === undefined && !r.signal ? (r.shortMessage ?? why) : why,
+    };
   });
   if (child.pid === undefined) {
     const e = await exited;
-    throw new Error(/ENOENT/.test(e.message) ? `${argv[0]}: not found (is the engine installed and on PATH?)` : e.message);
+    throw new Error(
+      /ENOENT/.test(e.message) ? `${argv[0]}: not found (is the engine installed and on PATH?)` : e.message,
+    );
   }
   child.unref();
   const stat = procStat(child.pid);

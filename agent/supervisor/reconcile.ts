@@ -1,8 +1,9 @@
 // The engine supervisor: holds the node's desired shard set, starts what is missing, stops what is not wanted,
 // replaces changed specs, watches every engine by pid and readiness probe, restarts crashed ones with backoff up to
 // a limit, and collects each state transition for the agent to report. Long-lived state lives in this closure.
-import type { StartShard } from "../../shared/schemas/assignment.js";
+
 import type { ShardReport } from "../../shared/schemas/agent.js";
+import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardState } from "../../shared/schemas/common.js";
 import type { RunningShard } from "../../shared/schemas/inventory.js";
 import type { EngineAdapter, ProbeResult } from "../engines/types.js";
@@ -67,14 +68,23 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
 
   for (const r of records) {
     slots.set(r.shard.shardId, {
-      shard: r.shard, state: r.state, pid: r.pid, startTime: r.startTime, startedAt: r.startedAt,
-      failures: r.restarts, claimed: false, unwantedSince: r.unwantedSince,
+      shard: r.shard,
+      state: r.state,
+      pid: r.pid,
+      startTime: r.startTime,
+      startedAt: r.startedAt,
+      failures: r.restarts,
+      claimed: false,
+      unwantedSince: r.unwantedSince,
     });
   }
 
   const report = (s: Slot) =>
     outbox.set(s.shard.shardId, {
-      shardId: s.shard.shardId, replicaId: s.shard.replicaId, state: s.state, at: o.now(),
+      shardId: s.shard.shardId,
+      replicaId: s.shard.replicaId,
+      state: s.state,
+      at: o.now(),
       ...(s.message ? { message: s.message.slice(0, 2048) } : {}),
       ...(s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
     });
@@ -92,7 +102,12 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     s.pid === undefined || s.startTime === undefined
       ? removeRecord(o.stateDir, s.shard.shardId)
       : writeRecord(o.stateDir, {
-          shard: s.shard, pid: s.pid, startTime: s.startTime, startedAt: s.startedAt ?? o.now(), restarts: s.failures, state: s.state,
+          shard: s.shard,
+          pid: s.pid,
+          startTime: s.startTime,
+          startedAt: s.startedAt ?? o.now(),
+          restarts: s.failures,
+          state: s.state,
           ...(s.unwantedSince !== undefined ? { unwantedSince: s.unwantedSince } : {}),
         });
 
@@ -100,7 +115,9 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
   async function start(s: Slot) {
     s.retryAt = undefined;
     s.exited = undefined;
-    const cannot = check(s.shard) ?? ((await o.ops.portFree(s.shard.httpPort)) ? undefined : `port ${s.shard.httpPort} is in use by another process`);
+    const cannot =
+      check(s.shard) ??
+      ((await o.ops.portFree(s.shard.httpPort)) ? undefined : `port ${s.shard.httpPort} is in use by another process`);
     if (cannot) return giveUp(s, cannot);
     let cmd;
     try {
@@ -148,7 +165,8 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       if (s.state === "ready") {
         move(s, "draining", why);
         const end = o.now() + o.drainTimeoutMs;
-        while (o.now() < end && ((await o.ops.inflight(s.shard.httpPort)) ?? 0) > 0) await new Promise((r) => setTimeout(r, 250));
+        while (o.now() < end && ((await o.ops.inflight(s.shard.httpPort)) ?? 0) > 0)
+          await new Promise((r) => setTimeout(r, 250));
       }
       await o.ops.stop(s.pid, s.startTime, o.stopGraceMs);
     }
@@ -185,7 +203,10 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     }
     if (readiness === "dead") {
       await o.ops.stop(s.pid, s.startTime, o.stopGraceMs);
-      return crashed(s, `health check failed (${r.kind === "status" ? `HTTP ${r.status}` : r.kind === "error" ? r.message : "refused"})`);
+      return crashed(
+        s,
+        `health check failed (${r.kind === "status" ? `HTTP ${r.status}` : r.kind === "error" ? r.message : "refused"})`,
+      );
     }
     if (s.state === "ready") return; // a blip; a dying engine is caught by its pid
     const limitMs = s.shard.profile.startupTimeoutS * 1000;
@@ -200,7 +221,10 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
   async function reconcile() {
     if (desired) {
       const live = [...slots.values()].filter((s) => !s.stopping);
-      const d = diffShards(desired, live.map((s) => ({ shardId: s.shard.shardId, fingerprint: s.shard.fingerprint })));
+      const d = diffShards(
+        desired,
+        live.map((s) => ({ shardId: s.shard.shardId, fingerprint: s.shard.fingerprint })),
+      );
       for (const shard of d.start) {
         // its old engine is still draining or stopping: start the shard once that one is gone (the retire removes it)
         if (slots.get(shard.shardId)?.stopping) continue;
@@ -277,17 +301,31 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     },
     /** Every shard's current state (for heartbeats and the final report of `--once`). */
     current(): ShardReport[] {
-      return [...slots.values()].map((s) => ({ shardId: s.shard.shardId, replicaId: s.shard.replicaId, state: s.state, at: o.now(), ...(s.message ? { message: s.message.slice(0, 2048) } : {}) }));
+      return [...slots.values()].map((s) => ({
+        shardId: s.shard.shardId,
+        replicaId: s.shard.replicaId,
+        state: s.state,
+        at: o.now(),
+        ...(s.message ? { message: s.message.slice(0, 2048) } : {}),
+      }));
     },
     /** Engines running now, as reported at registration. */
     running(): RunningShard[] {
       return [...slots.values()]
         .filter((s) => s.pid !== undefined && s.startTime !== undefined)
-        .map((s) => runningShard({ shard: s.shard, pid: s.pid!, startTime: s.startTime!, startedAt: s.startedAt ?? 0, restarts: s.failures, state: s.state }));
+        .map((s) =>
+          runningShard({
+            shard: s.shard,
+            pid: s.pid!,
+            startTime: s.startTime!,
+            startedAt: s.startedAt ?? 0,
+            restarts: s.failures,
+            state: s.state,
+          }),
+        );
     },
   };
 }
 
 /** The probe host for engines bound to `bindHost` (a wildcard bind is probed on loopback). */
 export const probeHost = (bindHost: string) => (bindHost === "0.0.0.0" || bindHost === "::" ? "127.0.0.1" : bindHost);
-

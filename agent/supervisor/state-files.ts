@@ -25,7 +25,8 @@ const dirOf = (stateDir: string) => join(stateDir, "shards");
 
 /** A shard id checked to be usable as a file name (shard ids come from the control plane: anything odd is refused). */
 export function fileSafe(shardId: string): string {
-  if (!SAFE_ID.test(shardId) || shardId.startsWith(".")) throw new Error(`shard id ${JSON.stringify(shardId)} cannot name a file`);
+  if (!SAFE_ID.test(shardId) || shardId.startsWith("."))
+    throw new Error(`shard id ${JSON.stringify(shardId)} cannot name a file`);
   return shardId;
 }
 
@@ -63,7 +64,10 @@ export async function readRecords(stateDir: string): Promise<{ records: ShardRec
     try {
       const r = ShardRecord.safeParse(JSON.parse(await readFile(path, "utf8")));
       if (r.success) records.push(r.data);
-      else problems.push(`${path}: not a shard record (${r.error.issues[0]?.path.join(".")}: ${r.error.issues[0]?.message})`);
+      else
+        problems.push(
+          `${path}: not a shard record (${r.error.issues[0]?.path.join(".")}: ${r.error.issues[0]?.message})`,
+        );
     } catch (e) {
       problems.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -13,8 +13,16 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
   const db = c.var.deps.store.db;
   const now = c.var.deps.now();
   const [list, reps] = await Promise.all([
-    db.select().from(deployments).orderBy(asc(deployments.name)).then((rows) => deploymentViews(db, rows)),
-    db.select().from(replicas).orderBy(asc(replicas.seq)).then((rows) => replicaViews(db, rows)),
+    db
+      .select()
+      .from(deployments)
+      .orderBy(asc(deployments.name))
+      .then((rows) => deploymentViews(db, rows)),
+    db
+      .select()
+      .from(replicas)
+      .orderBy(asc(replicas.seq))
+      .then((rows) => replicaViews(db, rows)),
   ]);
   return page(
     c,
@@ -28,9 +36,15 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
               <th scope="col">deployment</th>
               <th scope="col">model</th>
               <th scope="col">pool</th>
-              <th scope="col" class="num">desired</th>
-              <th scope="col" class="num">placed</th>
-              <th scope="col" class="num">ready</th>
+              <th scope="col" class="num">
+                desired
+              </th>
+              <th scope="col" class="num">
+                placed
+              </th>
+              <th scope="col" class="num">
+                ready
+              </th>
               <th scope="col">phase</th>
               <th scope="col">why pending</th>
             </tr>
@@ -55,7 +69,9 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
           </tbody>
         </table>
       ) : (
-        <p class="muted">No deployments. Declare one with <code>{"PUT /api/v1/deployments/<name>"}</code> (or Terraform).</p>
+        <p class="muted">
+          No deployments. Declare one with <code>{"PUT /api/v1/deployments/<name>"}</code> (or Terraform).
+        </p>
       )}
       <h2 id="replicas">Replicas</h2>
       {reps.length ? (
@@ -87,8 +103,8 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
                   <ul class="reasons">
                     {r.shards.map((s) => (
                       <li>
-                        <a href={`/admin/nodes/${encodeURIComponent(s.nodeId)}`}>{s.nodeId}</a> rank {s.rank} · GPU {s.devices.join(", ")} · <span class="mono">{s.fabric}</span> ·{" "}
-                        <Badge state={s.state} />
+                        <a href={`/admin/nodes/${encodeURIComponent(s.nodeId)}`}>{s.nodeId}</a> rank {s.rank} · GPU{" "}
+                        {s.devices.join(", ")} · <span class="mono">{s.fabric}</span> · <Badge state={s.state} />
                         {s.message ? ` ${s.message}` : ""}
                       </li>
                     ))}

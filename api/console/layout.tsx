@@ -3,8 +3,8 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { Child } from "hono/jsx";
-import { CSRF_FIELD } from "./session.js";
 import { SCRIPT } from "./script.js";
+import { CSRF_FIELD } from "./session.js";
 import { fingerprint, STYLE } from "./style.js";
 
 export const STYLE_URL = `/admin/static/style.css?v=${fingerprint(STYLE)}`;
@@ -74,8 +74,8 @@ export function page(c: Context, o: PageOptions, body: Child) {
         <main id="main">{body}</main>
         {refresh ? (
           <footer>
-            Shown at <span id="updated">{new Date(o.now).toISOString().slice(11, 19)} UTC</span>; refreshes every {refresh} s while the tab is visible
-            (needs JavaScript; otherwise reload the page).
+            Shown at <span id="updated">{new Date(o.now).toISOString().slice(11, 19)} UTC</span>; refreshes every{" "}
+            {refresh} s while the tab is visible (needs JavaScript; otherwise reload the page).
           </footer>
         ) : null}
       </body>
@@ -116,7 +116,14 @@ export function CountedReasons(p: { items: readonly { count: number; reason: str
 export function Ago(p: { at: number | null; now: number }) {
   if (p.at === null) return <span class="muted">never</span>;
   const s = Math.max(0, Math.round((p.now - p.at) / 1000));
-  const text = s < 90 ? `${s} s ago` : s < 5400 ? `${Math.round(s / 60)} min ago` : s < 172800 ? `${Math.round(s / 3600)} h ago` : `${Math.round(s / 86400)} d ago`;
+  const text =
+    s < 90
+      ? `${s} s ago`
+      : s < 5400
+        ? `${Math.round(s / 60)} min ago`
+        : s < 172800
+          ? `${Math.round(s / 3600)} h ago`
+          : `${Math.round(s / 86400)} d ago`;
   const iso = new Date(p.at).toISOString();
   return (
     <time datetime={iso} title={iso}>

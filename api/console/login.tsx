@@ -11,7 +11,10 @@ export function loginPage(c: Context<ConsoleEnv>, next: string, error?: string) 
     { title: "Log in", now: c.var.deps.now(), status: error ? 401 : 200 },
     <form class="login" method="post" action="/admin/login">
       <h1>Log in</h1>
-      <p class="muted">With an admin token (<code>llmgw_adm_…</code>): printed at the server's first start, LLMGW_ADMIN_TOKEN, or made with POST /api/v1/tokens.</p>
+      <p class="muted">
+        With an admin token (<code>llmgw_adm_…</code>): printed at the server's first start, LLMGW_ADMIN_TOKEN, or made
+        with POST /api/v1/tokens.
+      </p>
       {error ? (
         <p class="notice error" role="alert">
           {error}

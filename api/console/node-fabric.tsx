@@ -45,7 +45,10 @@ export function DomainFacts(p: { inv: Inventory; state: string }) {
                 </ul>
               </>
             ) : (
-              <Badge state={e.degraded ? "degraded" : "in"} label={e.degraded ? "eligible, degraded (chosen last)" : "eligible"} />
+              <Badge
+                state={e.degraded ? "degraded" : "in"}
+                label={e.degraded ? "eligible, degraded (chosen last)" : "eligible"}
+              />
             )}
           </dd>
         </>
@@ -62,7 +65,10 @@ export function DomainFacts(p: { inv: Inventory; state: string }) {
 
 /** InfiniBand adapters, one row per port, with the operator-named fabric each belongs to. */
 export function HcaTable(p: { inv: Inventory }) {
-  if (!p.inv.hcas.length) return <p class="muted">No InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain.</p>;
+  if (!p.inv.hcas.length)
+    return (
+      <p class="muted">No InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain.</p>
+    );
   const fabricOfHca = (name: string) => p.inv.fabrics.filter((f) => f.hcas.includes(name)).map((f) => f.fabric);
   return (
     <table>
@@ -90,7 +96,11 @@ export function HcaTable(p: { inv: Inventory }) {
               <td>{fabricOfHca(h.name).join(", ") || <span class="muted">none named</span>}</td>
               <td>{port?.port ?? "—"}</td>
               <td>
-                {port ? <Badge state={port.state} label={`${port.state}${port.physState ? ` (${port.physState})` : ""}`} /> : <span class="muted">no ports</span>}
+                {port ? (
+                  <Badge state={port.state} label={`${port.state}${port.physState ? ` (${port.physState})` : ""}`} />
+                ) : (
+                  <span class="muted">no ports</span>
+                )}
                 {port?.state === "INIT" ? <div>no subnet manager</div> : null}
               </td>
               <td>{port?.rateGbps !== undefined ? `${port.rateGbps} Gb/s` : "—"}</td>

@@ -9,10 +9,12 @@ import { Badge, gib } from "./layout.js";
 function fabricOf(g: Gpu): { state: "joined" | "out" | "degraded" | "none"; why?: string } {
   if (!g.fabric) return { state: "none", why: "not reported" };
   const why = notJoinedReason(g.fabric);
-  if (why && g.fabric.state === "Completed" && g.fabric.status === "Success" && !domainKey(g.fabric)) return { state: "none", why: "no multi-node domain (single-machine NVSwitch)" };
+  if (why && g.fabric.state === "Completed" && g.fabric.status === "Success" && !domainKey(g.fabric))
+    return { state: "none", why: "no multi-node domain (single-machine NVSwitch)" };
   if (why) return { state: "out", why };
   const h = g.fabric.health;
-  if (h?.bandwidth === "Degraded" || h?.summary === "Limited Capacity") return { state: "degraded", why: `health ${h.summary ?? "?"}, bandwidth ${h.bandwidth ?? "?"}` };
+  if (h?.bandwidth === "Degraded" || h?.summary === "Limited Capacity")
+    return { state: "degraded", why: `health ${h.summary ?? "?"}, bandwidth ${h.bandwidth ?? "?"}` };
   return { state: "joined" };
 }
 
@@ -52,9 +54,15 @@ export function GpuTable(p: { gpus: Gpu[] }) {
                 {h.powerDrawW !== undefined ? ` / ${Math.round(h.powerDrawW)} W` : ""}
               </td>
               <td>{g.numaNode ?? <span class="muted">—</span>}</td>
-              <td class="mono">{g.nearestNic ? `${g.nearestNic} (${g.nics[0]?.path ?? "?"})` : <span class="muted">—</span>}</td>
+              <td class="mono">
+                {g.nearestNic ? `${g.nearestNic} (${g.nics[0]?.path ?? "?"})` : <span class="muted">—</span>}
+              </td>
               <td>
-                {f.state === "none" ? <span class="muted">{f.why}</span> : <Badge state={f.state} label={f.state === "out" ? "not joined" : f.state} />}
+                {f.state === "none" ? (
+                  <span class="muted">{f.why}</span>
+                ) : (
+                  <Badge state={f.state} label={f.state === "out" ? "not joined" : f.state} />
+                )}
                 {f.why && f.state !== "none" ? <div>{f.why}</div> : null}
               </td>
               <td>
@@ -78,7 +86,10 @@ export function GpuTable(p: { gpus: Gpu[] }) {
 
 /** The GPU-by-GPU NVLink matrix as `nvidia-smi topo -m` reports it (NV# = # bonded links). */
 export function NvlinkMatrix(p: { gpus: Gpu[] }) {
-  if (!p.gpus.some((g) => g.nvlinkPeers.length)) return <p class="muted">No NVLink peers reported on this node (no NVLink, or `nvidia-smi topo -m` could not be read).</p>;
+  if (!p.gpus.some((g) => g.nvlinkPeers.length))
+    return (
+      <p class="muted">No NVLink peers reported on this node (no NVLink, or `nvidia-smi topo -m` could not be read).</p>
+    );
   return (
     <table class="matrix">
       <caption>NV# = bonded NVLinks between two GPUs; X = the GPU itself</caption>
@@ -95,7 +106,12 @@ export function NvlinkMatrix(p: { gpus: Gpu[] }) {
           <tr>
             <th scope="row">GPU{a.index}</th>
             {p.gpus.map((b) => {
-              if (a.index === b.index) return <td class="self" aria-label={`GPU ${a.index}: itself`}>X</td>;
+              if (a.index === b.index)
+                return (
+                  <td class="self" aria-label={`GPU ${a.index}: itself`}>
+                    X
+                  </td>
+                );
               const links = a.nvlinkPeers.find((x) => x.gpu === b.index)?.links;
               const name = `GPU ${a.index} to GPU ${b.index}: ${links ? `${links} NVLinks` : "no NVLink"}`;
               return links ? (
@@ -140,8 +156,18 @@ export function MigTable(p: { gpus: Gpu[] }) {
                 </th>
                 <td>{m.profile ?? "—"}</td>
                 <td class="mono">{m.class ?? "—"}</td>
-                <td>{m.memoryTotalMiB !== undefined ? `${m.memoryUsedMiB !== undefined ? `${gib(m.memoryUsedMiB)} of ` : ""}${gib(m.memoryTotalMiB)}` : "—"}</td>
-                <td>{m.processes.length ? m.processes.map((x) => `${x.name ?? "?"} (${x.pid})`).join(", ") : <span class="muted">none</span>}</td>
+                <td>
+                  {m.memoryTotalMiB !== undefined
+                    ? `${m.memoryUsedMiB !== undefined ? `${gib(m.memoryUsedMiB)} of ` : ""}${gib(m.memoryTotalMiB)}`
+                    : "—"}
+                </td>
+                <td>
+                  {m.processes.length ? (
+                    m.processes.map((x) => `${x.name ?? "?"} (${x.pid})`).join(", ")
+                  ) : (
+                    <span class="muted">none</span>
+                  )}
+                </td>
               </tr>
             ))
           ) : (
@@ -151,7 +177,8 @@ export function MigTable(p: { gpus: Gpu[] }) {
               </th>
               <td colspan={4} class="problems">
                 MIG mode {g.mig!.current}
-                {g.mig!.pending && g.mig!.pending !== g.mig!.current ? ` (pending ${g.mig!.pending})` : ""}: no instances, nothing can run here
+                {g.mig!.pending && g.mig!.pending !== g.mig!.current ? ` (pending ${g.mig!.pending})` : ""}: no
+                instances, nothing can run here
               </td>
             </tr>
           ),

@@ -5,8 +5,8 @@ import { eq, inArray } from "drizzle-orm";
 import type { Context } from "hono";
 import { listEvents } from "../db/events.js";
 import { findNode } from "../db/nodes.js";
-import { NODE_ACTIONS, type NodeAction, nodeDetail } from "../views/nodes.js";
 import { replicas, shards } from "../db/schema.js";
+import { NODE_ACTIONS, type NodeAction, nodeDetail } from "../views/nodes.js";
 import { replicaViews } from "../views/replicas.js";
 import { Ago, Badge, CsrfField, classList, page } from "./layout.js";
 import { DomainFacts, HcaTable } from "./node-fabric.js";
@@ -80,13 +80,32 @@ export async function nodePage(c: Context<ConsoleEnv>) {
   const row = await findNode(store.db, id);
   const csrf = c.var.session.csrf;
   if (!row) {
-    return page(c, { title: "No such node", section: "/admin/nodes", csrf, now, status: 404 }, <><h1>No node {id}</h1><p><a href="/admin/nodes">All nodes</a></p></>);
+    return page(
+      c,
+      { title: "No such node", section: "/admin/nodes", csrf, now, status: 404 },
+      <>
+        <h1>No node {id}</h1>
+        <p>
+          <a href="/admin/nodes">All nodes</a>
+        </p>
+      </>,
+    );
   }
   const held = await store.db.selectDistinct({ id: shards.replicaId }).from(shards).where(eq(shards.nodeId, id));
   const [node, events, replicaRows] = await Promise.all([
     nodeDetail(store.db, row, now, settings.nodeLostAfterS),
     listEvents(store.db, { nodeId: id, limit: 10 }),
-    held.length ? store.db.select().from(replicas).where(inArray(replicas.id, held.map((h) => h.id))) : Promise.resolve([]),
+    held.length
+      ? store.db
+          .select()
+          .from(replicas)
+          .where(
+            inArray(
+              replicas.id,
+              held.map((h) => h.id),
+            ),
+          )
+      : Promise.resolve([]),
   ]);
   const inv = node.inventory;
   const done = c.req.query("done") as NodeAction | undefined;
@@ -109,7 +128,11 @@ export async function nodePage(c: Context<ConsoleEnv>) {
         {(Object.keys(NODE_ACTIONS) as NodeAction[]).map((verb) => (
           <form method="post" action={`/admin/nodes/${encodeURIComponent(id)}/${verb}`}>
             <CsrfField token={csrf} />
-            <button type="submit" class={verb === "uncordon" ? "" : "danger"} disabled={!(NODE_ACTIONS[verb].from as readonly string[]).includes(node.adminState)}>
+            <button
+              type="submit"
+              class={verb === "uncordon" ? "" : "danger"}
+              disabled={!(NODE_ACTIONS[verb].from as readonly string[]).includes(node.adminState)}
+            >
               {NODE_ACTIONS[verb].label}
             </button>
           </form>

@@ -20,8 +20,16 @@ export function DomainKey(p: { domain: string }) {
 
 /** The IMEX state as a badge with its channel count. */
 export function ImexBadge(p: { imex: { state: string; channels: number } }) {
-  const label = p.imex.state === "ready" ? `${p.imex.state}, ${p.imex.channels} channel${p.imex.channels === 1 ? "" : "s"}` : p.imex.state;
-  return <Badge state={p.imex.state === "ready" ? (p.imex.channels ? "ready" : "warn") : p.imex.state} label={`IMEX ${label}`} />;
+  const label =
+    p.imex.state === "ready"
+      ? `${p.imex.state}, ${p.imex.channels} channel${p.imex.channels === 1 ? "" : "s"}`
+      : p.imex.state;
+  return (
+    <Badge
+      state={p.imex.state === "ready" ? (p.imex.channels ? "ready" : "warn") : p.imex.state}
+      label={`IMEX ${label}`}
+    />
+  );
 }
 
 /** GET /admin/nodes[?state=…]. */
@@ -31,7 +39,10 @@ export async function nodesPage(c: Context<ConsoleEnv>) {
   const wanted = NodeState.safeParse(c.req.query("state")).data;
   const [rows, classes] = await Promise.all([listNodes(store.db), classCounts(store.db)]);
   const list = rows
-    .map((row) => ({ summary: nodeSummary(row, classes.get(row.id) ?? {}, now, settings.nodeLostAfterS), inv: readInventory(row) }))
+    .map((row) => ({
+      summary: nodeSummary(row, classes.get(row.id) ?? {}, now, settings.nodeLostAfterS),
+      inv: readInventory(row),
+    }))
     .filter((n) => !wanted || n.summary.state === wanted);
   return page(
     c,
@@ -80,14 +91,19 @@ export async function nodesPage(c: Context<ConsoleEnv>) {
                   <td>
                     {f.domains.length ? (
                       <>
-                        <Badge state={f.joined === f.total ? (f.degraded.length ? "degraded" : "joined") : "out"} label={`${f.joined}/${f.total} joined`} />{" "}
+                        <Badge
+                          state={f.joined === f.total ? (f.degraded.length ? "degraded" : "joined") : "out"}
+                          label={`${f.joined}/${f.total} joined`}
+                        />{" "}
                         {f.domain ? <DomainKey domain={f.domain} /> : <span class="problems">mixed domains</span>}
                       </>
                     ) : (
                       <span class="muted">no multi-node domain</span>
                     )}
                   </td>
-                  <td>{inv.imex.state === "absent" ? <span class="muted">absent</span> : <ImexBadge imex={inv.imex} />}</td>
+                  <td>
+                    {inv.imex.state === "absent" ? <span class="muted">absent</span> : <ImexBadge imex={inv.imex} />}
+                  </td>
                   <td>{ports.length ? `${active} of ${ports.length} active` : <span class="muted">no HCA</span>}</td>
                   <td>
                     <Ago at={n.lastSeenAt} now={now} />
@@ -98,7 +114,9 @@ export async function nodesPage(c: Context<ConsoleEnv>) {
           </tbody>
         </table>
       ) : (
-        <p class="muted">No nodes{wanted ? ` in state ${wanted}` : ""}. Agents register with a join token (POST /api/v1/join-tokens).</p>
+        <p class="muted">
+          No nodes{wanted ? ` in state ${wanted}` : ""}. Agents register with a join token (POST /api/v1/join-tokens).
+        </p>
       )}
     </>,
   );

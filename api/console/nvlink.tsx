@@ -17,17 +17,21 @@ const TRAY_WORD = { in: "in", out: "out", degraded: "degraded" } as const;
 /** A card's state on the rack of `domain`, and its accessible name ("GPU 2: not joined (fabric In Progress)"). */
 export function chipOf(g: NvlinkGpu, domain: string): { state: ChipState; name: string } {
   if (!g.joined) return { state: "out", name: `GPU ${g.index}: not joined (${g.notJoined ?? "fabric not reported"})` };
-  if (g.domain !== domain) return { state: "out", name: `GPU ${g.index}: not joined to this domain (it reports ${g.domain})` };
+  if (g.domain !== domain)
+    return { state: "out", name: `GPU ${g.index}: not joined to this domain (it reports ${g.domain})` };
   if (g.degraded) {
     const h = g.fabric?.health;
-    const why = [h?.summary ? `fabric health ${h.summary}` : "", h?.bandwidth ? `bandwidth ${h.bandwidth}` : ""].filter(Boolean).join(", ");
+    const why = [h?.summary ? `fabric health ${h.summary}` : "", h?.bandwidth ? `bandwidth ${h.bandwidth}` : ""]
+      .filter(Boolean)
+      .join(", ");
     return { state: "degraded", name: `GPU ${g.index}: joined, degraded bandwidth (${why})` };
   }
   return { state: "joined", name: `GPU ${g.index}: joined` };
 }
 
 /** A tray's state: in (eligible), degraded (eligible, placed on last) or out. */
-export const trayState = (t: NvlinkTray): keyof typeof TRAY_WORD => (!t.eligible ? "out" : t.degraded ? "degraded" : "in");
+export const trayState = (t: NvlinkTray): keyof typeof TRAY_WORD =>
+  !t.eligible ? "out" : t.degraded ? "degraded" : "in";
 
 function Tray(p: { tray: NvlinkTray; position: number; domain: string }) {
   const t = p.tray;
@@ -97,7 +101,8 @@ function Rack(p: { domain: NvlinkDomain }) {
           Domain <DomainKey domain={d.key} />
         </h2>
         <p class="muted">
-          cluster <span class="mono">{d.clusterUuid}</span>, clique {d.cliqueId} · {d.eligibleTrays} of {d.trays.length} trays can take multi-node shards
+          cluster <span class="mono">{d.clusterUuid}</span>, clique {d.cliqueId} · {d.eligibleTrays} of {d.trays.length}{" "}
+          trays can take multi-node shards
           {d.degraded ? " · degraded bandwidth: placed on after healthy domains" : ""}
         </p>
       </header>
@@ -171,9 +176,15 @@ export async function nvlinkPage(c: Context<ConsoleEnv>) {
       <h1>NVLink domains</h1>
       <p class="muted">Every multi-node NVLink domain as a rack: the same view as GET /api/v1/nvlink.</p>
       <div class="legend" aria-label="Legend">
-        <span class="chip" data-state="joined">✓ joined</span>
-        <span class="chip" data-state="out">✕ not joined</span>
-        <span class="chip" data-state="degraded">! degraded bandwidth</span>
+        <span class="chip" data-state="joined">
+          ✓ joined
+        </span>
+        <span class="chip" data-state="out">
+          ✕ not joined
+        </span>
+        <span class="chip" data-state="degraded">
+          ! degraded bandwidth
+        </span>
         <span>Beside each tray: what keeps it out of multi-node placement.</span>
       </div>
       {view.domains.length ? (

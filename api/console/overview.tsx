@@ -7,10 +7,10 @@ import { listEvents } from "../db/events.js";
 import { listNodes } from "../db/nodes.js";
 import { deployments, replicas } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
+import { readCapacity } from "../views/capacity.js";
 import { deploymentViews } from "../views/deployments.js";
 import { replicaViews } from "../views/replicas.js";
 import { Ago, Badge, page } from "./layout.js";
-import { readCapacity } from "../views/capacity.js";
 import { ClassTable } from "./plan.js";
 import type { ConsoleEnv } from "./session.js";
 
@@ -18,7 +18,8 @@ const DEPLOYMENT_PHASES = ["Ready", "Starting", "Pending"] as const;
 const REPLICA_STATES = ["ready", "starting", "failed"] as const;
 
 /** Counts of `items` by `key`, in the order of `keys`. */
-const countBy = <T,>(items: T[], keys: readonly string[], key: (t: T) => string) => keys.map((k) => [k, items.filter((i) => key(i) === k).length] as const);
+const countBy = <T,>(items: T[], keys: readonly string[], key: (t: T) => string) =>
+  keys.map((k) => [k, items.filter((i) => key(i) === k).length] as const);
 
 /** Cards of counts, each linking to where the items are listed. */
 function Counts(p: { label: string; counts: (readonly [string, number])[]; href: (k: string) => string }) {
@@ -44,8 +45,16 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
   const [nodeRows, events, deploymentList, replicaList, capacity] = await Promise.all([
     listNodes(db),
     listEvents(db, { limit: 15 }),
-    db.select().from(deployments).orderBy(asc(deployments.name)).then((rows) => deploymentViews(db, rows)),
-    db.select().from(replicas).orderBy(asc(replicas.seq)).then((rows) => replicaViews(db, rows)),
+    db
+      .select()
+      .from(deployments)
+      .orderBy(asc(deployments.name))
+      .then((rows) => deploymentViews(db, rows)),
+    db
+      .select()
+      .from(replicas)
+      .orderBy(asc(replicas.seq))
+      .then((rows) => replicaViews(db, rows)),
     readCapacity(deps, now),
   ]);
   const states = nodeRows.map((r) => nodeState(r, now, deps.settings.nodeLostAfterS));
@@ -57,7 +66,11 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
       <h1>Overview</h1>
       <section aria-labelledby="h-nodes">
         <h2 id="h-nodes">Nodes ({nodeRows.length})</h2>
-        <Counts label="Nodes by state" counts={countBy(states, NodeState.options, (s) => s)} href={(k) => `/admin/nodes?state=${k}`} />
+        <Counts
+          label="Nodes by state"
+          counts={countBy(states, NodeState.options, (s) => s)}
+          href={(k) => `/admin/nodes?state=${k}`}
+        />
       </section>
       <section aria-labelledby="h-devices">
         <h2 id="h-devices">Devices</h2>
@@ -66,11 +79,19 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
       <div class="grid-2">
         <section aria-labelledby="h-deployments">
           <h2 id="h-deployments">Deployments ({deploymentList.length})</h2>
-          <Counts label="Deployments by phase" counts={countBy(deploymentList, DEPLOYMENT_PHASES, (d) => d.status.phase)} href={() => "/admin/deployments"} />
+          <Counts
+            label="Deployments by phase"
+            counts={countBy(deploymentList, DEPLOYMENT_PHASES, (d) => d.status.phase)}
+            href={() => "/admin/deployments"}
+          />
         </section>
         <section aria-labelledby="h-replicas">
           <h2 id="h-replicas">Replicas ({replicaList.length})</h2>
-          <Counts label="Replicas by state" counts={countBy(replicaList, REPLICA_STATES, (r) => r.state)} href={() => "/admin/deployments#replicas"} />
+          <Counts
+            label="Replicas by state"
+            counts={countBy(replicaList, REPLICA_STATES, (r) => r.state)}
+            href={() => "/admin/deployments#replicas"}
+          />
         </section>
       </div>
       <section aria-labelledby="h-pending">
@@ -115,7 +136,13 @@ export function EventTable(p: { events: Awaited<ReturnType<typeof listEvents>>; 
               <Ago at={e.at} now={p.now} />
             </td>
             <td class="mono">{e.type}</td>
-            <td>{e.nodeId ? <a href={`/admin/nodes/${encodeURIComponent(e.nodeId)}`}>{e.nodeId}</a> : <span class="muted">—</span>}</td>
+            <td>
+              {e.nodeId ? (
+                <a href={`/admin/nodes/${encodeURIComponent(e.nodeId)}`}>{e.nodeId}</a>
+              ) : (
+                <span class="muted">—</span>
+              )}
+            </td>
             <td>{e.message}</td>
           </tr>
         ))}

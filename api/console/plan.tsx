@@ -15,10 +15,18 @@ export function ClassTable(p: { classes: ClassCapacity[] }) {
       <thead>
         <tr>
           <th scope="col">class</th>
-          <th scope="col" class="num">total</th>
-          <th scope="col" class="num">free</th>
-          <th scope="col" class="num">used</th>
-          <th scope="col" class="num">unavailable</th>
+          <th scope="col" class="num">
+            total
+          </th>
+          <th scope="col" class="num">
+            free
+          </th>
+          <th scope="col" class="num">
+            used
+          </th>
+          <th scope="col" class="num">
+            unavailable
+          </th>
           <th scope="col">why unavailable</th>
         </tr>
       </thead>
@@ -54,7 +62,10 @@ export async function planPage(c: Context<ConsoleEnv>) {
     { title: "Plan", section: "/admin/plan", csrf: c.var.session.csrf, now },
     <>
       <h1>Plan</h1>
-      <p class="muted">What the fleet holds, and how many more replicas of each model profile would fit now (the same figures as GET /api/v1/plan).</p>
+      <p class="muted">
+        What the fleet holds, and how many more replicas of each model profile would fit now (the same figures as GET
+        /api/v1/plan).
+      </p>
       <ClassTable classes={classes} />
       <h2>What more fits</h2>
       {profiles.length ? (
@@ -66,7 +77,9 @@ export async function planPage(c: Context<ConsoleEnv>) {
               <th scope="col">profile</th>
               <th scope="col">class</th>
               <th scope="col">pool</th>
-              <th scope="col" class="num">more replicas</th>
+              <th scope="col" class="num">
+                more replicas
+              </th>
               <th scope="col">where, or why none</th>
             </tr>
           </thead>
@@ -78,7 +91,11 @@ export async function planPage(c: Context<ConsoleEnv>) {
                 <td class="mono">{p.gpuClass}</td>
                 <td>{p.pool}</td>
                 <td class="num">
-                  <Badge state={p.fits ? "ready" : "none"} label={String(p.fits)} title={p.fits ? `${p.fits} more fit` : "none fits"} />
+                  <Badge
+                    state={p.fits ? "ready" : "none"}
+                    label={String(p.fits)}
+                    title={p.fits ? `${p.fits} more fit` : "none fits"}
+                  />
                 </td>
                 <td>
                   {p.reason ??
@@ -91,7 +108,10 @@ export async function planPage(c: Context<ConsoleEnv>) {
           </tbody>
         </table>
       ) : (
-        <p class="muted">No model profiles to fit, or no pools: add models with <code>{"PUT /api/v1/models/{name}"}</code> and register nodes.</p>
+        <p class="muted">
+          No model profiles to fit, or no pools: add models with <code>{"PUT /api/v1/models/{name}"}</code> and register
+          nodes.
+        </p>
       )}
     </>,
   );

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 // The console under /admin: static files, login and logout, the pages (behind a session) and the node actions
 // (behind the session's CSRF token). Every middleware here is scoped to /admin paths: this router is mounted at "/".
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
@@ -19,21 +19,22 @@ import { planPage } from "./plan.js";
 import { SCRIPT } from "./script.js";
 import {
   adminTokenId,
+  type ConsoleEnv,
   clearSessionCookie,
   closeSession,
-  type ConsoleEnv,
   csrfOk,
   findSession,
   openSession,
   requireSession,
+  SESSION_COOKIE,
   safeNext,
   sameOrigin,
-  SESSION_COOKIE,
   setSessionCookie,
 } from "./session.js";
 import { STYLE } from "./style.js";
 
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const headers = createMiddleware(async (c, next) => {
   await next();
@@ -52,12 +53,16 @@ function forbidden(c: Context<ConsoleEnv>) {
     { title: "Refused", csrf: c.var.session?.csrf, now: c.var.deps.now(), status: 403 },
     <>
       <h1>Refused: nothing was changed</h1>
-      <p>The form was stale or came from another site (its CSRF token did not match this session). Go back, reload the page and try again.</p>
+      <p>
+        The form was stale or came from another site (its CSRF token did not match this session). Go back, reload the
+        page and try again.
+      </p>
     </>,
   );
 }
 
-const staticFile = (body: string, type: string) => (c: Context) => c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });
+const staticFile = (body: string, type: string) => (c: Context) =>
+  c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });
 
 export const consoleRoutes = new Hono<ConsoleEnv>()
   .use("/admin", headers)
@@ -76,7 +81,12 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
     if (!sameOrigin(c)) return loginPage(c, next, "Refused: the form came from another site.");
     const token = typeof form.token === "string" ? form.token : "";
     const tokenId = token ? await adminTokenId(c, token) : undefined;
-    if (!tokenId) return loginPage(c, next, "That is not a valid admin token (llmgw_adm_…). Node, join and API keys cannot log in.");
+    if (!tokenId)
+      return loginPage(
+        c,
+        next,
+        "That is not a valid admin token (llmgw_adm_…). Node, join and API keys cannot log in.",
+      );
     const { secret } = await openSession(c.var.deps.store, tokenId, c.var.deps.now());
     setSessionCookie(c, secret);
     return c.redirect(next, 303);

@@ -9,9 +9,9 @@ import { createMiddleware } from "hono/factory";
 import { identify } from "../auth.js";
 import type { Q, Store } from "../db/client.js";
 import { adminTokens, consoleSessions } from "../db/schema.js";
+import { constantTimeEqual, hashSecret, randomBase62 } from "../db/secrets.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { constantTimeEqual, hashSecret, randomBase62 } from "../db/secrets.js";
 
 export const SESSION_COOKIE = "llmgw_console";
 export const SESSION_TTL_S = 12 * 3600;
@@ -34,9 +34,19 @@ export async function adminTokenId(c: Context<ConsoleEnv>, token: string): Promi
 }
 
 /** Stores a new session for an admin token (dropping expired ones) and returns the cookie's secret. */
-export async function openSession(store: Store, tokenId: string, now: number): Promise<{ secret: string; session: ConsoleSession }> {
+export async function openSession(
+  store: Store,
+  tokenId: string,
+  now: number,
+): Promise<{ secret: string; session: ConsoleSession }> {
   const secret = randomBase62(43);
-  const session = { hash: await hashSecret(secret), tokenId, csrf: randomBase62(32), createdAt: now, expiresAt: now + SESSION_TTL_S * 1000 };
+  const session = {
+    hash: await hashSecret(secret),
+    tokenId,
+    csrf: randomBase62(32),
+    createdAt: now,
+    expiresAt: now + SESSION_TTL_S * 1000,
+  };
   await store.write(async (tx) => {
     await tx.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
     await tx.insert(consoleSessions).values(session);
@@ -48,7 +58,12 @@ export async function openSession(store: Store, tokenId: string, now: number): P
 export async function findSession(q: Q, secret: string, now: number): Promise<ConsoleSession | undefined> {
   const hash = await hashSecret(secret);
   const [row] = await q
-    .select({ hash: consoleSessions.hash, tokenId: consoleSessions.tokenId, csrf: consoleSessions.csrf, expiresAt: consoleSessions.expiresAt })
+    .select({
+      hash: consoleSessions.hash,
+      tokenId: consoleSessions.tokenId,
+      csrf: consoleSessions.csrf,
+      expiresAt: consoleSessions.expiresAt,
+    })
     .from(consoleSessions)
     .innerJoin(adminTokens, eq(adminTokens.id, consoleSessions.tokenId))
     .where(and(eq(consoleSessions.hash, hash), gt(consoleSessions.expiresAt, now)));
@@ -62,12 +77,20 @@ export async function closeSession(store: Store, hash: string): Promise<void> {
 
 /** True when the request came over HTTPS (directly, or as a TLS-terminating proxy says). */
 function overHttps(c: Context): boolean {
-  return new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
+  return (
+    new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto")?.split(",")[0]?.trim() === "https"
+  );
 }
 
 /** Sets the session cookie: HttpOnly, SameSite=Strict, Path=/admin, Secure over HTTPS. */
 export function setSessionCookie(c: Context, secret: string): void {
-  setCookie(c, SESSION_COOKIE, secret, { httpOnly: true, sameSite: "Strict", secure: overHttps(c), path: COOKIE_PATH, maxAge: SESSION_TTL_S });
+  setCookie(c, SESSION_COOKIE, secret, {
+    httpOnly: true,
+    sameSite: "Strict",
+    secure: overHttps(c),
+    path: COOKIE_PATH,
+    maxAge: SESSION_TTL_S,
+  });
 }
 
 /** Tells the browser to drop the session cookie. */
@@ -80,7 +103,12 @@ const NEXT = /^\/admin(\/[A-Za-z0-9._~\-/]*)?(\?[A-Za-z0-9._~\-=&%]*)?$/;
 /** A path under /admin to return to after login; anything else (another site, `..`, `//`) becomes /admin. */
 export function safeNext(next: string | undefined): string {
   if (!next || !NEXT.test(next) || next.includes("//")) return "/admin";
-  return next.split("?")[0]!.split("/").some((s) => s === "." || s === "..") ? "/admin" : next;
+  return next
+    .split("?")[0]!
+    .split("/")
+    .some((s) => s === "." || s === "..")
+    ? "/admin"
+    : next;
 }
 
 /** False when a browser says the request came from another site (Origin host or Sec-Fetch-Site). */
@@ -89,7 +117,9 @@ export function sameOrigin(c: Context): boolean {
   const origin = c.req.header("origin");
   if (!origin) return true;
   try {
-    return new URL(origin).host === (c.req.header("x-forwarded-host") ?? c.req.header("host") ?? new URL(c.req.url).host);
+    return (
+      new URL(origin).host === (c.req.header("x-forwarded-host") ?? c.req.header("host") ?? new URL(c.req.url).host)
+    );
   } catch {
     return false;
   }
@@ -101,7 +131,8 @@ export const requireSession = createMiddleware<ConsoleEnv>(async (c, next) => {
   const session = secret ? await findSession(c.var.deps.store.db, secret, c.var.deps.now()) : undefined;
   if (!session) {
     if (secret) clearSessionCookie(c);
-    const back = c.req.method === "GET" ? `?next=${encodeURIComponent(c.req.path + (new URL(c.req.url).search || ""))}` : "";
+    const back =
+      c.req.method === "GET" ? `?next=${encodeURIComponent(c.req.path + (new URL(c.req.url).search || ""))}` : "";
     return c.redirect(`/admin/login${back}`, 303);
   }
   c.set("session", session);

@@ -9,11 +9,16 @@ export type NewEvent = { type: EventType; nodeId: string | null; message: string
 /** Appends events, all stamped `at`. */
 export async function insertEvents(q: Q, at: number, list: NewEvent[]) {
   if (!list.length) return;
-  await q.insert(events).values(list.map((e) => ({ at, type: e.type, nodeId: e.nodeId, message: e.message, data: e.data ?? null })));
+  await q
+    .insert(events)
+    .values(list.map((e) => ({ at, type: e.type, nodeId: e.nodeId, message: e.message, data: e.data ?? null })));
 }
 
 /** Events newest first, filtered by node and type, between id cursors (`after` to follow, `before` to page back). */
-export async function listEvents(q: Q, f: { nodeId?: string; type?: EventType; after?: number; before?: number; limit: number }) {
+export async function listEvents(
+  q: Q,
+  f: { nodeId?: string; type?: EventType; after?: number; before?: number; limit: number },
+) {
   const where: SQL[] = [];
   if (f.nodeId) where.push(eq(events.nodeId, f.nodeId));
   if (f.type) where.push(eq(events.type, f.type));

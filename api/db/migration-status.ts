@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import type { MigrationInfo } from "./journal.js";
 import type { Db } from "./client.js";
+import type { MigrationInfo } from "./journal.js";
 
 export type MigrationStatus = { current: boolean; pending: string[] };
 
@@ -8,7 +8,9 @@ export type MigrationStatus = { current: boolean; pending: string[] };
 export async function migrationStatus(db: Db, info: MigrationInfo): Promise<MigrationStatus> {
   let last = -1;
   try {
-    const rows = await db.all<{ created_at: number | string }>(sql`SELECT created_at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1`);
+    const rows = await db.all<{ created_at: number | string }>(
+      sql`SELECT created_at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1`,
+    );
     if (rows[0]) last = Number(rows[0].created_at);
   } catch (e) {
     const cause = e instanceof Error ? `${e.message} ${String(e.cause ?? "")}` : String(e);

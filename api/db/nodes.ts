@@ -37,7 +37,11 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
     lastSeenAt: now,
     lostAt: null,
   };
-  if (existing) await q.update(nodes).set({ ...values, inventoryVersion: sql`${nodes.inventoryVersion} + 1` }).where(eq(nodes.id, req.nodeId));
+  if (existing)
+    await q
+      .update(nodes)
+      .set({ ...values, inventoryVersion: sql`${nodes.inventoryVersion} + 1` })
+      .where(eq(nodes.id, req.nodeId));
   else await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, inventoryVersion: 1, ...values });
   await replaceDevices(q, req.nodeId, req.inventory);
 }
@@ -91,7 +95,13 @@ export async function listNodes(q: Q) {
  * Sets what an operator wants of a node (cordoned, draining, ready) with an event and a new cluster generation; a node
  * already in that state is returned unchanged. Undefined when there is no such node.
  */
-export async function setAdminState(tx: Tx, id: string, adminState: NodeRow["adminState"], event: EventType, now: number): Promise<NodeRow | undefined> {
+export async function setAdminState(
+  tx: Tx,
+  id: string,
+  adminState: NodeRow["adminState"],
+  event: EventType,
+  now: number,
+): Promise<NodeRow | undefined> {
   const before = await findNode(tx, id);
   if (!before || before.adminState === adminState) return before;
   const [after] = await tx.update(nodes).set({ adminState }).where(eq(nodes.id, id)).returning();

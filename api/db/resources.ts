@@ -7,8 +7,14 @@ export type StoredResource = { name: string; spec: string; version: number; crea
 export const etagOf = (version: number) => `"${version}"`;
 
 /** The row a PUT should write: unchanged (same version) when the spec is the same, else the next version. */
-export function nextVersion(current: StoredResource | undefined, name: string, spec: unknown, now: number): { row: StoredResource; changed: boolean } {
-  if (current && canonicalJson(JSON.parse(current.spec)) === canonicalJson(spec)) return { row: current, changed: false };
+export function nextVersion(
+  current: StoredResource | undefined,
+  name: string,
+  spec: unknown,
+  now: number,
+): { row: StoredResource; changed: boolean } {
+  if (current && canonicalJson(JSON.parse(current.spec)) === canonicalJson(spec))
+    return { row: current, changed: false };
   const row = {
     name,
     spec: JSON.stringify(spec),

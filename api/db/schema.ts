@@ -32,7 +32,9 @@ export const nodes = sqliteTable(
     labels: text("labels", { mode: "json" }).$type<Record<string, string>>().notNull(),
     agentVersion: text("agent_version").notNull(),
     tokenHash: text("token_hash").notNull().unique(),
-    adminState: text("admin_state", { enum: ["ready", "cordoned", "draining"] }).notNull().default("ready"),
+    adminState: text("admin_state", { enum: ["ready", "cordoned", "draining"] })
+      .notNull()
+      .default("ready"),
     portFirst: integer("port_first"),
     portLast: integer("port_last"),
     /** The inventory as registered, with heartbeat fields applied: returned as is, never queried. */
@@ -47,7 +49,11 @@ export const nodes = sqliteTable(
     /** Bumped whenever the node's desired shard set changes: the long-poll index. */
     assignIndex: integer("assign_index").notNull().default(0),
   },
-  (t) => [index("nodes_pool").on(t.pool), index("nodes_last_seen").on(t.lastSeenAt), index("nodes_assign_index").on(t.assignIndex)],
+  (t) => [
+    index("nodes_pool").on(t.pool),
+    index("nodes_last_seen").on(t.lastSeenAt),
+    index("nodes_assign_index").on(t.assignIndex),
+  ],
 );
 
 /** What placement hands out, derived from the inventory at every registration. */
@@ -76,7 +82,9 @@ export const shardStatus = sqliteTable(
       .references(() => nodes.id, { onDelete: "cascade" }),
     shardId: text("shard_id").notNull(),
     replicaId: text("replica_id"),
-    state: text("state", { enum: ["pending", "starting", "loading", "ready", "draining", "stopped", "failed"] }).notNull(),
+    state: text("state", {
+      enum: ["pending", "starting", "loading", "ready", "draining", "stopped", "failed"],
+    }).notNull(),
     message: text("message"),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -17,7 +17,8 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         shardId: r.shardId,
         replicaId: r.replicaId ?? null,
         state: readShardState(r.state),
-        message: r.message ?? (readShardState(r.state) === r.state ? null : `unknown state "${r.state}" read as failed`),
+        message:
+          r.message ?? (readShardState(r.state) === r.state ? null : `unknown state "${r.state}" read as failed`),
         updatedAt: now,
       })),
     )

@@ -1,14 +1,20 @@
 import { count, eq } from "drizzle-orm";
-import { hashSecret, newSecret, randomBase62 } from "./secrets.js";
 import type { Q, Store } from "./client.js";
 import { adminTokens, joinTokens } from "./schema.js";
+import { hashSecret, newSecret, randomBase62 } from "./secrets.js";
 
 export type AdminTokenRow = typeof adminTokens.$inferSelect;
 export type JoinTokenRow = typeof joinTokens.$inferSelect;
 
 /** Stores a new admin token (or the given secret, e.g. LLMGW_ADMIN_TOKEN) and returns it with its row. */
 export async function insertAdminToken(q: Q, name: string, now: number, secret = newSecret("adm")) {
-  const row: AdminTokenRow = { id: `tok_${randomBase62(10)}`, name, hash: await hashSecret(secret), createdAt: now, lastUsedAt: null };
+  const row: AdminTokenRow = {
+    id: `tok_${randomBase62(10)}`,
+    name,
+    hash: await hashSecret(secret),
+    createdAt: now,
+    lastUsedAt: null,
+  };
   await q.insert(adminTokens).values(row);
   return { row, secret };
 }
@@ -26,7 +32,11 @@ export async function findAdminToken(q: Q, hash: string) {
 }
 
 /** Stores a new join token and returns its secret with its row. */
-export async function insertJoinToken(q: Q, opts: { name?: string; expiresInS?: number; maxUses?: number }, now: number) {
+export async function insertJoinToken(
+  q: Q,
+  opts: { name?: string; expiresInS?: number; maxUses?: number },
+  now: number,
+) {
   const secret = newSecret("join");
   const row: JoinTokenRow = {
     id: `join_${randomBase62(10)}`,
@@ -46,7 +56,8 @@ export async function insertJoinToken(q: Q, opts: { name?: string; expiresInS?: 
 export function joinTokenUnusable(row: JoinTokenRow, now: number): string | undefined {
   if (row.revokedAt !== null) return "the join token was revoked";
   if (row.expiresAt !== null && now >= row.expiresAt) return "the join token has expired";
-  if (row.maxUses !== null && row.uses >= row.maxUses) return `the join token has been used ${row.uses} of ${row.maxUses} times`;
+  if (row.maxUses !== null && row.uses >= row.maxUses)
+    return `the join token has been used ${row.uses} of ${row.maxUses} times`;
   return undefined;
 }
 

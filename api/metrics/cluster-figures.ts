@@ -3,14 +3,14 @@
 // (cluster.ts), the Worker renders them itself (exposition.ts). No runtime import of prom-client here.
 import { ShardState } from "../../shared/schemas/common.js";
 import { NodeState } from "../../shared/schemas/node.js";
+import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { nodeState } from "../nodes/state.js";
 import { readPlacementRows } from "../placement/apply.js";
+import { classCapacity } from "../placement/capacity.js";
 import type { FactsCache } from "../placement/input.js";
 import { capacityInput, type PlacementRows } from "../views/capacity.js";
-import { classCapacity } from "../placement/capacity.js";
 import { type NvlinkCache, type NvlinkInput, nvlinkView, readNvlinkInput } from "../views/nvlink.js";
-import { byText } from "../../shared/sort.js";
 
 type Labels = Record<string, string>;
 type Sample = { labels: Labels; value: number };
@@ -22,9 +22,21 @@ export const GAUGES = {
     help: "1 when the GPU is joined to its multi-node NVLink domain (fabric Completed, Success, non-zero cluster UUID), else 0; GPUs of nodes in a domain only",
     labelNames: ["node", "gpu", "domain"],
   },
-  imexUp: { name: "llmgw_imex_up", help: "1 when the node's IMEX daemon is ready, else 0; nodes in an NVLink domain or reporting IMEX", labelNames: ["node"] },
-  imexChannels: { name: "llmgw_imex_channels", help: "IMEX channels the node has; nodes in an NVLink domain or reporting IMEX", labelNames: ["node"] },
-  nodeUp: { name: "llmgw_node_up", help: "1 when the node was heard from within the lost limit, 0 when it is lost", labelNames: ["node"] },
+  imexUp: {
+    name: "llmgw_imex_up",
+    help: "1 when the node's IMEX daemon is ready, else 0; nodes in an NVLink domain or reporting IMEX",
+    labelNames: ["node"],
+  },
+  imexChannels: {
+    name: "llmgw_imex_channels",
+    help: "IMEX channels the node has; nodes in an NVLink domain or reporting IMEX",
+    labelNames: ["node"],
+  },
+  nodeUp: {
+    name: "llmgw_node_up",
+    help: "1 when the node was heard from within the lost limit, 0 when it is lost",
+    labelNames: ["node"],
+  },
   nodes: { name: "llmgw_nodes", help: "Nodes by state (ready, cordoned, draining, lost)", labelNames: ["state"] },
   nodeHeartbeatAge: {
     name: "llmgw_node_heartbeat_age_seconds",
@@ -36,13 +48,24 @@ export const GAUGES = {
     help: "Devices placement hands out (whole GPUs and MIG instances) by class and state: free, used by shards, unavailable (node not ready or the device has a problem)",
     labelNames: ["class", "state"],
   },
-  replicas: { name: "llmgw_replicas", help: "Placed replicas by deployment and state: ready (every shard ready), failed (a shard failed), starting", labelNames: ["deployment", "state"] },
-  pendingReplicas: { name: "llmgw_pending_replicas", help: "Replicas a deployment asks for that are not placed", labelNames: ["deployment"] },
-  shards: { name: "llmgw_shards", help: "Placed shards by the state their agent last reported (unknown before the first report)", labelNames: ["state"] },
+  replicas: {
+    name: "llmgw_replicas",
+    help: "Placed replicas by deployment and state: ready (every shard ready), failed (a shard failed), starting",
+    labelNames: ["deployment", "state"],
+  },
+  pendingReplicas: {
+    name: "llmgw_pending_replicas",
+    help: "Replicas a deployment asks for that are not placed",
+    labelNames: ["deployment"],
+  },
+  shards: {
+    name: "llmgw_shards",
+    help: "Placed shards by the state their agent last reported (unknown before the first report)",
+    labelNames: ["state"],
+  },
 } as const;
 
 export type ClusterFigures = Record<keyof typeof GAUGES, Sample[]>;
-
 
 export const PLACEMENT_DURATION = {
   type: "histogram",
@@ -58,17 +81,36 @@ export const CLUSTER_UP = {
 } as const;
 
 /** Every cluster gauge's samples from one read of the database. Pure. */
-export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; now: number; lostAfterS: number }): ClusterFigures {
+export function clusterFigures(s: {
+  rows: PlacementRows;
+  nvlink: NvlinkInput;
+  now: number;
+  lostAfterS: number;
+}): ClusterFigures {
   const { rows, now, lostAfterS } = s;
   const input = capacityInput(rows, now, lostAfterS);
-  const out: ClusterFigures = { gpuNvlinkJoined: [], imexUp: [], imexChannels: [], nodeUp: [], nodes: [], nodeHeartbeatAge: [], devices: [], replicas: [], pendingReplicas: [], shards: [] };
+  const out: ClusterFigures = {
+    gpuNvlinkJoined: [],
+    imexUp: [],
+    imexChannels: [],
+    nodeUp: [],
+    nodes: [],
+    nodeHeartbeatAge: [],
+    devices: [],
+    replicas: [],
+    pendingReplicas: [],
+    shards: [],
+  };
 
   const byState = new Map<string, number>(NodeState.options.map((x) => [x, 0]));
   for (const n of [...rows.nodes].sort(byText((n) => n.id))) {
     const state = nodeState(n, now, lostAfterS);
     byState.set(state, (byState.get(state) ?? 0) + 1);
     out.nodeUp.push({ labels: { node: n.id }, value: state === "lost" ? 0 : 1 });
-    out.nodeHeartbeatAge.push({ labels: { node: n.id }, value: Math.max(0, now - (n.lastHeartbeatAt ?? n.registeredAt)) / 1000 });
+    out.nodeHeartbeatAge.push({
+      labels: { node: n.id },
+      value: Math.max(0, now - (n.lastHeartbeatAt ?? n.registeredAt)) / 1000,
+    });
   }
   for (const [state, value] of byState) out.nodes.push({ labels: { state }, value });
 
@@ -77,7 +119,11 @@ export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; no
   for (const d of view.domains) {
     for (const t of d.trays) {
       trays.add(t.node);
-      for (const g of t.gpus) out.gpuNvlinkJoined.push({ labels: { node: t.node, gpu: String(g.index), domain: g.domain ?? "" }, value: g.joined ? 1 : 0 });
+      for (const g of t.gpus)
+        out.gpuNvlinkJoined.push({
+          labels: { node: t.node, gpu: String(g.index), domain: g.domain ?? "" },
+          value: g.joined ? 1 : 0,
+        });
     }
   }
   for (const n of s.nvlink.nodes) {
@@ -88,7 +134,12 @@ export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; no
 
   for (const c of classCapacity(input)) {
     const unavailable = c.unavailable.reduce((sum, u) => sum + u.count, 0);
-    for (const [state, value] of [["free", c.free], ["used", c.used], ["unavailable", unavailable]] as const) out.devices.push({ labels: { class: c.class, state }, value });
+    for (const [state, value] of [
+      ["free", c.free],
+      ["used", c.used],
+      ["unavailable", unavailable],
+    ] as const)
+      out.devices.push({ labels: { class: c.class, state }, value });
   }
 
   const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state as string]));
@@ -98,12 +149,17 @@ export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; no
   for (const r of input.replicas) {
     const states = r.shards.map((sh) => stateOf.get(`${sh.nodeId}/${sh.shardId}`) ?? "unknown");
     for (const st of states) shardStates.set(st, (shardStates.get(st) ?? 0) + 1);
-    const state = states.includes("failed") ? "failed" : states.length && states.every((x) => x === "ready") ? "ready" : "starting";
+    const state = states.includes("failed")
+      ? "failed"
+      : states.length && states.every((x) => x === "ready")
+        ? "ready"
+        : "starting";
     const counts = replicaStates.get(r.deployment) ?? { ready: 0, starting: 0, failed: 0 };
     counts[state]++;
     replicaStates.set(r.deployment, counts);
   }
-  for (const [deployment, counts] of replicaStates) for (const [state, value] of Object.entries(counts)) out.replicas.push({ labels: { deployment, state }, value });
+  for (const [deployment, counts] of replicaStates)
+    for (const [state, value] of Object.entries(counts)) out.replicas.push({ labels: { deployment, state }, value });
   for (const d of input.deployments) {
     const placed = input.replicas.filter((r) => r.deployment === d.name).length;
     out.pendingReplicas.push({ labels: { deployment: d.name }, value: Math.max(0, d.replicas - placed) });
@@ -113,7 +169,16 @@ export function clusterFigures(s: { rows: PlacementRows; nvlink: NvlinkInput; no
 }
 
 /** Reads the database once and computes every cluster gauge's samples. */
-export async function readClusterFigures(db: Q, now: number, lostAfterS: number, factsCache: FactsCache, nvlinkCache: NvlinkCache): Promise<ClusterFigures> {
-  const [rows, nvlink] = await Promise.all([readPlacementRows(db, factsCache), readNvlinkInput(db, now, lostAfterS, nvlinkCache)]);
+export async function readClusterFigures(
+  db: Q,
+  now: number,
+  lostAfterS: number,
+  factsCache: FactsCache,
+  nvlinkCache: NvlinkCache,
+): Promise<ClusterFigures> {
+  const [rows, nvlink] = await Promise.all([
+    readPlacementRows(db, factsCache),
+    readNvlinkInput(db, now, lostAfterS, nvlinkCache),
+  ]);
   return clusterFigures({ rows, nvlink, now, lostAfterS });
 }

@@ -23,12 +23,16 @@ export type ClusterMetricsOptions = {
  */
 export function createClusterMetrics(registry: Registry, o: ClusterMetricsOptions) {
   const registers = [registry];
-  const gauges = Object.fromEntries(Object.entries(GAUGES).map(([k, g]) => [k, new Gauge({ ...g, labelNames: [...g.labelNames], registers })])) as Record<
-    keyof typeof GAUGES,
-    Gauge<string>
-  >;
+  const gauges = Object.fromEntries(
+    Object.entries(GAUGES).map(([k, g]) => [k, new Gauge({ ...g, labelNames: [...g.labelNames], registers })]),
+  ) as Record<keyof typeof GAUGES, Gauge<string>>;
   const up = new Gauge({ ...CLUSTER_UP, registers });
-  const placement = new Histogram({ ...PLACEMENT_DURATION, labelNames: [], buckets: [...PLACEMENT_DURATION.buckets], registers });
+  const placement = new Histogram({
+    ...PLACEMENT_DURATION,
+    labelNames: [],
+    buckets: [...PLACEMENT_DURATION.buckets],
+    registers,
+  });
   const factsCache = o.factsCache ?? new Map();
   const nvlinkCache: NvlinkCache = new Map();
 

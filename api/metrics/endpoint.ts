@@ -1,8 +1,8 @@
 // GET /metrics: the instance's Prometheus text, behind LLMGW_METRICS_TOKEN when one is set.
 import type { Context } from "hono";
+import { constantTimeEqual, hashSecret } from "../db/secrets.js";
 import type { AppEnv } from "../deps.js";
 import { problem } from "../errors.js";
-import { constantTimeEqual, hashSecret } from "../db/secrets.js";
 
 const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -15,7 +15,10 @@ export async function serveMetrics(c: Context<AppEnv>) {
     // hashes compare in constant time whatever the lengths
     const ok = sent !== undefined && constantTimeEqual(await hashSecret(sent), await hashSecret(settings.metricsToken));
     if (!ok) {
-      const detail = sent === undefined ? "missing bearer token: send `Authorization: Bearer <LLMGW_METRICS_TOKEN>`" : "wrong metrics token";
+      const detail =
+        sent === undefined
+          ? "missing bearer token: send `Authorization: Bearer <LLMGW_METRICS_TOKEN>`"
+          : "wrong metrics token";
       return problem(c, 401, "unauthorized", detail, undefined, { "www-authenticate": 'Bearer realm="llmgw-metrics"' });
     }
   }

@@ -26,7 +26,9 @@ export function renderFamily(def: Def, series: Iterable<Series>): string {
       continue;
     }
     // buckets are cumulative, then +Inf, the sum and the count
-    def.buckets!.forEach((le, i) => (out += `${def.name}_bucket${labelText(s.labels, ["le", String(le)])} ${s.buckets![i]}\n`));
+    def.buckets!.forEach(
+      (le, i) => (out += `${def.name}_bucket${labelText(s.labels, ["le", String(le)])} ${s.buckets![i]}\n`),
+    );
     out += `${def.name}_bucket${labelText(s.labels, ["le", "+Inf"])} ${s.value}\n`;
     out += `${def.name}_sum${labelText(s.labels)} ${number(s.sum!)}\n${def.name}_count${labelText(s.labels)} ${s.value}\n`;
   }
@@ -40,7 +42,11 @@ export function family(def: Def) {
     const id = def.labelNames.map((n) => labels[n] ?? "").join("\0");
     let s = series.get(id);
     if (!s) {
-      s = { labels: Object.fromEntries(def.labelNames.map((n) => [n, labels[n] ?? ""])), value: 0, ...(def.buckets ? { buckets: def.buckets.map(() => 0), sum: 0 } : {}) };
+      s = {
+        labels: Object.fromEntries(def.labelNames.map((n) => [n, labels[n] ?? ""])),
+        value: 0,
+        ...(def.buckets ? { buckets: def.buckets.map(() => 0), sum: 0 } : {}),
+      };
       series.set(id, s);
     }
     return s;

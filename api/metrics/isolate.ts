@@ -1,11 +1,12 @@
 // /metrics on a Worker: the cluster gauges read from the database at every scrape (the same values every instance
 // reports), and this isolate's own router counters and placement durations — per isolate, as Workers keep no memory
 // shared between isolates; Prometheus sums them over scrapes only if every isolate is scraped, which it is not.
-import type { RouterMetrics } from "../router/metric-defs.js";
-import { ROUTER_METRICS } from "../router/metric-defs.js";
+
 import type { Q } from "../db/client.js";
 import type { Log } from "../log.js";
 import type { FactsCache } from "../placement/input.js";
+import type { RouterMetrics } from "../router/metric-defs.js";
+import { ROUTER_METRICS } from "../router/metric-defs.js";
 import type { NvlinkCache } from "../views/nvlink.js";
 import { CLUSTER_UP, type ClusterFigures, GAUGES, PLACEMENT_DURATION, readClusterFigures } from "./cluster-figures.js";
 import { family, renderFamily } from "./exposition.js";
@@ -34,9 +35,13 @@ export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: 
         o.log.warn("metrics: could not read the cluster's state", { error: String(e) });
       }
       const cluster = figures
-        ? Object.entries(GAUGES).map(([k, g]) => renderFamily({ ...g, type: "gauge" }, figures[k as keyof ClusterFigures]))
+        ? Object.entries(GAUGES).map(([k, g]) =>
+            renderFamily({ ...g, type: "gauge" }, figures[k as keyof ClusterFigures]),
+          )
         : [];
-      const up = renderFamily({ ...CLUSTER_UP, type: "gauge", labelNames: [] }, [{ labels: {}, value: figures ? 1 : 0 }]);
+      const up = renderFamily({ ...CLUSTER_UP, type: "gauge", labelNames: [] }, [
+        { labels: {}, value: figures ? 1 : 0 },
+      ]);
       return [...cluster, up, placement.render(), ...Object.values(router).map((f) => f.render())].join("");
     },
   };

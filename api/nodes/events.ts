@@ -1,7 +1,6 @@
-import { isJoined, domainKey, notJoinedReason } from "../../shared/fabric.js";
+import { domainKey, isJoined, notJoinedReason } from "../../shared/fabric.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import type { NewEvent } from "../db/events.js";
-
 
 const list = (xs: (string | number)[]) => xs.join(", ");
 
@@ -17,14 +16,16 @@ export function inventoryEvents(nodeId: string, before: Inventory, after: Invent
   for (const g of after.gpus) {
     const prev = was.get(g.uuid);
     if (!prev) continue;
-    if (isJoined(prev.fabric) && !isJoined(g.fabric)) left.push({ index: g.index, domain: domainKey(prev.fabric), reason: notJoinedReason(g.fabric)! });
+    if (isJoined(prev.fabric) && !isJoined(g.fabric))
+      left.push({ index: g.index, domain: domainKey(prev.fabric), reason: notJoinedReason(g.fabric)! });
     if (!isJoined(prev.fabric) && isJoined(g.fabric)) joined.push({ index: g.index, domain: domainKey(g.fabric)! });
   }
   if (left.length) {
     const wasJoined = before.gpus.filter((g) => isJoined(g.fabric)).length;
     const domains = [...new Set(left.map((l) => l.domain))].join(", ");
     const reasons = [...new Set(left.map((l) => l.reason))].join("; ");
-    const who = left.length === wasJoined && wasJoined > 1 ? `all ${wasJoined} GPUs` : `GPU ${list(left.map((l) => l.index))}`;
+    const who =
+      left.length === wasJoined && wasJoined > 1 ? `all ${wasJoined} GPUs` : `GPU ${list(left.map((l) => l.index))}`;
     out.push({
       type: "fabric_left",
       nodeId,

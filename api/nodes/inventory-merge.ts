@@ -16,13 +16,16 @@ export function applyHeartbeat(inv: Inventory, hb: Heartbeat): Inventory {
       const used = h.migMemoryUsedMiB;
       next.mig = {
         ...next.mig,
-        instances: next.mig.instances.map((m) => (used[String(m.index)] === undefined ? m : { ...m, memoryUsedMiB: used[String(m.index)] })),
+        instances: next.mig.instances.map((m) =>
+          used[String(m.index)] === undefined ? m : { ...m, memoryUsedMiB: used[String(m.index)] },
+        ),
       };
     }
     return next;
   });
   const ports = new Map((hb.ports ?? []).map(({ hca, ...p }) => [`${hca}/${p.port}`, p]));
   const hcas = inv.hcas.map((h) => ({ ...h, ports: h.ports.map((p) => ports.get(`${h.name}/${p.port}`) ?? p) }));
-  const memory = hb.memoryAvailableMiB === undefined ? inv.memory : { ...inv.memory, availableMiB: hb.memoryAvailableMiB };
+  const memory =
+    hb.memoryAvailableMiB === undefined ? inv.memory : { ...inv.memory, availableMiB: hb.memoryAvailableMiB };
   return { ...inv, gpus, hcas, memory, imex: hb.imex ?? inv.imex };
 }

@@ -21,7 +21,11 @@ export async function sweepLiveness(store: Store, now: number, lostAfterS: numbe
   const candidates = await store.db.select({ id: nodes.id }).from(nodes).where(stale);
   if (!candidates.length) return [];
   return store.write(async (tx) => {
-    const lost = await tx.update(nodes).set({ lostAt: now }).where(stale).returning({ id: nodes.id, lastSeenAt: nodes.lastSeenAt });
+    const lost = await tx
+      .update(nodes)
+      .set({ lostAt: now })
+      .where(stale)
+      .returning({ id: nodes.id, lastSeenAt: nodes.lastSeenAt });
     await insertEvents(
       tx,
       now,

@@ -4,12 +4,23 @@ import { and, count, eq, getTableColumns, gt, inArray, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q, Store, Tx } from "../db/client.js";
-import { insertEvents } from "../db/events.js";
-import { allocations, cluster, deployments, events, models, nodes, portAllocations, replicas, shards, shardStatus } from "../db/schema.js";
 import type { NewEvent } from "../db/events.js";
-import { chooseRepairs } from "./repair.js";
+import { insertEvents } from "../db/events.js";
+import {
+  allocations,
+  cluster,
+  deployments,
+  events,
+  models,
+  nodes,
+  portAllocations,
+  replicas,
+  shardStatus,
+  shards,
+} from "../db/schema.js";
 import { type FactsCache, nodeFacts, planInput } from "./input.js";
 import { plan } from "./plan.js";
+import { chooseRepairs } from "./repair.js";
 import type { PlanInput, Replica } from "./types.js";
 
 /** The settings placement reads (a part of the app's settings). */
@@ -18,7 +29,12 @@ export type PlaceResult = { ran: boolean; changedNodes: string[]; assigned: numb
 const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
 
 /** The agent's view of a placed shard: the plan's shard with its model, profile and deployment filled in. */
-export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][number], mgmtInterface?: string): StartShard {
+export function startShard(
+  input: PlanInput,
+  r: Replica,
+  s: Replica["shards"][number],
+  mgmtInterface?: string,
+): StartShard {
   const d = input.deployments.find((x) => x.name === r.deployment)!;
   const m = input.models.find((x) => x.name === d.model)!;
   const p = m.profiles.find((x) => x.name === r.profile)!;
@@ -37,7 +53,17 @@ export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][nu
     visibleDevices: s.visibleDevices,
     hcas: s.hcas,
     ...(mgmtInterface ? { mgmtInterface } : {}),
-    profile: { name: p.name, engine: p.engine as StartShard["profile"]["engine"], tp: p.tp, pp: p.pp, gpusPerNode: p.gpusPerNode, nodes: p.nodes, args: p.args, env: p.env, startupTimeoutS: p.startupTimeoutS },
+    profile: {
+      name: p.name,
+      engine: p.engine as StartShard["profile"]["engine"],
+      tp: p.tp,
+      pp: p.pp,
+      gpusPerNode: p.gpusPerNode,
+      nodes: p.nodes,
+      args: p.args,
+      env: p.env,
+      startupTimeoutS: p.startupTimeoutS,
+    },
     env: s.env,
     pool: d.pool,
     fabric: s.fabric,
@@ -49,11 +75,17 @@ export function startShard(input: PlanInput, r: Replica, s: Replica["shards"][nu
 async function readNodes(q: Q, cache: FactsCache) {
   const { inventory: _inventory, ...columns } = getTableColumns(nodes);
   const rows = await q.select(columns).from(nodes);
-  const versionOf = (n: { registeredAt: number; inventoryVersion: number }) => `${n.registeredAt}:${n.inventoryVersion}`;
+  const versionOf = (n: { registeredAt: number; inventoryVersion: number }) =>
+    `${n.registeredAt}:${n.inventoryVersion}`;
   const stale = rows.filter((n) => cache.get(n.id)?.version !== versionOf(n)).map((n) => n.id);
   for (let i = 0; i < stale.length; i += 500) {
     const chunk = await q
-      .select({ id: nodes.id, registeredAt: nodes.registeredAt, inventoryVersion: nodes.inventoryVersion, inventory: nodes.inventory })
+      .select({
+        id: nodes.id,
+        registeredAt: nodes.registeredAt,
+        inventoryVersion: nodes.inventoryVersion,
+        inventory: nodes.inventory,
+      })
       .from(nodes)
       .where(inArray(nodes.id, stale.slice(i, i + 500)));
     for (const r of chunk) cache.set(r.id, { version: versionOf(r), facts: nodeFacts(r.inventory) });
@@ -73,16 +105,37 @@ export async function readPlacementRows(q: Q, cache: FactsCache = new Map()) {
     q.select().from(shards),
     q.select({ nodeId: shardStatus.nodeId, shardId: shardStatus.shardId, state: shardStatus.state }).from(shardStatus),
   ]);
-  return { nodes: nodeRows, models: modelRows, deployments: deploymentRows, replicas: replicaRows, shards: shardRows, states };
+  return {
+    nodes: nodeRows,
+    models: modelRows,
+    deployments: deploymentRows,
+    replicas: replicaRows,
+    shards: shardRows,
+    states,
+  };
 }
 
 /** Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes. */
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
-async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<typeof readPlacementRows>>, now: number, s: PlaceSettings) {
+async function repairsIn(
+  tx: Tx,
+  input: PlanInput,
+  rows: Awaited<ReturnType<typeof readPlacementRows>>,
+  now: number,
+  s: PlaceSettings,
+) {
   const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state]));
-  const [recent] = await tx.select({ n: count() }).from(events).where(and(eq(events.type, "replica_repaired"), gt(events.at, now - 60_000)));
+  const [recent] = await tx
+    .select({ n: count() })
+    .from(events)
+    .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - 60_000)));
   const r = chooseRepairs({
-    replicas: [...input.replicas].sort((a, b) => a.seq - b.seq).map((x) => ({ id: x.id, shards: x.shards.map((sh) => ({ nodeId: sh.nodeId, state: stateOf.get(`${sh.nodeId}/${sh.shardId}`) })) })),
+    replicas: [...input.replicas]
+      .sort((a, b) => a.seq - b.seq)
+      .map((x) => ({
+        id: x.id,
+        shards: x.shards.map((sh) => ({ nodeId: sh.nodeId, state: stateOf.get(`${sh.nodeId}/${sh.shardId}`) })),
+      })),
     silentMs: new Map(rows.nodes.map((n) => [n.id, Math.max(0, now - n.lastSeenAt)])),
     nodeCount: rows.nodes.length,
     lostAfterS: s.nodeLostAfterS,
@@ -98,7 +151,10 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: Awaited<ReturnType<type
     data: { replica: x.id, deployment: deploymentOf.get(x.id), ...(x.failedOn ? { failedOn: x.failedOn } : {}) },
   }));
   if (r.held) {
-    const [told] = await tx.select({ n: count() }).from(events).where(and(eq(events.type, "repair_held"), gt(events.at, now - 300_000)));
+    const [told] = await tx
+      .select({ n: count() })
+      .from(events)
+      .where(and(eq(events.type, "repair_held"), gt(events.at, now - 300_000)));
     if (!told?.n) ev.push({ type: "repair_held", nodeId: null, message: r.held });
   }
   await insertEvents(tx, now, ev);
@@ -112,12 +168,16 @@ const ROWS_PER_INSERT = 500;
 
 /** Inserts `rows` into `table` in as few statements as the parameter limit allows. */
 async function insertAll<T extends SQLiteTable>(tx: Tx, table: T, rows: T["$inferInsert"][]) {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await tx.insert(table).values(rows.slice(i, i + ROWS_PER_INSERT));
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT)
+    await tx.insert(table).values(rows.slice(i, i + ROWS_PER_INSERT));
 }
 
 /** Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees). */
 async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]>> {
-  const rows = await tx.select({ data: events.data }).from(events).where(and(eq(events.type, "replica_repaired"), gt(events.at, now - AVOID_FAILED_NODE_MS)));
+  const rows = await tx
+    .select({ data: events.data })
+    .from(events)
+    .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - AVOID_FAILED_NODE_MS)));
   const out = new Map<string, Set<string>>();
   for (const { data } of rows) {
     const d = data?.deployment;
@@ -162,15 +222,28 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   const iface = new Map(nodeRows.map((n) => [n.id, n.mgmtInterface ?? undefined]));
   // every new row of a kind in a few multi-row INSERTs, not one per replica: a statement is a round trip to a remote
   // database (one subrequest of a Worker's budget), however many rows it carries
-  const added = { replicas: [] as (typeof replicas.$inferInsert)[], shards: [] as (typeof shards.$inferInsert)[], allocations: [] as (typeof allocations.$inferInsert)[], ports: [] as (typeof portAllocations.$inferInsert)[] };
+  const added = {
+    replicas: [] as (typeof replicas.$inferInsert)[],
+    shards: [] as (typeof shards.$inferInsert)[],
+    allocations: [] as (typeof allocations.$inferInsert)[],
+    ports: [] as (typeof portAllocations.$inferInsert)[],
+  };
   for (const r of p.assign) {
-    added.replicas.push({ id: r.id, deployment: r.deployment, profile: r.profile, fingerprint: r.fingerprint, seq: r.seq, createdAt: now });
+    added.replicas.push({
+      id: r.id,
+      deployment: r.deployment,
+      profile: r.profile,
+      fingerprint: r.fingerprint,
+      seq: r.seq,
+      createdAt: now,
+    });
     for (const s of r.shards) {
       changed.add(s.nodeId);
       const spec = startShard(input, r, s, iface.get(s.nodeId));
       added.shards.push({ id: s.shardId, replicaId: r.id, nodeId: s.nodeId, rank: s.rank, spec: JSON.stringify(spec) });
       for (const deviceId of s.deviceIds) added.allocations.push({ nodeId: s.nodeId, deviceId, shardId: s.shardId });
-      for (const port of new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort] : [])])) added.ports.push({ nodeId: s.nodeId, port, shardId: s.shardId });
+      for (const port of new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort] : [])]))
+        added.ports.push({ nodeId: s.nodeId, port, shardId: s.shardId });
     }
   }
   await insertAll(tx, replicas, added.replicas);
@@ -180,27 +253,47 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   const pendingBy = new Map(p.pending.map((x) => [x.deployment, [{ count: x.count, reason: x.reason }]]));
   for (const d of deploymentRows) {
     const next = pendingBy.get(d.name) ?? null;
-    if (JSON.stringify(next) !== JSON.stringify(d.pending)) await tx.update(deployments).set({ pending: next }).where(eq(deployments.name, d.name));
+    if (JSON.stringify(next) !== JSON.stringify(d.pending))
+      await tx.update(deployments).set({ pending: next }).where(eq(deployments.name, d.name));
   }
   const seq = changed.size ? c.assignSeq + 1 : c.assignSeq;
-  if (changed.size) await tx.update(nodes).set({ assignIndex: seq }).where(inArray(nodes.id, [...changed]));
+  if (changed.size)
+    await tx
+      .update(nodes)
+      .set({ assignIndex: seq })
+      .where(inArray(nodes.id, [...changed]));
   await tx
     .update(cluster)
     // repairs left for the next minute's budget, or room freed for a replacement, leave the generation unplaced:
     // the next poll runs placement again
-    .set({ placedGeneration: repairs.deferred || p.again ? c.placedGeneration : c.generation, nextSeq: c.nextSeq + p.assign.length, assignSeq: seq })
+    .set({
+      placedGeneration: repairs.deferred || p.again ? c.placedGeneration : c.generation,
+      nextSeq: c.nextSeq + p.assign.length,
+      assignSeq: seq,
+    })
     .where(eq(cluster.id, 1));
   return { ran: true, changedNodes: [...changed].sort(), assigned: p.assign.length, released: p.release.length };
 }
 
-const isConflict = (e: unknown) => /UNIQUE constraint failed|SQLITE_CONSTRAINT|SQLITE_BUSY|database is locked/i.test(`${String(e)} ${String((e as { cause?: unknown })?.cause ?? "")}`);
+const isConflict = (e: unknown) =>
+  /UNIQUE constraint failed|SQLITE_CONSTRAINT|SQLITE_BUSY|database is locked/i.test(
+    `${String(e)} ${String((e as { cause?: unknown })?.cause ?? "")}`,
+  );
 
 /**
  * Places what the declarations ask for, when anything changed since the last placement. An unchanged cluster costs
  * one plain read; a transaction that conflicts with another instance's is retried.
  */
-export async function placeIfNeeded(store: Store, now: number, settings: PlaceSettings, cache: FactsCache = new Map()): Promise<PlaceResult> {
-  const [c] = await store.db.select({ g: cluster.generation, p: cluster.placedGeneration }).from(cluster).where(eq(cluster.id, 1));
+export async function placeIfNeeded(
+  store: Store,
+  now: number,
+  settings: PlaceSettings,
+  cache: FactsCache = new Map(),
+): Promise<PlaceResult> {
+  const [c] = await store.db
+    .select({ g: cluster.generation, p: cluster.placedGeneration })
+    .from(cluster)
+    .where(eq(cluster.id, 1));
   if (!c || c.g === c.p) return NOTHING;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -212,8 +305,19 @@ export async function placeIfNeeded(store: Store, now: number, settings: PlaceSe
 }
 
 /** The node's full desired shard set and its assignment index (read unless the caller already knows it). */
-export async function nodeAssignments(store: Store, nodeId: string, knownIndex?: number): Promise<{ index: number; shards: StartShard[] }> {
-  const [n] = knownIndex === undefined ? await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId)) : [{ index: knownIndex }];
-  const rows = await store.db.select({ spec: shards.spec }).from(shards).where(eq(shards.nodeId, nodeId)).orderBy(sql`${shards.id}`);
+export async function nodeAssignments(
+  store: Store,
+  nodeId: string,
+  knownIndex?: number,
+): Promise<{ index: number; shards: StartShard[] }> {
+  const [n] =
+    knownIndex === undefined
+      ? await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId))
+      : [{ index: knownIndex }];
+  const rows = await store.db
+    .select({ spec: shards.spec })
+    .from(shards)
+    .where(eq(shards.nodeId, nodeId))
+    .orderBy(sql`${shards.id}`);
   return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
 }

@@ -2,8 +2,22 @@
 import { plan } from "./plan.js";
 import type { PlanInput } from "./types.js";
 
-export type ClassCapacity = { class: string; total: number; free: number; used: number; unavailable: { count: number; reason: string }[] };
-export type ProfileCapacity = { model: string; profile: string; gpuClass: string; pool: string; fits: number; nodes: Record<string, number>; reason?: string };
+export type ClassCapacity = {
+  class: string;
+  total: number;
+  free: number;
+  used: number;
+  unavailable: { count: number; reason: string }[];
+};
+export type ProfileCapacity = {
+  model: string;
+  profile: string;
+  gpuClass: string;
+  pool: string;
+  fits: number;
+  nodes: Record<string, number>;
+  reason?: string;
+};
 
 const PROBE = "__capacity_probe__";
 /** Enough to fill any fleet: the probe places replicas until one does not fit. */
@@ -11,7 +25,9 @@ const AS_MANY_AS_FIT = 100_000;
 
 /** Devices by class: total, free, used by shards, and unavailable with why (node state or the device's problem). */
 export function classCapacity(input: PlanInput): ClassCapacity[] {
-  const held = new Set(input.replicas.flatMap((r) => r.shards.flatMap((s) => s.deviceIds.map((d) => `${s.nodeId}/${d}`))));
+  const held = new Set(
+    input.replicas.flatMap((r) => r.shards.flatMap((s) => s.deviceIds.map((d) => `${s.nodeId}/${d}`))),
+  );
   const by = new Map<string, ClassCapacity>();
   for (const n of input.nodes) {
     for (const d of n.devices) {
@@ -42,7 +58,15 @@ export function profileCapacity(input: PlanInput): ProfileCapacity[] {
         const nodes: Record<string, number> = {};
         for (const r of result.assign) for (const s of r.shards) nodes[s.nodeId] = (nodes[s.nodeId] ?? 0) + 1;
         const reason = result.assign.length ? undefined : result.pending.find((x) => x.deployment === PROBE)?.reason;
-        out.push({ model: m.name, profile: p.name, gpuClass: p.gpuClass, pool, fits: result.assign.length, nodes, ...(reason ? { reason } : {}) });
+        out.push({
+          model: m.name,
+          profile: p.name,
+          gpuClass: p.gpuClass,
+          pool,
+          fits: result.assign.length,
+          nodes,
+          ...(reason ? { reason } : {}),
+        });
       }
     }
   }

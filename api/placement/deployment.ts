@@ -10,7 +10,13 @@ import { type Scope, scopeOf } from "./scope.js";
 import { placeSingle } from "./single.js";
 import type { Pending, PlaceDeployment, PlaceModel, PlaceNode, Replica } from "./types.js";
 
-export type DeploymentPlan = { assign: Replica[]; release: string[]; pending?: Pending; nextSeq: number; again?: boolean };
+export type DeploymentPlan = {
+  assign: Replica[];
+  release: string[];
+  pending?: Pending;
+  nextSeq: number;
+  again?: boolean;
+};
 
 /**
  * Plans one deployment against the ledger, which it updates with every replica it assigns (`fits` caches node fits
@@ -47,7 +53,15 @@ export function planDeployment(
     let placed: Replica | undefined;
     for (const profile of allowed) {
       const ctx: PlaceContext = {
-        nodes, deployment: d, model, profile, fingerprint: fingerprints.get(profile.name)!, ledger, fits, spread, seq: out.nextSeq,
+        nodes,
+        deployment: d,
+        model,
+        profile,
+        fingerprint: fingerprints.get(profile.name)!,
+        ledger,
+        fits,
+        spread,
+        seq: out.nextSeq,
       };
       const attempt = tryProfile(ctx, scopes);
       if ("replica" in attempt) {
@@ -64,7 +78,8 @@ export function planDeployment(
       if (leaving(stale[0]!)) return out;
       return { ...out, release: [...out.release, stale[0]!.id], again: true };
     }
-    if (!placed) return { ...out, pending: { deployment: d.name, count: missing - surge - i, reason: combineReasons(tries) } };
+    if (!placed)
+      return { ...out, pending: { deployment: d.name, count: missing - surge - i, reason: combineReasons(tries) } };
     out.assign.push(placed);
     hold(ledger, placed);
     count(placed);

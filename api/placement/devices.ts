@@ -17,7 +17,11 @@ const STEP_BUDGET = 50_000;
  * The best `k` of the node's free devices (given lowest id first): all NVLink peers and on one NUMA node, else all
  * peers, else one NUMA node, else any; within the best kind, the lowest ids. Undefined when fewer than `k` are free.
  */
-export function chooseDevices(cards: readonly PlaceCard[], free: readonly PlaceDevice[], k: number): DeviceSet | undefined {
+export function chooseDevices(
+  cards: readonly PlaceCard[],
+  free: readonly PlaceDevice[],
+  k: number,
+): DeviceSet | undefined {
   if (k < 1 || free.length < k) return undefined;
   if (k === 1) return { devices: free.slice(0, 1), peers: true, numa: true };
   const byIndex = new Map(cards.map((c) => [c.index, c]));
@@ -57,7 +61,10 @@ function firstClique(
     for (let i = 0; i < rest.length && chosen.length + rest.length - i >= k; i++) {
       if (++steps > STEP_BUDGET) return undefined;
       const d = rest[i]!;
-      const found = grow([...chosen, d], rest.slice(i + 1).filter((e) => peer(d, e)));
+      const found = grow(
+        [...chosen, d],
+        rest.slice(i + 1).filter((e) => peer(d, e)),
+      );
       if (found) return found;
     }
     return undefined;

@@ -1,7 +1,8 @@
 // Which existing replicas of a deployment stay, and which go (scale-down, unknown or changed profile).
+
+import { compareText } from "../../shared/sort.js";
 import { profileFingerprint } from "./fingerprint.js";
 import type { PlaceDeployment, PlaceModel, PlaceProfile, Replica } from "./types.js";
-import { compareText } from "../../shared/sort.js";
 
 /** The profiles a deployment may use, in its order of preference: its list (unknown names skipped), or all the model's. */
 export function allowedProfiles(d: PlaceDeployment, model: PlaceModel | undefined): PlaceProfile[] {
@@ -49,15 +50,29 @@ export function keepOrRelease(
   const current = new Map(model ? allowed.map((p) => [p.name, profileFingerprint(model, p)]) : []);
   const sorted = [...replicas].sort(bySeq);
   const fresh = sorted.filter((r) => current.get(r.profile) === r.fingerprint && !leaving(r));
-  const stale = sorted.filter((r) => current.has(r.profile) && (current.get(r.profile) !== r.fingerprint || leaving(r)));
+  const stale = sorted.filter(
+    (r) => current.has(r.profile) && (current.get(r.profile) !== r.fingerprint || leaving(r)),
+  );
   const gone = sorted.filter((r) => !current.has(r.profile));
   if (fresh.length >= want) {
     const surplus = new Set(scaleDownOrder(fresh).slice(0, fresh.length - want));
-    return { keep: fresh.filter((r) => !surplus.has(r)), release: [...gone, ...stale, ...surplus], stale: [], surge: 0, drained: stale.length };
+    return {
+      keep: fresh.filter((r) => !surplus.has(r)),
+      release: [...gone, ...stale, ...surplus],
+      stale: [],
+      surge: 0,
+      drained: stale.length,
+    };
   }
   const readyFresh = fresh.filter((r) => r.ready).length;
   const kept = stale.slice(stale.length - Math.min(stale.length, Math.max(0, want - readyFresh)));
   const inFlight = fresh.some((r) => !r.ready);
   const surge = kept.length > 0 && !inFlight ? 1 : 0;
-  return { keep: [...fresh, ...kept], release: [...gone, ...stale.filter((r) => !kept.includes(r))], stale: kept, surge, drained: stale.length - kept.length };
+  return {
+    keep: [...fresh, ...kept],
+    release: [...gone, ...stale.filter((r) => !kept.includes(r))],
+    stale: kept,
+    surge,
+    drained: stale.length - kept.length,
+  };
 }

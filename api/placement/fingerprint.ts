@@ -3,7 +3,6 @@ import { canonicalJson } from "../../shared/canonical-json.js";
 import { fnv1a64 } from "../../shared/hash.js";
 import type { PlaceModel, PlaceProfile } from "./types.js";
 
-
 /** Fingerprint of a profile of a model: changes exactly when the engine's command line would. */
 export function profileFingerprint(model: PlaceModel, profile: PlaceProfile): string {
   return fnv1a64(

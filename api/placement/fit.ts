@@ -1,6 +1,6 @@
 // How one node fits one shard of a profile: its free devices, the set it would give, the ports it has left.
 import { chooseDevices, type DeviceSet } from "./devices.js";
-import { versionOf, type Ledger } from "./ledger.js";
+import { type Ledger, versionOf } from "./ledger.js";
 import { freePorts } from "./ports.js";
 import { freeDevices } from "./scope.js";
 import type { PlaceNode } from "./types.js";
@@ -26,7 +26,13 @@ export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger)
 export type FitCache = Map<string, Map<PlaceNode, { version: number; fit: NodeFit }>>;
 
 /** fitNode for every node, each reused while nothing was added on it since (most nodes, most of the time, in a large plan). */
-export function cachedFits(cache: FitCache, nodes: readonly PlaceNode[], cls: string, k: number, ledger: Ledger): NodeFit[] {
+export function cachedFits(
+  cache: FitCache,
+  nodes: readonly PlaceNode[],
+  cls: string,
+  k: number,
+  ledger: Ledger,
+): NodeFit[] {
   const key = `${cls}\u0000${k}`;
   let byNode = cache.get(key);
   if (!byNode) cache.set(key, (byNode = new Map()));

@@ -1,13 +1,16 @@
 // Multi-node replicas over InfiniBand (docs/architecture.md, placement rule 3): N nodes on one named fabric with an active HCA.
-import { compareScores, pickGang, type NodeFit } from "./fit.js";
-import type { PlaceNode } from "./types.js";
+
 import { compareText } from "../../shared/sort.js";
+import { compareScores, type NodeFit, pickGang } from "./fit.js";
+import type { PlaceNode } from "./types.js";
 
 export type FabricChoice = { fabric: string; gang: NonNullable<ReturnType<typeof pickGang>> };
 
 /** Names of the active HCAs the node has on the fabric, in name order. */
 export function activeHcas(node: PlaceNode, fabric: string): string[] {
-  const names = node.ibFabrics.filter((f) => f.name === fabric).flatMap((f) => f.hcas.filter((h) => h.active).map((h) => h.name));
+  const names = node.ibFabrics
+    .filter((f) => f.name === fabric)
+    .flatMap((f) => f.hcas.filter((h) => h.active).map((h) => h.name));
   return [...new Set(names)].sort();
 }
 
@@ -15,7 +18,11 @@ export function activeHcas(node: PlaceNode, fabric: string): string[] {
  * The first fabric, by name, with `n` fitting nodes that have an active HCA on it; nodes taken in order of `score`
  * (lower first, node id last), rank 0 the first.
  */
-export function chooseFabric(all: readonly NodeFit[], n: number, score: (f: NodeFit) => number[]): FabricChoice | undefined {
+export function chooseFabric(
+  all: readonly NodeFit[],
+  n: number,
+  score: (f: NodeFit) => number[],
+): FabricChoice | undefined {
   const names = [...new Set(all.flatMap((f) => f.node.ibFabrics.map((fab) => fab.name)))].sort();
   for (const fabric of names) {
     const members = all.filter((f) => activeHcas(f.node, fabric).length > 0);

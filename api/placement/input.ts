@@ -39,7 +39,9 @@ export type FactsCache = Map<string, { version: string; facts: NodeFacts }>;
 export function nodeFacts(inventory: string): NodeFacts {
   const inv = JSON.parse(inventory) as Inventory;
   const problems = new Map(inv.gpus.map((g) => [g.index, g.health.problems]));
-  const activeHcas = new Map(inv.hcas.map((h) => [h.name, { active: h.ports.some((p) => p.state === "ACTIVE"), numaNode: h.numaNode ?? null }]));
+  const activeHcas = new Map(
+    inv.hcas.map((h) => [h.name, { active: h.ports.some((p) => p.state === "ACTIVE"), numaNode: h.numaNode ?? null }]),
+  );
   const nvlink = domainEligibility(inv.gpus, inv.imex);
   const tray = inv.gpus.find((g) => g.platform?.trayIndex !== undefined)?.platform?.trayIndex;
   return {
@@ -64,7 +66,11 @@ export function nodeFacts(inventory: string): NodeFacts {
     nvlink: { ...nvlink, ...(tray === undefined ? {} : { trayIndex: tray }) },
     ibFabrics: inv.fabrics.map((f) => ({
       name: f.fabric,
-      hcas: f.hcas.map((h) => ({ name: h, active: activeHcas.get(h)?.active ?? false, numaNode: activeHcas.get(h)?.numaNode ?? null })),
+      hcas: f.hcas.map((h) => ({
+        name: h,
+        active: activeHcas.get(h)?.active ?? false,
+        numaNode: activeHcas.get(h)?.numaNode ?? null,
+      })),
     })),
     weights: inv.weights.map((w) => w.path),
   };
@@ -82,7 +88,10 @@ export function placeNode(row: NodeRow, facts: NodeFacts, now: number, lostAfter
     schedulable: state === "ready",
     ...(state === "ready" ? {} : { notSchedulable: state }),
     ...facts,
-    portRange: row.portFirst !== null && row.portLast !== null ? { first: row.portFirst, last: row.portLast } : DEFAULT_PORT_RANGE,
+    portRange:
+      row.portFirst !== null && row.portLast !== null
+        ? { first: row.portFirst, last: row.portLast }
+        : DEFAULT_PORT_RANGE,
   };
 }
 
@@ -131,7 +140,9 @@ export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[],
     profile: r.profile,
     fingerprint: r.fingerprint,
     seq: r.seq,
-    ready: (byReplica.get(r.id) ?? []).length > 0 && (byReplica.get(r.id) ?? []).every((s) => stateOf.get(`${s.nodeId}/${s.id}`) === "ready"),
+    ready:
+      (byReplica.get(r.id) ?? []).length > 0 &&
+      (byReplica.get(r.id) ?? []).every((s) => stateOf.get(`${s.nodeId}/${s.id}`) === "ready"),
     shards: (byReplica.get(r.id) ?? [])
       .sort((a, b) => a.rank - b.rank)
       .map((s) => {

@@ -23,7 +23,11 @@ export function placeMulti(ctx: PlaceContext, scope: Scope): Attempt {
   const ib = chooseFabric(all, n, (f) => [f.free - k, ...nodeTiebreak(ctx, f.node)]);
   if (ib) {
     const gang = ib.gang.map((fit) => {
-      const hcas = nearestHcas(fit.node, ib.fabric, fit.set.devices.map((d) => d.card));
+      const hcas = nearestHcas(
+        fit.node,
+        ib.fabric,
+        fit.set.devices.map((d) => d.card),
+      );
       return { fit, hcas, env: ibEnv(hcas) };
     });
     return { replica: buildReplica({ ...base, fabric: `ib:${ib.fabric}` }, gang) };

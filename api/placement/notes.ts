@@ -1,9 +1,10 @@
 // Short notes on what keeps nodes and devices of a class from being used, for the reasons of pending replicas.
+
+import { cardClassOf } from "../../shared/classes.js";
+import { compareText } from "../../shared/sort.js";
 import type { NodeFit } from "./fit.js";
 import { rangeText } from "./ports.js";
-import { cardClassOf } from "../../shared/classes.js";
 import type { PlaceNode } from "./types.js";
-import { compareText } from "../../shared/sort.js";
 
 /** At most this many notes are spelled out; the rest are counted. */
 export const MAX_NOTES = 5;
@@ -19,13 +20,20 @@ export function joinNotes(notes: readonly string[], max = MAX_NOTES): string {
  * the class with problems, a card in MIG mode with no device at all and a problem (nothing carved, a mode change
  * pending), a node whose port range is used up. Nodes with neither devices of the class nor such a card say nothing.
  */
-export function classNotes(nodes: readonly PlaceNode[], cls: string, fitsById?: ReadonlyMap<string, NodeFit>): string[] {
+export function classNotes(
+  nodes: readonly PlaceNode[],
+  cls: string,
+  fitsById?: ReadonlyMap<string, NodeFit>,
+): string[] {
   const out: string[] = [];
   const cardClass = cardClassOf(cls);
   for (const n of nodes) {
     const sick = n.devices.filter((d) => d.class === cls && d.problems.length);
     const bare = n.cards.filter(
-      (c) => c.problems?.length && (c.class === undefined || c.class === cardClass) && !n.devices.some((d) => d.card === c.index),
+      (c) =>
+        c.problems?.length &&
+        (c.class === undefined || c.class === cardClass) &&
+        !n.devices.some((d) => d.card === c.index),
     );
     if (!sick.length && !bare.length && !n.devices.some((d) => d.class === cls)) continue;
     if (!n.schedulable) {
@@ -33,7 +41,8 @@ export function classNotes(nodes: readonly PlaceNode[], cls: string, fitsById?: 
       continue;
     }
     for (const d of sick.sort((a, b) => a.id - b.id)) out.push(`GPU ${d.label} on ${n.id}: ${d.problems.join("; ")}`);
-    for (const c of bare.sort((a, b) => a.index - b.index)) out.push(`card ${c.index} on ${n.id}: ${c.problems!.join("; ")}`);
+    for (const c of bare.sort((a, b) => a.index - b.index))
+      out.push(`card ${c.index} on ${n.id}: ${c.problems!.join("; ")}`);
     const fit = fitsById?.get(n.id);
     if (fit?.set && fit.ports.length < 2) out.push(`node ${n.id} has no free port in ${rangeText(n)}`);
   }
@@ -43,7 +52,8 @@ export function classNotes(nodes: readonly PlaceNode[], cls: string, fitsById?: 
 /** "3 of 8 held by replicas", when some devices of the class are held, for reasons that have nothing better to say. */
 export function heldNote(nodes: readonly PlaceNode[], cls: string, free: number): string | undefined {
   let healthy = 0;
-  for (const n of nodes) if (n.schedulable) for (const d of n.devices) if (d.class === cls && !d.problems.length) healthy++;
+  for (const n of nodes)
+    if (n.schedulable) for (const d of n.devices) if (d.class === cls && !d.problems.length) healthy++;
   const held = healthy - free;
   return held > 0 ? `${held} of ${healthy} held by replicas` : undefined;
 }

@@ -1,7 +1,8 @@
 // Multi-node replicas over NVLink (docs/architecture.md, placement rule 3): N trays of one domain, each eligible, each with the devices free.
-import { compareScores, pickGang, type NodeFit } from "./fit.js";
-import { byTray } from "./notes.js";
+
 import { byText } from "../../shared/sort.js";
+import { compareScores, type NodeFit, pickGang } from "./fit.js";
+import { byTray } from "./notes.js";
 
 export type DomainChoice = { domain: string; gang: NonNullable<ReturnType<typeof pickGang>> };
 

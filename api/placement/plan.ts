@@ -4,8 +4,7 @@ import { planDeployment } from "./deployment.js";
 import { bySeq } from "./existing.js";
 import type { FitCache } from "./fit.js";
 import { ledgerOf } from "./ledger.js";
-import type { Pending, Plan, PlanInput, PlaceModel, PlaceNode, Replica } from "./types.js";
-
+import type { Pending, PlaceModel, PlaceNode, Plan, PlanInput, Replica } from "./types.js";
 
 /**
  * Decides where replicas go: deployments in name order, each keeping its valid replicas, releasing the rest and
@@ -39,5 +38,10 @@ export function plan(input: PlanInput): Plan {
     nextSeq = out.nextSeq;
   }
   const order = new Map(existing.map((r, i) => [r.id, i]));
-  return { assign, release: [...release].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)), pending, ...(again ? { again } : {}) };
+  return {
+    assign,
+    release: [...release].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)),
+    pending,
+    ...(again ? { again } : {}),
+  };
 }

@@ -1,10 +1,11 @@
 // The reasons a replica stays pending, in words a person can act on (docs/architecture.md, placement rule 5): one function per kind of shortfall.
+
+import { isMigClass } from "../../shared/classes.js";
+import { byText, compareText } from "../../shared/sort.js";
 import type { NodeFit } from "./fit.js";
 import { byTray, classNotes, heldNote, joinNotes, shortDomain, trayName } from "./notes.js";
-import { isMigClass } from "../../shared/classes.js";
 import type { Scope } from "./scope.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlaceProfile } from "./types.js";
-import { byText, compareText } from "../../shared/sort.js";
 
 /** Why a profile can never be placed as declared (a MIG class with more than one device, no devices); else undefined. */
 export function profileReason(p: PlaceProfile): string | undefined {
@@ -18,12 +19,17 @@ export function profileReason(p: PlaceProfile): string | undefined {
     }
   }
   const bad = Object.entries(counts).filter(([, v]) => !Number.isInteger(v) || v < 1);
-  if (bad.length) return `profile ${p.name} has ${bad.map(([k, v]) => `${k} ${v}`).join(", ")}: each must be a whole number of at least 1`;
+  if (bad.length)
+    return `profile ${p.name} has ${bad.map(([k, v]) => `${k} ${v}`).join(", ")}: each must be a whole number of at least 1`;
   return undefined;
 }
 
 /** Why no model or profile is there to place; undefined when there is. */
-export function catalogReason(d: PlaceDeployment, model: PlaceModel | undefined, allowed: readonly PlaceProfile[]): string | undefined {
+export function catalogReason(
+  d: PlaceDeployment,
+  model: PlaceModel | undefined,
+  allowed: readonly PlaceProfile[],
+): string | undefined {
   if (!model) return `model ${d.model} does not exist`;
   if (allowed.length) return undefined;
   if (!model.profiles.length) return `model ${model.name} has no profiles`;
@@ -35,12 +41,16 @@ export function catalogReason(d: PlaceDeployment, model: PlaceModel | undefined,
 /** Why the deployment's pool, selector or the profile's engine or class leave no node at all; else undefined. */
 export function scopeReason(scope: Scope, d: PlaceDeployment, p: PlaceProfile): string | undefined {
   const where = `in pool ${d.pool}`;
-  const selector = Object.entries(d.nodeSelector ?? {}).sort(byText(([k]) => k)).map(([k, v]) => `${k}=${v}`).join(",");
+  const selector = Object.entries(d.nodeSelector ?? {})
+    .sort(byText(([k]) => k))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
   if (!scope.inPool.length) return `no node ${where}`;
   if (!scope.matching.length) return `no node ${where} matches nodeSelector ${selector}`;
   const matching = selector ? ` matching nodeSelector ${selector}` : "";
   if (!scope.withEngine.length) return `no node ${where}${matching} has engine ${p.engine}`;
-  if (isMigClass(p.gpuClass) || scope.withEngine.some((n) => n.devices.some((d) => d.class === p.gpuClass))) return undefined;
+  if (isMigClass(p.gpuClass) || scope.withEngine.some((n) => n.devices.some((d) => d.class === p.gpuClass)))
+    return undefined;
   const classes = [...new Set(scope.withEngine.flatMap((n) => n.devices.map((d) => d.class)))].sort();
   return `no node ${where}${matching} with engine ${p.engine} has ${p.gpuClass}${classes.length ? ` (classes there: ${classes.join(", ")})` : ""}`;
 }
@@ -70,7 +80,13 @@ export function multiReason(cls: string, k: number, n: number, scope: Scope, fit
   return `needs ${need} in one NVLink domain; ${nvlinkPart(k, cls, pool, withClass, fits)}; ${ibPart(need, withClass, fits)}`;
 }
 
-function nvlinkPart(k: number, cls: string, pool: string, nodes: readonly PlaceNode[], fits: readonly NodeFit[]): string {
+function nvlinkPart(
+  k: number,
+  cls: string,
+  pool: string,
+  nodes: readonly PlaceNode[],
+  fits: readonly NodeFit[],
+): string {
   const byId = new Map(fits.map((f) => [f.node.id, f]));
   const domains = new Map<string, PlaceNode[]>();
   for (const node of nodes) {
@@ -85,13 +101,18 @@ function nvlinkPart(k: number, cls: string, pool: string, nodes: readonly PlaceN
       const f = byId.get(node.id);
       const name = trayName(node);
       if (!node.schedulable) notes.push(`${name} ${node.notSchedulable ?? "not schedulable"}`);
-      else if (!node.nvlink.eligible) notes.push(...(node.nvlink.reasons.length ? node.nvlink.reasons : ["not eligible"]).map((r) => `${name} ${r}`));
+      else if (!node.nvlink.eligible)
+        notes.push(...(node.nvlink.reasons.length ? node.nvlink.reasons : ["not eligible"]).map((r) => `${name} ${r}`));
       else if (!f?.set) short++;
       else if (!f.ports.length) notes.push(`${name} has no free port`);
       else eligible++;
     }
     if (short) notes.push(`${short} ${short === 1 ? "tray has" : "trays have"} fewer than ${k} free`);
-    return { key, eligible, text: `domain ${shortDomain(key)} has ${eligible} eligible${notes.length ? `: ${joinNotes(notes, 8)}` : ""}` };
+    return {
+      key,
+      eligible,
+      text: `domain ${shortDomain(key)} has ${eligible} eligible${notes.length ? `: ${joinNotes(notes, 8)}` : ""}`,
+    };
   });
   parts.sort((a, b) => b.eligible - a.eligible || compareText(a.key, b.key));
   const shown = parts.slice(0, 3).map((p) => p.text);
@@ -101,7 +122,8 @@ function nvlinkPart(k: number, cls: string, pool: string, nodes: readonly PlaceN
 function ibPart(need: string, nodes: readonly PlaceNode[], fits: readonly NodeFit[]): string {
   const counts = new Map<string, number>();
   for (const node of nodes) {
-    for (const fab of node.ibFabrics) if (fab.hcas.some((h) => h.active)) counts.set(fab.name, counts.get(fab.name) ?? 0);
+    for (const fab of node.ibFabrics)
+      if (fab.hcas.some((h) => h.active)) counts.set(fab.name, counts.get(fab.name) ?? 0);
   }
   if (!counts.size) return `no InfiniBand fabric has ${need}`;
   for (const f of fits) {
@@ -117,5 +139,7 @@ function ibPart(need: string, nodes: readonly PlaceNode[], fits: readonly NodeFi
 export function combineReasons(tries: readonly { profile: string; reason: string }[]): string {
   const distinct = [...new Set(tries.map((t) => t.reason))];
   if (distinct.length <= 1) return distinct[0] ?? "no profile to try";
-  return tries.map((t) => (t.reason.startsWith(`profile ${t.profile} `) ? t.reason : `profile ${t.profile}: ${t.reason}`)).join("; ");
+  return tries
+    .map((t) => (t.reason.startsWith(`profile ${t.profile} `) ? t.reason : `profile ${t.profile}: ${t.reason}`))
+    .join("; ");
 }

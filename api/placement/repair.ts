@@ -30,13 +30,19 @@ export function chooseRepairs(f: RepairFacts): Repairs {
   const lostNodes = [...f.silentMs].filter(([, ms]) => ms > f.lostAfterS * 1000).map(([id]) => id);
   const failed = f.replicas
     .filter((r) => r.shards.some((s) => s.state === "failed"))
-    .map((r) => ({ id: r.id, why: "a shard failed past its restart limit", failedOn: [...new Set(r.shards.filter((s) => s.state === "failed").map((s) => s.nodeId))].sort() }));
+    .map((r) => ({
+      id: r.id,
+      why: "a shard failed past its restart limit",
+      failedOn: [...new Set(r.shards.filter((s) => s.state === "failed").map((s) => s.nodeId))].sort(),
+    }));
   const failedIds = new Set(failed.map((r) => r.id));
   let onLost = f.replicas
     .filter((r) => !failedIds.has(r.id))
     .flatMap((r) => {
       const gone = r.shards.find((s) => (f.silentMs.get(s.nodeId) ?? 0) > goneAfter);
-      return gone ? [{ id: r.id, why: `node ${gone.nodeId} lost for more than ${f.graceS} s past ${f.lostAfterS} s of silence` }] : [];
+      return gone
+        ? [{ id: r.id, why: `node ${gone.nodeId} lost for more than ${f.graceS} s past ${f.lostAfterS} s of silence` }]
+        : [];
     });
   let held: string | undefined;
   if (onLost.length && lostNodes.length * 2 > f.nodeCount) {

@@ -1,7 +1,8 @@
 // Building a new replica and its shards from the nodes and devices chosen for it (docs/architecture.md, placement).
+
+import { isMigClass } from "../../shared/classes.js";
 import type { DeviceSet } from "./devices.js";
 import type { NodeFit } from "./fit.js";
-import { isMigClass } from "../../shared/classes.js";
 import type { PlaceDevice, Replica, Shard } from "./types.js";
 
 /** One node of a gang as chosen: its fit, the HCAs its shard uses and the env placement adds. */

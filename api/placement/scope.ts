@@ -29,4 +29,3 @@ export function freeDevices(node: PlaceNode, cls: string, ledger: Ledger): Place
     .filter((d) => d.class === cls && d.problems.length === 0 && !isHeld(ledger, node.id, d.id))
     .sort((a, b) => a.id - b.id);
 }
-

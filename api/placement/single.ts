@@ -18,10 +18,19 @@ export function placeSingle(ctx: PlaceContext, scope: Scope): Attempt {
     .filter((f) => fits(f, true))
     .map((f) => ({ f, score: [f.set!.peers ? 0 : 1, f.set!.numa ? 0 : 1, f.free - k, ...nodeTiebreak(ctx, f.node)] }));
   // one pass for the minimum: sorting every candidate for each replica made large plans quadratic-log
-  const best = scored.reduce<(typeof scored)[number] | undefined>((m, x) => (!m || compareScores(x.score, m.score) < 0 ? x : m), undefined)?.f;
+  const best = scored.reduce<(typeof scored)[number] | undefined>(
+    (m, x) => (!m || compareScores(x.score, m.score) < 0 ? x : m),
+    undefined,
+  )?.f;
   if (!best || !fits(best, true)) return { reason: singleReason(profile.gpuClass, k, scope, all) };
   const replica = buildReplica(
-    { seq: ctx.seq, deployment: ctx.deployment.name, profile: profile.name, fingerprint: ctx.fingerprint, fabric: "single" },
+    {
+      seq: ctx.seq,
+      deployment: ctx.deployment.name,
+      profile: profile.name,
+      fingerprint: ctx.fingerprint,
+      fabric: "single",
+    },
     [{ fit: best, hcas: [], env: {} }],
   );
   return { replica };

@@ -27,7 +27,9 @@ export async function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceRes
 export function placeAndWake(deps: WakeDeps, after: string): Promise<void> {
   return placeTimed(deps, deps.now())
     .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
-    .catch((e: unknown) => deps.log.warn(`placement after ${after} failed; the next poll retries it`, { error: String(e) }));
+    .catch((e: unknown) =>
+      deps.log.warn(`placement after ${after} failed; the next poll retries it`, { error: String(e) }),
+    );
 }
 
 /**
@@ -35,7 +37,11 @@ export function placeAndWake(deps: WakeDeps, after: string): Promise<void> {
  * response — every agent may be parked in a long-poll, so waiting for the next poll could wait a long time. The work
  * goes to `deps.background` (Node: tracked for shutdown) or, where there is none, to `waitUntil` (the Worker's).
  */
-export function placeSoon(deps: WakeDeps & { background?: (work: Promise<unknown>) => void }, waitUntil: (work: Promise<unknown>) => void, after: string): void {
+export function placeSoon(
+  deps: WakeDeps & { background?: (work: Promise<unknown>) => void },
+  waitUntil: (work: Promise<unknown>) => void,
+  after: string,
+): void {
   const work = placeAndWake(deps, after);
   if (deps.background) deps.background(work);
   else waitUntil(work);

@@ -1,8 +1,9 @@
 // Which ready replica gets a request: least outstanding requests between two random choices, optional session
 // affinity, and brief quarantine of endpoints that refused a connection. Per API instance; the counters are
 // released on every path a request can end by (the `done` function is idempotent).
-import type { Endpoint } from "./types.js";
+
 import { fnv1a32 } from "../../shared/hash.js";
+import type { Endpoint } from "./types.js";
 
 export type Balancer = ReturnType<typeof createBalancer>;
 
@@ -48,7 +49,11 @@ export function createBalancer(o: { now: () => number; random?: () => number; qu
   return {
     /** Picks an endpoint not in `exclude` (endpoints already tried by this request). */
     pick(endpoints: readonly Endpoint[], exclude: ReadonlySet<string>, session?: string) {
-      return choose(endpoints.filter((e) => !exclude.has(e.url)), inflight, { quarantined, random: o.random ?? Math.random, ...(session !== undefined ? { session } : {}) });
+      return choose(
+        endpoints.filter((e) => !exclude.has(e.url)),
+        inflight,
+        { quarantined, random: o.random ?? Math.random, ...(session !== undefined ? { session } : {}) },
+      );
     },
     /** Counts a request to `url` as outstanding; the returned function ends it (once, whatever calls it). */
     begin(url: string): () => void {

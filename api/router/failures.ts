@@ -13,15 +13,32 @@ export type UpstreamResponse = {
  * What stops a call to an engine: an EventEmitter with `aborted` that emits "abort" once (undici takes it as a signal;
  * it costs a fraction of an AbortController, and the router makes one per request).
  */
-export type Cancel = { readonly aborted: boolean; once(event: "abort", listener: () => void): unknown; removeListener(event: "abort", listener: () => void): unknown };
+export type Cancel = {
+  readonly aborted: boolean;
+  once(event: "abort", listener: () => void): unknown;
+  removeListener(event: "abort", listener: () => void): unknown;
+};
 
 export type Upstream = {
-  send(url: string, path: string, body: string, headers: Record<string, string>, signal: Cancel): Promise<UpstreamResponse>;
+  send(
+    url: string,
+    path: string,
+    body: string,
+    headers: Record<string, string>,
+    signal: Cancel,
+  ): Promise<UpstreamResponse>;
   close(): Promise<void>;
 };
 
 /** Failure kinds, as the metrics and the retry decision name them. */
-export type FailureKind = "refused" | "reset" | "connect_timeout" | "first_byte_timeout" | "idle_timeout" | "aborted" | "other";
+export type FailureKind =
+  | "refused"
+  | "reset"
+  | "connect_timeout"
+  | "first_byte_timeout"
+  | "idle_timeout"
+  | "aborted"
+  | "other";
 
 /** What kind of failure an undici error is. */
 export function failureKind(e: unknown): FailureKind {
@@ -38,4 +55,3 @@ export function failureKind(e: unknown): FailureKind {
 
 /** True when the engine cannot have seen the request: safe to send it to another replica. */
 export const retriable = (k: FailureKind) => k === "refused" || k === "reset" || k === "connect_timeout";
-

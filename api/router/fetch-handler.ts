@@ -12,21 +12,26 @@ import {
   notSent,
   PASS_HEADERS,
   POSTS,
-  recordUsage,
   type Refusal,
-  refuse,
-  route,
   type Routed,
   type RouterDeps,
+  recordUsage,
+  refuse,
+  route,
   tooLarge,
 } from "./request.js";
 import type { ApiKeyInfo } from "./types.js";
 import { jsonTap, sseTap } from "./usage-tap.js";
 
-export type FetchRouter = (request: Request, requestId: string, waitUntil: (work: Promise<unknown>) => void) => Promise<Response>;
+export type FetchRouter = (
+  request: Request,
+  requestId: string,
+  waitUntil: (work: Promise<unknown>) => void,
+) => Promise<Response>;
 
 /** An OpenAI-style error response. */
-const failure = (r: Refusal) => Response.json(openAiError(r.message, r.type, r.code), { status: r.status, headers: r.headers });
+const failure = (r: Refusal) =>
+  Response.json(openAiError(r.message, r.type, r.code), { status: r.status, headers: r.headers });
 
 /** The Cancel of one request, over an AbortController. */
 class FetchCancel implements Cancel {
@@ -55,7 +60,15 @@ async function readBody(request: Request, max: number): Promise<string | Refusal
 /** Creates the fetch router over router state (on the Worker: built per request over per-isolate parts). */
 export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Log }): FetchRouter {
   /** The engine's response as the client's: its body passed through the tap; the books closed when it ends. */
-  function relay(up: UpstreamResponse, routed: Routed, key: ApiKeyInfo, cancel: FetchCancel, start: number, finish: () => void, waitUntil: (w: Promise<unknown>) => void): Response {
+  function relay(
+    up: UpstreamResponse,
+    routed: Routed,
+    key: ApiKeyInfo,
+    cancel: FetchCancel,
+    start: number,
+    finish: () => void,
+    waitUntil: (w: Promise<unknown>) => void,
+  ): Response {
     const { model } = routed;
     const sse = String(up.headers["content-type"] ?? "").includes("text/event-stream");
     const tap = sse ? sseTap(routed.injected) : jsonTap();
@@ -113,7 +126,14 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
     return new Response(body, { status: up.status, headers });
   }
 
-  async function forward(request: Request, path: string, key: ApiKeyInfo, requestId: string, start: number, waitUntil: (w: Promise<unknown>) => void): Promise<Response> {
+  async function forward(
+    request: Request,
+    path: string,
+    key: ApiKeyInfo,
+    requestId: string,
+    start: number,
+    waitUntil: (w: Promise<unknown>) => void,
+  ): Promise<Response> {
     const text = await readBody(request, r.maxRequestBytes);
     if (typeof text !== "string") return failure(text);
     const routed = await route(r, key, path, text, o.now());
@@ -121,7 +141,11 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
     const { model } = routed;
     const cancel = new FetchCancel();
     r.metrics.inflight.inc({ model });
-    const headers = { "content-type": "application/json", accept: request.headers.get("accept") ?? "application/json", "x-request-id": requestId };
+    const headers = {
+      "content-type": "application/json",
+      accept: request.headers.get("accept") ?? "application/json",
+      "x-request-id": requestId,
+    };
     const sent = await dispatch(r, routed, path, headers, request.headers.get("x-session-id") ?? undefined, cancel);
     if (!("res" in sent)) {
       r.metrics.inflight.dec({ model });
@@ -143,10 +167,13 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
       const key = await authenticate(r, request.headers.get("authorization"), o.now());
       if ("refused" in key) return failure(key);
       const path = new URL(request.url).pathname;
-      if (request.method === "POST" && POSTS.has(path)) return await forward(request, path, key, requestId, start, waitUntil);
+      if (request.method === "POST" && POSTS.has(path))
+        return await forward(request, path, key, requestId, start, waitUntil);
       if (path === "/v1/models" && (request.method === "GET" || request.method === "HEAD")) {
         const body = modelList(await r.table.get(), key);
-        return new Response(request.method === "HEAD" ? null : body, { headers: { "content-type": "application/json" } });
+        return new Response(request.method === "HEAD" ? null : body, {
+          headers: { "content-type": "application/json" },
+        });
       }
       return failure(refuse(404, `no such endpoint: ${request.method} ${path}`, "not_found_error", "unknown_endpoint"));
     } catch (e) {

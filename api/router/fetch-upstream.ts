@@ -4,7 +4,8 @@
 import { type Cancel, DEFAULT_TIMEOUTS, type Timeouts, type Upstream } from "./failures.js";
 
 /** An error carrying a failure kind in `code`, as failureKind() reads it. */
-const tagged = (code: string, message: string, cause?: unknown) => Object.assign(new Error(message, { cause }), { code });
+const tagged = (code: string, message: string, cause?: unknown) =>
+  Object.assign(new Error(message, { cause }), { code });
 
 /** The body's chunks, ending with an idle-timeout error when none comes for `idleMs`. */
 async function* withIdleTimeout(body: ReadableStream<Uint8Array>, idleMs: number): AsyncGenerator<Uint8Array> {
@@ -12,7 +13,10 @@ async function* withIdleTimeout(body: ReadableStream<Uint8Array>, idleMs: number
   try {
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const idle = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(tagged("UND_ERR_BODY_TIMEOUT", `no data for ${idleMs} ms`)), idleMs)));
+      const idle = new Promise<never>(
+        (_, fail) =>
+          (timer = setTimeout(() => fail(tagged("UND_ERR_BODY_TIMEOUT", `no data for ${idleMs} ms`)), idleMs)),
+      );
       const next = await Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
       if (next.done) return;
       yield next.value;
@@ -23,7 +27,10 @@ async function* withIdleTimeout(body: ReadableStream<Uint8Array>, idleMs: number
 }
 
 /** The fetch-based upstream client. */
-export function createFetchUpstream(t: Timeouts = DEFAULT_TIMEOUTS, fetchFn: typeof fetch = (...a) => fetch(...a)): Upstream {
+export function createFetchUpstream(
+  t: Timeouts = DEFAULT_TIMEOUTS,
+  fetchFn: typeof fetch = (...a) => fetch(...a),
+): Upstream {
   return {
     async send(url, path, body, headers, signal: Cancel) {
       const controller = new AbortController();

@@ -18,11 +18,11 @@ import {
   notSent,
   PASS_HEADERS,
   POSTS,
-  recordUsage,
   type Refusal,
+  type RouterDeps,
+  recordUsage,
   refuse,
   route,
-  type RouterDeps,
   tooLarge,
 } from "./request.js";
 import type { ApiKeyInfo } from "./types.js";
@@ -34,7 +34,11 @@ export type RouterHandler = (req: IncomingMessage, res: ServerResponse) => void;
 function fail(res: ServerResponse, r: Refusal) {
   if (res.headersSent) return;
   const body = JSON.stringify(openAiError(r.message, r.type, r.code));
-  res.writeHead(r.status, { ...r.headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.writeHead(r.status, {
+    ...r.headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -79,7 +83,14 @@ class Abort extends EventEmitter implements Cancel {
 /** Creates the handler of one API instance over its router state. */
 export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: Log }): RouterHandler {
   /** Streams the engine's response to the client through the usage tap; resolves with the status it ended with. */
-  async function relay(res: ServerResponse, model: string, up: UpstreamResponse, tap: Tap, sse: boolean, signal: Cancel): Promise<number> {
+  async function relay(
+    res: ServerResponse,
+    model: string,
+    up: UpstreamResponse,
+    tap: Tap,
+    sse: boolean,
+    signal: Cancel,
+  ): Promise<number> {
     const headers: Record<string, string> = {};
     for (const h of PASS_HEADERS) {
       const v = up.headers[h];
@@ -92,7 +103,8 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     try {
       for await (const chunk of up.body) {
         const bytes = tap.chunk(chunk);
-        if (bytes.length && !res.write(bytes) && !res.destroyed) await new Promise((ok) => res.once("drain", ok).once("close", ok));
+        if (bytes.length && !res.write(bytes) && !res.destroyed)
+          await new Promise((ok) => res.once("drain", ok).once("close", ok));
       }
       const rest = tap.end().rest;
       res.end(rest.length ? rest : undefined);
@@ -110,7 +122,14 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
   }
 
   /** One POST endpoint: parse, pick, forward, relay. */
-  async function forward(req: IncomingMessage, res: ServerResponse, path: string, key: ApiKeyInfo, requestId: string, start: number) {
+  async function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    key: ApiKeyInfo,
+    requestId: string,
+    start: number,
+  ) {
     const text = await readBody(req, res, r.maxRequestBytes);
     if (text === undefined) return;
     const routed = await route(r, key, path, text, o.now());
@@ -122,7 +141,11 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
       if (!res.writableFinished) abort.abort();
     });
     r.metrics.inflight.inc({ model });
-    const headers = { "content-type": "application/json", accept: req.headers.accept ?? "application/json", "x-request-id": requestId };
+    const headers = {
+      "content-type": "application/json",
+      accept: req.headers.accept ?? "application/json",
+      "x-request-id": requestId,
+    };
     const session = req.headers["x-session-id"];
     const sent = await dispatch(r, routed, path, headers, typeof session === "string" ? session : undefined, abort);
     if (!("res" in sent)) {

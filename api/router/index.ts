@@ -5,10 +5,10 @@ import type { Store } from "../db/client.js";
 import type { Log } from "../log.js";
 import { createBalancer } from "./balancer.js";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "./failures.js";
+import { createRouterHandler, type RouterHandler } from "./handler.js";
 import { createKeyStore } from "./keys.js";
 import { createLimiter } from "./limits.js";
 import { createRouterMetrics } from "./metrics.js";
-import { createRouterHandler, type RouterHandler } from "./handler.js";
 import type { RouterDeps } from "./request.js";
 import { createTableCache, readTable } from "./table.js";
 import { createUpstream } from "./upstream.js";
@@ -28,10 +28,20 @@ export type RouterOptions = {
 };
 
 /** Builds the router of one API instance; `close` stops its timers, writes pending usage and closes connections. */
-export function createRouter(store: Store, o: RouterOptions): { router: RouterDeps; handler: RouterHandler; registry: Registry; close(): Promise<void> } {
+export function createRouter(
+  store: Store,
+  o: RouterOptions,
+): { router: RouterDeps; handler: RouterHandler; registry: Registry; close(): Promise<void> } {
   const registry = o.registry ?? new Registry();
-  const table = createTableCache(() => readTable(store.db, o.now()), { now: o.now, log: o.log, ttlMs: o.tableTtlMs ?? 1000 });
-  const usage = createUsageRecorder(store, { log: o.log, ...(o.usageFlushMs !== undefined ? { flushMs: o.usageFlushMs } : {}) });
+  const table = createTableCache(() => readTable(store.db, o.now()), {
+    now: o.now,
+    log: o.log,
+    ttlMs: o.tableTtlMs ?? 1000,
+  });
+  const usage = createUsageRecorder(store, {
+    log: o.log,
+    ...(o.usageFlushMs !== undefined ? { flushMs: o.usageFlushMs } : {}),
+  });
   const upstream = createUpstream({ ...DEFAULT_TIMEOUTS, ...o.timeouts });
   const router: RouterDeps = {
     table,

@@ -35,7 +35,11 @@ export function createIsolateRouter(store: Store, o: IsolateRouterOptions): Fetc
     maxRequestBytes: o.maxRequestBytes,
   };
   return (request, requestId, waitUntil) => {
-    const r: RouterDeps = { ...shared, keys: createKeyStore(store, { now: o.now, log: o.log }), usage: createUsageRecorder(store, { flushMs: 0, log: o.log }) };
+    const r: RouterDeps = {
+      ...shared,
+      keys: createKeyStore(store, { now: o.now, log: o.log }),
+      usage: createUsageRecorder(store, { flushMs: 0, log: o.log }),
+    };
     return createFetchRouter(r, o)(request, requestId, waitUntil);
   };
 }

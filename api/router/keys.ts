@@ -4,9 +4,9 @@
 import type { ApiKeySpec } from "../../shared/schemas/api-key.js";
 import { type ApiKeyRow, findApiKeyByHash } from "../db/api-keys.js";
 import type { Store } from "../db/client.js";
+import { hashSecret, secretKind } from "../db/secrets.js";
 import type { AppDeps } from "../deps.js";
 import type { Log } from "../log.js";
-import { hashSecret, secretKind } from "../db/secrets.js";
 import type { ApiKeyInfo, KeyStore } from "./types.js";
 
 export const DEFAULT_KEY_TTL_MS = 5000;
@@ -36,7 +36,10 @@ type Entry = { info: ApiKeyInfo | undefined; freshUntil: number };
  * here within that time, keys changed through this one at once (the API calls `forget`). `identify` rejects only when
  * the database cannot be read and the secret was never seen: the caller answers 503, not 401.
  */
-export function createKeyStore(store: Store, o: { now: () => number; ttlMs?: number; maxEntries?: number; log?: Log }): KeyCache {
+export function createKeyStore(
+  store: Store,
+  o: { now: () => number; ttlMs?: number; maxEntries?: number; log?: Log },
+): KeyCache {
   const ttl = o.ttlMs ?? DEFAULT_KEY_TTL_MS;
   const max = o.maxEntries ?? 10_000;
   // Known and unknown secrets apart, so that a flood of made-up secrets cannot push the real keys out.
@@ -62,14 +65,18 @@ export function createKeyStore(store: Store, o: { now: () => number; ttlMs?: num
         const info = row ? apiKeyInfo(row) : undefined;
         // a read that began before `forget` may have seen the key as it was: answer with it, but do not keep it
         if (started === epoch) remember(hash, { info, freshUntil: o.now() + ttl });
-        if (failingSince !== undefined) o.log?.info("router: API keys readable again", { failedForMs: o.now() - failingSince });
+        if (failingSince !== undefined)
+          o.log?.info("router: API keys readable again", { failedForMs: o.now() - failingSince });
         failingSince = undefined;
         return info;
       },
       (e: unknown) => {
         if (failingSince === undefined) {
           failingSince = o.now();
-          o.log?.warn("router: cannot read API keys; answering from the keys seen before", { known: known.size, error: e instanceof Error ? e.message : String(e) });
+          o.log?.warn("router: cannot read API keys; answering from the keys seen before", {
+            known: known.size,
+            error: e instanceof Error ? e.message : String(e),
+          });
         }
         const last = known.get(hash) ?? unknown.get(hash);
         if (!last) throw e;

@@ -56,7 +56,15 @@ export function createLimiter(o: { windowMs?: number } = {}): KeyLimiter {
   /** The key's counters moved on to `at` (a time older than one seen before counts as that one). */
   const stateOf = (name: string, at: number): { s: KeyState; now: number } => {
     let s = keys.get(name);
-    if (!s) keys.set(name, (s = { requests: counter(Math.floor(at / bucketMs)), tokens: counter(Math.floor(at / bucketMs)), lastSeen: at }));
+    if (!s)
+      keys.set(
+        name,
+        (s = {
+          requests: counter(Math.floor(at / bucketMs)),
+          tokens: counter(Math.floor(at / bucketMs)),
+          lastSeen: at,
+        }),
+      );
     const now = Math.max(at, s.lastSeen);
     s.lastSeen = now;
     advance(s.requests, Math.floor(now / bucketMs));

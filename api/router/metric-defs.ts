@@ -2,7 +2,12 @@
 // registry serves them on Node (metrics.ts), a small in-isolate one on Workers (../metrics/exposition.ts).
 
 export const ROUTER_METRICS = {
-  requests: { type: "counter", name: "llmgw_router_requests_total", help: "Requests to /v1/*, by model and HTTP status", labelNames: ["model", "code"] },
+  requests: {
+    type: "counter",
+    name: "llmgw_router_requests_total",
+    help: "Requests to /v1/*, by model and HTTP status",
+    labelNames: ["model", "code"],
+  },
   duration: {
     type: "histogram",
     name: "llmgw_router_request_duration_seconds",
@@ -17,11 +22,25 @@ export const ROUTER_METRICS = {
     labelNames: ["model"],
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   },
-  inflight: { type: "gauge", name: "llmgw_router_inflight", help: "Requests being served now, by model", labelNames: ["model"] },
-  upstreamErrors: { type: "counter", name: "llmgw_router_upstream_errors_total", help: "Failed calls to engines, by model and kind", labelNames: ["model", "kind"] },
-  retries: { type: "counter", name: "llmgw_router_retries_total", help: "Requests sent to another replica after one failed before its first byte", labelNames: [] },
+  inflight: {
+    type: "gauge",
+    name: "llmgw_router_inflight",
+    help: "Requests being served now, by model",
+    labelNames: ["model"],
+  },
+  upstreamErrors: {
+    type: "counter",
+    name: "llmgw_router_upstream_errors_total",
+    help: "Failed calls to engines, by model and kind",
+    labelNames: ["model", "kind"],
+  },
+  retries: {
+    type: "counter",
+    name: "llmgw_router_retries_total",
+    help: "Requests sent to another replica after one failed before its first byte",
+    labelNames: [],
+  },
 } as const;
-
 
 /** What the router records (prom-client's Counter, Gauge and Histogram have these methods). */
 export type RouterMetrics = {

@@ -5,7 +5,11 @@ import { ROUTER_METRICS as M, type RouterMetrics } from "./metric-defs.js";
 /** Registers the router's metrics on `registry`. */
 export function createRouterMetrics(registry: Registry): RouterMetrics {
   const registers = [registry];
-  const of = <T extends { labelNames: readonly string[] }>(d: T) => ({ ...d, labelNames: [...d.labelNames], registers });
+  const of = <T extends { labelNames: readonly string[] }>(d: T) => ({
+    ...d,
+    labelNames: [...d.labelNames],
+    registers,
+  });
   return {
     requests: new Counter(of(M.requests)),
     duration: new Histogram({ ...of(M.duration), buckets: [...M.duration.buckets] }),

@@ -2,7 +2,7 @@
 // in fetch-handler.ts): the API key, the body's model and where it may go, and the call to a ready replica with a retry
 // on another one while nothing reached the engine. No Node imports: both entries bundle it.
 import type { Balancer } from "./balancer.js";
-import { openAiError, type OpenAiErrorType } from "./errors.js";
+import { type OpenAiErrorType, openAiError } from "./errors.js";
 import { type Cancel, failureKind, retriable, type Upstream, type UpstreamResponse } from "./failures.js";
 import type { RouterMetrics } from "./metric-defs.js";
 import type { EndpointTable, TableCache } from "./table.js";
@@ -27,15 +27,29 @@ const STREAMS_USAGE = new Set(["/v1/chat/completions", "/v1/completions"]);
 export const PASS_HEADERS = ["content-type", "openai-model", "openai-processing-ms"];
 
 /** True for the paths the router answers (everything else goes to the control API). */
-export const isRouterPath = (url: string | undefined) => !!url && (url.startsWith("/v1/") || url === "/v1" || url.startsWith("/v1?"));
+export const isRouterPath = (url: string | undefined) =>
+  !!url && (url.startsWith("/v1/") || url === "/v1" || url.startsWith("/v1?"));
 
 export type RefusalStatus = 400 | 401 | 403 | 404 | 413 | 429 | 502 | 503 | 504;
 
 /** Why a request is answered with an error instead of a replica's response (in OpenAI's error shape). */
-export type Refusal = { refused: true; status: RefusalStatus; message: string; type: OpenAiErrorType; code: string; headers?: Record<string, string> };
+export type Refusal = {
+  refused: true;
+  status: RefusalStatus;
+  message: string;
+  type: OpenAiErrorType;
+  code: string;
+  headers?: Record<string, string>;
+};
 
 /** A refusal. */
-export const refuse = (status: RefusalStatus, message: string, type: OpenAiErrorType, code: string, headers?: Record<string, string>): Refusal => ({
+export const refuse = (
+  status: RefusalStatus,
+  message: string,
+  type: OpenAiErrorType,
+  code: string,
+  headers?: Record<string, string>,
+): Refusal => ({
   refused: true,
   status,
   message,
@@ -45,22 +59,42 @@ export const refuse = (status: RefusalStatus, message: string, type: OpenAiError
 });
 
 /** The 413 of a body larger than `max` bytes. */
-export const tooLarge = (max: number) => refuse(413, `request body larger than ${max} bytes`, "invalid_request_error", "request_too_large", { connection: "close" });
+export const tooLarge = (max: number) =>
+  refuse(413, `request body larger than ${max} bytes`, "invalid_request_error", "request_too_large", {
+    connection: "close",
+  });
 
 const allowed = (key: ApiKeyInfo, model: string) => !key.models || key.models.includes(model);
 
 /** The API key an `Authorization` header presents: known and not expired, or why not. */
-export async function authenticate(r: { keys: KeyStore }, authorization: string | null | undefined, now: number): Promise<ApiKeyInfo | Refusal> {
+export async function authenticate(
+  r: { keys: KeyStore },
+  authorization: string | null | undefined,
+  now: number,
+): Promise<ApiKeyInfo | Refusal> {
   const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? "");
-  if (!m) return refuse(401, "missing API key: send `Authorization: Bearer llmgw_key_…`", "authentication_error", "missing_api_key");
+  if (!m)
+    return refuse(
+      401,
+      "missing API key: send `Authorization: Bearer llmgw_key_…`",
+      "authentication_error",
+      "missing_api_key",
+    );
   let key: ApiKeyInfo | undefined;
   try {
     key = await r.keys.identify(m[1]!);
   } catch {
-    return refuse(503, "cannot check the API key now: the database is unreachable", "service_unavailable", "keys_unavailable", { "retry-after": "5" });
+    return refuse(
+      503,
+      "cannot check the API key now: the database is unreachable",
+      "service_unavailable",
+      "keys_unavailable",
+      { "retry-after": "5" },
+    );
   }
   if (!key) return refuse(401, "invalid API key", "authentication_error", "invalid_api_key");
-  if (key.expiresAt !== undefined && key.expiresAt <= now) return refuse(401, `API key ${key.name} has expired`, "authentication_error", "expired_api_key");
+  if (key.expiresAt !== undefined && key.expiresAt <= now)
+    return refuse(401, `API key ${key.name} has expired`, "authentication_error", "expired_api_key");
   return key;
 }
 
@@ -68,7 +102,13 @@ export async function authenticate(r: { keys: KeyStore }, authorization: string 
 export type Routed = { model: string; endpoints: Endpoint[]; body: string; injected: boolean };
 
 /** Reads a POST body: its model, whether the key may use it and has budget left, and where it can go. */
-export async function route(r: RouterDeps, key: ApiKeyInfo, path: string, text: string, now: number): Promise<Routed | Refusal> {
+export async function route(
+  r: RouterDeps,
+  key: ApiKeyInfo,
+  path: string,
+  text: string,
+  now: number,
+): Promise<Routed | Refusal> {
   let body: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(text);
@@ -78,27 +118,46 @@ export async function route(r: RouterDeps, key: ApiKeyInfo, path: string, text: 
     return refuse(400, "the request body must be a JSON object", "invalid_request_error", "invalid_json");
   }
   const model = body.model;
-  if (typeof model !== "string" || !model) return refuse(400, "you must provide a model parameter", "invalid_request_error", "missing_model");
-  if (!allowed(key, model)) return refuse(403, `API key ${key.name} may not use model ${model}`, "permission_error", "model_not_allowed");
+  if (typeof model !== "string" || !model)
+    return refuse(400, "you must provide a model parameter", "invalid_request_error", "missing_model");
+  if (!allowed(key, model))
+    return refuse(403, `API key ${key.name} may not use model ${model}`, "permission_error", "model_not_allowed");
   const table = await r.table.get();
   const endpoints = table.ready.get(model);
   if (!endpoints?.length) {
     const why = table.declared.get(model);
-    if (why === undefined) return refuse(404, `The model \`${model}\` does not exist`, "not_found_error", "model_not_found");
-    return refuse(503, `no ready replica of ${model}: ${why}`, "service_unavailable", "no_ready_replica", { "retry-after": "5" });
+    if (why === undefined)
+      return refuse(404, `The model \`${model}\` does not exist`, "not_found_error", "model_not_found");
+    return refuse(503, `no ready replica of ${model}: ${why}`, "service_unavailable", "no_ready_replica", {
+      "retry-after": "5",
+    });
   }
   const admitted = r.limiter.admit(key, now);
   if (!admitted.ok) {
     r.metrics.requests.inc({ model, code: "429" });
-    return refuse(429, `rate limit of API key ${key.name} reached (${admitted.limit} per minute)`, "rate_limit_error", "rate_limit_exceeded", { "retry-after": String(admitted.retryAfterS) });
+    return refuse(
+      429,
+      `rate limit of API key ${key.name} reached (${admitted.limit} per minute)`,
+      "rate_limit_error",
+      "rate_limit_exceeded",
+      { "retry-after": String(admitted.retryAfterS) },
+    );
   }
   // the router counts usage: a stream is asked for its usage event (and the tap drops it when the client did not ask)
   const options = (body.stream_options ?? {}) as Record<string, unknown>;
   const injected = body.stream === true && STREAMS_USAGE.has(path) && options.include_usage !== true;
-  return { model, endpoints, body: injected ? JSON.stringify({ ...body, stream_options: { ...options, include_usage: true } }) : text, injected };
+  return {
+    model,
+    endpoints,
+    body: injected ? JSON.stringify({ ...body, stream_options: { ...options, include_usage: true } }) : text,
+    injected,
+  };
 }
 
-export type Sent = { ep: Endpoint; done: () => void; res: UpstreamResponse } | { aborted: true } | { failed: string; message: string };
+export type Sent =
+  | { ep: Endpoint; done: () => void; res: UpstreamResponse }
+  | { aborted: true }
+  | { failed: string; message: string };
 
 /** Sends the request to a ready replica, trying another one when the connection failed before the first byte. */
 export async function dispatch(
@@ -123,7 +182,8 @@ export async function dispatch(
       const kind = failureKind(e);
       r.metrics.upstreamErrors.inc({ model: ep.model, kind });
       if (signal.aborted) return { aborted: true };
-      if (!retriable(kind)) return { failed: kind, message: `replica ${ep.replicaId} failed: ${kind.replace(/_/g, " ")}` };
+      if (!retriable(kind))
+        return { failed: kind, message: `replica ${ep.replicaId} failed: ${kind.replace(/_/g, " ")}` };
       r.balancer.quarantine(ep.url);
       tried.add(ep.url);
       last = `replica ${ep.replicaId} at ${ep.url}: ${kind}`;
@@ -136,7 +196,12 @@ export async function dispatch(
 export function notSent(sent: Exclude<Sent, { res: UpstreamResponse }>): Refusal | undefined {
   if ("aborted" in sent) return undefined;
   const timeout = sent.failed === "first_byte_timeout";
-  return refuse(timeout ? 504 : 502, sent.message, "server_error", timeout ? "upstream_timeout" : "upstream_unavailable");
+  return refuse(
+    timeout ? 504 : 502,
+    sent.message,
+    "server_error",
+    timeout ? "upstream_timeout" : "upstream_unavailable",
+  );
 }
 
 /** The SSE event that ends a stream whose replica failed after the first byte (the OpenAI SDKs raise it). */
@@ -146,12 +211,21 @@ export const midStreamError = (kind: string) =>
 /** The body of GET /v1/models: the models with a ready replica that the key may use. */
 export function modelList(table: EndpointTable, key: ApiKeyInfo): string {
   const created = Math.floor(table.readAt / 1000);
-  const data = [...table.ready.keys()].filter((m) => allowed(key, m)).sort().map((id) => ({ id, object: "model", created, owned_by: "llmgw" }));
+  const data = [...table.ready.keys()]
+    .filter((m) => allowed(key, m))
+    .sort()
+    .map((id) => ({ id, object: "model", created, owned_by: "llmgw" }));
   return JSON.stringify({ object: "list", data });
 }
 
 /** Records a finished response's usage against its key. */
-export function recordUsage(r: RouterDeps, key: ApiKeyInfo, model: string, usage: { promptTokens: number; completionTokens: number } | undefined, now: number) {
+export function recordUsage(
+  r: RouterDeps,
+  key: ApiKeyInfo,
+  model: string,
+  usage: { promptTokens: number; completionTokens: number } | undefined,
+  now: number,
+) {
   if (!usage) return;
   r.usage.record(key.name, model, usage, now);
   r.limiter.spend(key, usage.promptTokens + usage.completionTokens, now);

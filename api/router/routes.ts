@@ -10,7 +10,15 @@ export function routerRoutes() {
   const app = new Hono<AppEnv>();
   app.all("/v1/*", (c) => {
     const { fetchRouter } = c.var.deps;
-    if (!fetchRouter) return c.json(openAiError("this deployment of llmgw has no router (run `llmgw serve`)", "service_unavailable", "router_unavailable"), 503);
+    if (!fetchRouter)
+      return c.json(
+        openAiError(
+          "this deployment of llmgw has no router (run `llmgw serve`)",
+          "service_unavailable",
+          "router_unavailable",
+        ),
+        503,
+      );
     return fetchRouter(c.req.raw, c.var.requestId, (work) => c.executionCtx.waitUntil(work));
   });
   return app;

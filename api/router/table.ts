@@ -3,11 +3,11 @@
 // when the database cannot be read the last table stays in use (engines keep serving while the database is down).
 import { and, eq } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
+import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
-import { deployments, models, shards, shardStatus } from "../db/schema.js";
+import { deployments, models, shardStatus, shards } from "../db/schema.js";
 import type { Log } from "../log.js";
 import type { Endpoint } from "./types.js";
-import { byText } from "../../shared/sort.js";
 
 export type EndpointTable = {
   /** Ready endpoints by served model name. */
@@ -20,7 +20,11 @@ export type EndpointTable = {
 type ShardRow = { replicaId: string; rank: number; spec: string; state: string | null };
 
 /** Builds the table from shard rows (with their reported state) and the declared models and deployments. Pure. */
-export function buildTable(rows: ShardRow[], declared: { served: string; pending: string | undefined }[], readAt: number): EndpointTable {
+export function buildTable(
+  rows: ShardRow[],
+  declared: { served: string; pending: string | undefined }[],
+  readAt: number,
+): EndpointTable {
   const byReplica = new Map<string, ShardRow[]>();
   for (const r of rows) byReplica.set(r.replicaId, [...(byReplica.get(r.replicaId) ?? []), r]);
   const ready = new Map<string, Endpoint[]>();
@@ -29,7 +33,12 @@ export function buildTable(rows: ShardRow[], declared: { served: string; pending
     if (!leader || !mine.every((s) => s.state === "ready")) continue;
     const spec = JSON.parse(leader.spec) as StartShard;
     const host = spec.leaderAddr.includes(":") ? `[${spec.leaderAddr}]` : spec.leaderAddr;
-    const e: Endpoint = { replicaId, deployment: spec.deployment, model: spec.model, url: `http://${host}:${spec.httpPort}` };
+    const e: Endpoint = {
+      replicaId,
+      deployment: spec.deployment,
+      model: spec.model,
+      url: `http://${host}:${spec.httpPort}`,
+    };
     ready.set(e.model, [...(ready.get(e.model) ?? []), e]);
   }
   for (const list of ready.values()) list.sort(byText((e) => e.replicaId));
@@ -52,7 +61,9 @@ export async function readTable(q: Q, now: number): Promise<EndpointTable> {
   const ds = await q.select({ model: deployments.model, pending: deployments.pending }).from(deployments);
   const declared = ds.map((d) => ({
     served: served.get(d.model) ?? d.model,
-    pending: served.has(d.model) ? d.pending?.map((p) => p.reason).join("; ") || undefined : `model ${d.model} does not exist`,
+    pending: served.has(d.model)
+      ? d.pending?.map((p) => p.reason).join("; ") || undefined
+      : `model ${d.model} does not exist`,
   }));
   return buildTable(rows, declared, now);
 }
@@ -66,7 +77,10 @@ export type TableCache = {
 };
 
 /** A table cache that re-reads at most every `ttlMs` and in the background every `refreshMs`. */
-export function createTableCache(read: () => Promise<EndpointTable>, o: { now: () => number; log: Log; ttlMs?: number; refreshMs?: number }): TableCache {
+export function createTableCache(
+  read: () => Promise<EndpointTable>,
+  o: { now: () => number; log: Log; ttlMs?: number; refreshMs?: number },
+): TableCache {
   const ttl = o.ttlMs ?? 1000;
   let table: EndpointTable | undefined;
   let stale: { since: number; error: string } | null = null;
@@ -111,7 +125,10 @@ export function createTableCache(read: () => Promise<EndpointTable>, o: { now: (
  * older than `ttlMs` reads its own — no timer or shared promise outlives a request there. A failed read serves the last
  * table, as on Node.
  */
-export function createIsolateTableCache(read: () => Promise<EndpointTable>, o: { now: () => number; log: Log; ttlMs?: number }): TableCache {
+export function createIsolateTableCache(
+  read: () => Promise<EndpointTable>,
+  o: { now: () => number; log: Log; ttlMs?: number },
+): TableCache {
   const ttl = o.ttlMs ?? 1000;
   let table: EndpointTable | undefined;
   let stale: { since: number; error: string } | null = null;
@@ -123,7 +140,8 @@ export function createIsolateTableCache(read: () => Promise<EndpointTable>, o: {
         stale = null;
       } catch (e) {
         if (!table) throw e;
-        if (!stale) o.log.error("router: cannot read the endpoint table; serving from the last one", { error: String(e) });
+        if (!stale)
+          o.log.error("router: cannot read the endpoint table; serving from the last one", { error: String(e) });
         stale ??= { since: o.now(), error: e instanceof Error ? e.message : String(e) };
       }
       return table;

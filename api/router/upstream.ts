@@ -6,7 +6,13 @@ import { DEFAULT_TIMEOUTS, type Timeouts, type Upstream } from "./failures.js";
 
 /** The upstream client of one API instance. */
 export function createUpstream(t: Timeouts = DEFAULT_TIMEOUTS): Upstream {
-  const agent = new Agent({ connect: { timeout: t.connectMs }, headersTimeout: t.firstByteMs, bodyTimeout: t.idleMs, keepAliveTimeout: 30_000, connections: 256 });
+  const agent = new Agent({
+    connect: { timeout: t.connectMs },
+    headersTimeout: t.firstByteMs,
+    bodyTimeout: t.idleMs,
+    keepAliveTimeout: 30_000,
+    connections: 256,
+  });
   return {
     async send(url, path, body, headers, signal) {
       const r = await agent.request({ origin: url, path, method: "POST", headers, body, signal });

@@ -12,7 +12,10 @@ const count = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v 
 export function usageOf(x: unknown): Usage | undefined {
   const u = (x as { usage?: Record<string, unknown> } | null)?.usage;
   if (!u || typeof u !== "object") return undefined;
-  return { promptTokens: count(u.prompt_tokens ?? u.input_tokens), completionTokens: count(u.completion_tokens ?? u.output_tokens) };
+  return {
+    promptTokens: count(u.prompt_tokens ?? u.input_tokens),
+    completionTokens: count(u.completion_tokens ?? u.output_tokens),
+  };
 }
 
 export type Tap = {
@@ -40,13 +43,15 @@ function startsAt(b: Uint8Array, needle: Uint8Array, at: number): boolean {
 
 /** The first index at or after `from` where `needle` starts in `b`, or -1. */
 function indexOfBytes(b: Uint8Array, needle: Uint8Array, from = 0): number {
-  for (let at = b.indexOf(needle[0]!, from); at >= 0; at = b.indexOf(needle[0]!, at + 1)) if (startsAt(b, needle, at)) return at;
+  for (let at = b.indexOf(needle[0]!, from); at >= 0; at = b.indexOf(needle[0]!, at + 1))
+    if (startsAt(b, needle, at)) return at;
   return -1;
 }
 
 /** The last index at or before `from` where `needle` starts in `b`, or -1. */
 function lastIndexOfBytes(b: Uint8Array, needle: Uint8Array, from = b.length - 1): number {
-  for (let at = b.lastIndexOf(needle[0]!, from); at >= 0; at = at > 0 ? b.lastIndexOf(needle[0]!, at - 1) : -1) if (startsAt(b, needle, at)) return at;
+  for (let at = b.lastIndexOf(needle[0]!, from); at >= 0; at = at > 0 ? b.lastIndexOf(needle[0]!, at - 1) : -1)
+    if (startsAt(b, needle, at)) return at;
   return -1;
 }
 
@@ -78,7 +83,8 @@ function usageObjectAfter(b: Uint8Array, at: number): number {
 
 /** True when `b` has a `"usage"` key whose value is an object. */
 function hasUsageObject(b: Uint8Array): boolean {
-  for (let at = indexOfBytes(b, USAGE_KEY); at >= 0; at = indexOfBytes(b, USAGE_KEY, at + 1)) if (usageObjectAfter(b, at) >= 0) return true;
+  for (let at = indexOfBytes(b, USAGE_KEY); at >= 0; at = indexOfBytes(b, USAGE_KEY, at + 1))
+    if (usageObjectAfter(b, at) >= 0) return true;
   return false;
 }
 
@@ -134,7 +140,12 @@ class JsonTap implements Tap {
 export const jsonTap = (): Tap => new JsonTap();
 
 /** The data lines of one SSE event, joined. */
-const dataOf = (event: string) => event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+const dataOf = (event: string) =>
+  event
+    .split("\n")
+    .filter((l) => l.startsWith("data:"))
+    .map((l) => l.slice(5).trim())
+    .join("\n");
 
 /**
  * A tap for an SSE stream: whole events pass on as soon as they are complete; `dropUsageEvent` removes the usage-only

@@ -87,7 +87,14 @@ export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Lo
   return {
     record(key: string, model: string, u: Usage, now: number) {
       const hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
-      add(sums, { keyName: key, model, hourStart, requests: 1, promptTokens: tokens(u.promptTokens), completionTokens: tokens(u.completionTokens) });
+      add(sums, {
+        keyName: key,
+        model,
+        hourStart,
+        requests: 1,
+        promptTokens: tokens(u.promptTokens),
+        completionTokens: tokens(u.completionTokens),
+      });
     },
     flush: () => flush(),
     pending: () => sums.size,

@@ -6,18 +6,17 @@ import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
 import { bumpGeneration } from "../db/cluster.js";
-import { insertEvents } from "../db/events.js";
+import { insertEvents, type NewEvent } from "../db/events.js";
 import { findNode, readInventory, upsertNode } from "../db/nodes.js";
 import { joinTokens, nodes } from "../db/schema.js";
+import { hashSecret, newSecret } from "../db/secrets.js";
 import { upsertShardReports } from "../db/shards.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
-import { heardFrom } from "../nodes/state.js";
-import { applyHeartbeat } from "../nodes/inventory-merge.js";
 import { inventoryEvents } from "../nodes/events.js";
-import { type NewEvent } from "../db/events.js";
+import { applyHeartbeat } from "../nodes/inventory-merge.js";
+import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
-import { hashSecret, newSecret } from "../db/secrets.js";
 
 const NodeParam = z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) });
 
@@ -67,7 +66,10 @@ const status = createRoute({
 /** Spends one use of a join token inside the registration's transaction. */
 async function spendJoinToken(tx: Tx, hash: string, now: number) {
   const jt = await usableJoinToken(tx, hash, now);
-  await tx.update(joinTokens).set({ uses: jt.uses + 1 }).where(eq(joinTokens.id, jt.id));
+  await tx
+    .update(joinTokens)
+    .set({ uses: jt.uses + 1 })
+    .where(eq(joinTokens.id, jt.id));
 }
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
@@ -83,7 +85,11 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       const existing = await findNode(tx, req.nodeId);
       if (caller.kind === "join") {
         if (existing) {
-          throw new ApiError(409, "node_exists", `node ${req.nodeId} is already registered; re-register with its node token, or have an admin delete it first`);
+          throw new ApiError(
+            409,
+            "node_exists",
+            `node ${req.nodeId} is already registered; re-register with its node token, or have an admin delete it first`,
+          );
         }
         await spendJoinToken(tx, caller.hash, t);
       }
@@ -93,11 +99,21 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       const gpus = req.inventory.gpus.length;
       const events: NewEvent[] = existing
         ? [
-            { type: "node_reregistered", nodeId: req.nodeId, message: `${req.nodeId} registered again${caller.kind === "admin" ? " (admin reset: new node token)" : ""}` },
+            {
+              type: "node_reregistered",
+              nodeId: req.nodeId,
+              message: `${req.nodeId} registered again${caller.kind === "admin" ? " (admin reset: new node token)" : ""}`,
+            },
             ...heardFrom(existing, t, settings.nodeLostAfterS),
             ...inventoryEvents(req.nodeId, readInventory(existing), req.inventory),
           ]
-        : [{ type: "node_registered", nodeId: req.nodeId, message: `${req.nodeId} registered with ${gpus} GPU${gpus === 1 ? "" : "s"} in pool ${req.labels?.pool ?? "default"}` }];
+        : [
+            {
+              type: "node_registered",
+              nodeId: req.nodeId,
+              message: `${req.nodeId} registered with ${gpus} GPU${gpus === 1 ? "" : "s"} in pool ${req.labels?.pool ?? "default"}`,
+            },
+          ];
       await insertEvents(tx, t, events);
       await bumpGeneration(tx);
       return { created: !existing, nodeToken: token };
@@ -118,20 +134,38 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const t = now();
     await store.write(async (tx) => {
       const row = await findNode(tx, node);
-      if (!row) throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
+      if (!row)
+        throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
       const before = readInventory(row);
       const known = new Set(before.gpus.map((g) => g.uuid));
       const unknown = (hb.gpus ?? []).filter((g) => !known.has(g.uuid)).map((g) => g.uuid);
       if (unknown.length) {
-        throw new ApiError(409, "conflict", `the heartbeat names GPUs the registered inventory does not have (${unknown.join(", ")}); register again`);
+        throw new ApiError(
+          409,
+          "conflict",
+          `the heartbeat names GPUs the registered inventory does not have (${unknown.join(", ")}); register again`,
+        );
       }
       const after = applyHeartbeat(before, hb);
       const events = [...heardFrom(row, t, settings.nodeLostAfterS), ...inventoryEvents(node, before, after)];
-      await tx.update(nodes).set({ inventory: JSON.stringify(after), inventoryVersion: sql`${nodes.inventoryVersion} + 1`, lastHeartbeatAt: t, lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
+      await tx
+        .update(nodes)
+        .set({
+          inventory: JSON.stringify(after),
+          inventoryVersion: sql`${nodes.inventoryVersion} + 1`,
+          lastHeartbeatAt: t,
+          lastSeenAt: t,
+          lostAt: null,
+        })
+        .where(eq(nodes.id, node));
       await upsertShardReports(tx, node, hb.shards ?? [], t);
       await insertEvents(tx, t, events);
       // fabric, IMEX, health or liveness changes can change what may be placed here
-      if (events.length || JSON.stringify(before.gpus.map((g) => g.health.problems)) !== JSON.stringify(after.gpus.map((g) => g.health.problems))) {
+      if (
+        events.length ||
+        JSON.stringify(before.gpus.map((g) => g.health.problems)) !==
+          JSON.stringify(after.gpus.map((g) => g.health.problems))
+      ) {
         await bumpGeneration(tx);
       }
     });
@@ -144,14 +178,16 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const t = now();
     await store.write(async (tx) => {
       const row = await findNode(tx, node);
-      if (!row) throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
+      if (!row)
+        throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
       await upsertShardReports(tx, node, shards, t);
       await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
       const back = heardFrom(row, t, settings.nodeLostAfterS);
       await insertEvents(tx, t, back);
       // a failed shard (an unknown state reads as failed), a ready one (old replicas may drain) or a node back from
       // silence can change placement
-      if (back.length || shards.some((s) => ["failed", "ready"].includes(readShardState(s.state)))) await bumpGeneration(tx);
+      if (back.length || shards.some((s) => ["failed", "ready"].includes(readShardState(s.state))))
+        await bumpGeneration(tx);
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   });

@@ -25,11 +25,18 @@ const API_KEYS: DeclaredKind<ApiKeyRow, Fresh> = {
   list: (q) => q.select().from(apiKeys).orderBy(asc(apiKeys.name)),
   find: async (q, name) => (await q.select().from(apiKeys).where(eq(apiKeys.name, name)))[0],
   save: async (tx, next, current, fresh) => {
-    const row: ApiKeyRow = { ...next, hash: current?.hash ?? fresh.hash, secretIssuedAt: current?.secretIssuedAt ?? fresh.at };
+    const row: ApiKeyRow = {
+      ...next,
+      hash: current?.hash ?? fresh.hash,
+      secretIssuedAt: current?.secretIssuedAt ?? fresh.at,
+    };
     await tx
       .insert(apiKeys)
       .values(row)
-      .onConflictDoUpdate({ target: apiKeys.name, set: { spec: row.spec, version: row.version, updatedAt: row.updatedAt } });
+      .onConflictDoUpdate({
+        target: apiKeys.name,
+        set: { spec: row.spec, version: row.version, updatedAt: row.updatedAt },
+      });
     return row;
   },
   remove: async (tx, name) => {
@@ -42,7 +49,9 @@ async function freshSecret(at: number): Promise<Fresh> {
   return { secret, hash: await hashSecret(secret), at };
 }
 
-const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "team-search" }) });
+const NameParam = z.object({
+  name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: "team-search" }),
+});
 const common = { tags: ["api-keys"], security: adminSecurity, middleware: requireAdmin };
 
 const rotate = createRoute({
@@ -51,9 +60,13 @@ const rotate = createRoute({
   path: "/api/v1/api-keys/{name}/rotate",
   operationId: "rotateApiKey",
   summary: "Give an API key a new secret, shown once; the old one stops working",
-  description: "The spec and its version stay as they are. The old secret is refused at once by this instance's router, within 5 s by others.",
+  description:
+    "The spec and its version stay as they are. The old secret is refused at once by this instance's router, within 5 s by others.",
   request: { params: NameParam },
-  responses: { 200: jsonResponse(ApiKeyWithSecret, "The key with its new `secret`; keep it, it is not shown again"), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: jsonResponse(ApiKeyWithSecret, "The key with its new `secret`; keep it, it is not shown again"),
+    ...errorResponses(400, 401, 403, 404),
+  },
 });
 
 export const apiKeyRoutes = declarativeRoutes({
@@ -80,15 +93,16 @@ export const apiKeyRoutes = declarativeRoutes({
     createdNote: "Created; keep `secret`, it is not shown again",
     remove: "Delete an API key: its secret stops working (its usage stays recorded)",
   },
-})
-  .openapi(rotate, async (c) => {
-    const { name } = c.req.valid("param");
-    const { store, now } = c.var.deps;
-    const t = now();
-    const { secret, hash } = await freshSecret(t);
-    const [row] = await store.write((tx) => tx.update(apiKeys).set({ hash, secretIssuedAt: t }).where(eq(apiKeys.name, name)).returning());
-    if (!row) throw new ApiError(404, "not_found", `no API key ${name}`);
-    keysChanged(c.var.deps);
-    c.header("etag", etagOf(row.version));
-    return c.json({ ...apiKeyView(row, t), secret }, 200);
-  });
+}).openapi(rotate, async (c) => {
+  const { name } = c.req.valid("param");
+  const { store, now } = c.var.deps;
+  const t = now();
+  const { secret, hash } = await freshSecret(t);
+  const [row] = await store.write((tx) =>
+    tx.update(apiKeys).set({ hash, secretIssuedAt: t }).where(eq(apiKeys.name, name)).returning(),
+  );
+  if (!row) throw new ApiError(404, "not_found", `no API key ${name}`);
+  keysChanged(c.var.deps);
+  c.header("etag", etagOf(row.version));
+  return c.json({ ...apiKeyView(row, t), secret }, 200);
+});

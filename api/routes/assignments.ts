@@ -10,8 +10,8 @@ import { nodes } from "../db/schema.js";
 import type { AppEnv } from "../deps.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
-import { placeTimed } from "../placement/trigger.js";
 import { nodeAssignments } from "../placement/apply.js";
+import { placeTimed } from "../placement/trigger.js";
 
 const MAX_WAIT_S = 60;
 /** A poll refreshes the node's liveness at most this often, so that polling costs no write most of the time. */
@@ -31,12 +31,28 @@ const poll = createRoute({
   request: {
     params: z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) }),
     query: z.object({
-      index: z.coerce.number().int().min(0).optional().openapi({ param: { name: "index", in: "query" }, description: "the last X-Llmgw-Index seen (0 or absent: answer at once)" }),
-      wait: z.coerce.number().min(0).max(3600).optional().openapi({ param: { name: "wait", in: "query" }, description: "seconds to wait for a change (capped at 60)" }),
+      index: z.coerce
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .openapi({
+          param: { name: "index", in: "query" },
+          description: "the last X-Llmgw-Index seen (0 or absent: answer at once)",
+        }),
+      wait: z.coerce
+        .number()
+        .min(0)
+        .max(3600)
+        .optional()
+        .openapi({ param: { name: "wait", in: "query" }, description: "seconds to wait for a change (capped at 60)" }),
     }),
   },
   responses: {
-    200: { ...jsonResponse(Assignments, "The node's desired shards"), headers: { "X-Llmgw-Index": { schema: { type: "integer" }, description: "the node's assignment index" } } },
+    200: {
+      ...jsonResponse(Assignments, "The node's desired shards"),
+      headers: { "X-Llmgw-Index": { schema: { type: "integer" }, description: "the node's assignment index" } },
+    },
     ...errorResponses(400, 401, 403),
   },
 });

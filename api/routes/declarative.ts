@@ -19,7 +19,11 @@ export const IfMatch = z.object({
     .string()
     .max(256)
     .optional()
-    .openapi({ param: { name: "if-match", in: "header" }, example: '"3"', description: "the ETag the change is based on, or `*`" }),
+    .openapi({
+      param: { name: "if-match", in: "header" },
+      example: '"3"',
+      description: "the ETag the change is based on, or `*`",
+    }),
 });
 
 /** A PUT's conditional headers: `If-Match`, and `If-None-Match: *` to create only (412 when it exists). */
@@ -28,7 +32,11 @@ export const PutConditions = IfMatch.extend({
     .string()
     .max(256)
     .optional()
-    .openapi({ param: { name: "if-none-match", in: "header" }, example: "*", description: "`*`: create only, 412 when the resource exists" }),
+    .openapi({
+      param: { name: "if-none-match", in: "header" },
+      example: "*",
+      description: "`*`: create only, 412 when the resource exists",
+    }),
 });
 
 /** A PUT body: `{spec}`, plus `name`, `status` and `metadata` as a GET returned them (status and metadata are ignored). */
@@ -46,7 +54,9 @@ export function putBody<T extends z.ZodType>(spec: T, id: string) {
 /** 400 when a body names another resource than its path. */
 export function sameName(path: string, body: string | undefined): void {
   if (body !== undefined && body !== path) {
-    throw new ApiError(400, "validation_failed", `name: the body names ${body} but the path names ${path}`, [{ path: "name", message: `must equal ${path}` }]);
+    throw new ApiError(400, "validation_failed", `name: the body names ${body} but the path names ${path}`, [
+      { path: "name", message: `must equal ${path}` },
+    ]);
   }
 }
 
@@ -56,7 +66,12 @@ export async function writtenSpec(c: Context): Promise<unknown> {
 }
 
 /** Enforces `If-Match`: absent passes; `*` needs the resource to exist; otherwise one of the listed ETags must be current. */
-export function checkIfMatch(header: string | undefined, kind: string, name: string, current: StoredResource | undefined): void {
+export function checkIfMatch(
+  header: string | undefined,
+  kind: string,
+  name: string,
+  current: StoredResource | undefined,
+): void {
   if (header === undefined) return;
   const wanted = header.split(",").map((t) => t.trim());
   if (current && (wanted.includes("*") || wanted.includes(etagOf(current.version)))) return;
@@ -77,18 +92,34 @@ export type DeclaredKind<R extends StoredResource, X = undefined> = {
   remove(tx: Tx, name: string): Promise<void>;
 };
 
-type PutRequest = { name: string; written: unknown; ifMatch: string | undefined; ifNoneMatch?: string; now: number; check?: (tx: Tx) => Promise<void> };
+type PutRequest = {
+  name: string;
+  written: unknown;
+  ifMatch: string | undefined;
+  ifNoneMatch?: string;
+  now: number;
+  check?: (tx: Tx) => Promise<void>;
+};
 
 /**
  * Creates or replaces a resource in one transaction: If-Match checked, `check` run, a new version written and the
  * cluster generation bumped (placement's kinds) only when the spec changed. `written` is the spec as the client wrote it.
  */
-export async function putDeclared<R extends StoredResource, X>(store: Store, k: DeclaredKind<R, X>, req: PutRequest, prepared: X): Promise<{ row: R; created: boolean }> {
+export async function putDeclared<R extends StoredResource, X>(
+  store: Store,
+  k: DeclaredKind<R, X>,
+  req: PutRequest,
+  prepared: X,
+): Promise<{ row: R; created: boolean }> {
   return store.write(async (tx) => {
     const current = await k.find(tx, req.name);
     checkIfMatch(req.ifMatch, k.kind, req.name, current);
     if (req.ifNoneMatch?.trim() === "*" && current) {
-      throw new ApiError(412, "precondition_failed", `If-None-Match * : ${k.kind} ${req.name} already exists (at ${etagOf(current.version)})`);
+      throw new ApiError(
+        412,
+        "precondition_failed",
+        `If-None-Match * : ${k.kind} ${req.name} already exists (at ${etagOf(current.version)})`,
+      );
     }
     await req.check?.(tx);
     const next = nextVersion(current, req.name, req.written, req.now);
@@ -100,7 +131,12 @@ export async function putDeclared<R extends StoredResource, X>(store: Store, k: 
 }
 
 /** Deletes a resource (If-Match checked, 404 when absent) and bumps the cluster generation (placement's kinds). */
-export async function deleteDeclared<R extends StoredResource, X>(store: Store, k: DeclaredKind<R, X>, name: string, ifMatch: string | undefined): Promise<void> {
+export async function deleteDeclared<R extends StoredResource, X>(
+  store: Store,
+  k: DeclaredKind<R, X>,
+  name: string,
+  ifMatch: string | undefined,
+): Promise<void> {
   await store.write(async (tx) => {
     const current = await k.find(tx, name);
     checkIfMatch(ifMatch, k.kind, name, current);
@@ -135,7 +171,15 @@ export type DeclarativeRoutes<S, R extends StoredResource, V, X = undefined> = {
   created?(view: V, prepared: X): unknown;
   /** Runs after a PUT or DELETE that succeeded (the router's key cache forgets). */
   afterWrite?(deps: AppDeps): void;
-  docs: { list: string; get: string; put: string; putNotes?: string; remove: string; replaced?: string; createdNote?: string };
+  docs: {
+    list: string;
+    get: string;
+    put: string;
+    putNotes?: string;
+    remove: string;
+    replaced?: string;
+    createdNote?: string;
+  };
 };
 
 const PUT_NOTES =
@@ -144,7 +188,9 @@ const PUT_NOTES =
 
 /** The list, get, PUT and DELETE routes of one declarative kind. */
 export function declarativeRoutes<S, R extends StoredResource, V, X = undefined>(d: DeclarativeRoutes<S, R, V, X>) {
-  const NameParam = z.object({ name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: d.example }) });
+  const NameParam = z.object({
+    name: ResourceName.openapi({ param: { name: "name", in: "path" }, example: d.example }),
+  });
   const common = { tags: [d.collection], security: adminSecurity, middleware: requireAdmin };
   const base = `/api/v1/${d.collection}`;
   const kind = d.table.kind;
@@ -155,7 +201,10 @@ export function declarativeRoutes<S, R extends StoredResource, V, X = undefined>
     path: base,
     operationId: `list${d.many}`,
     summary: d.docs.list,
-    responses: { 200: jsonResponse(z.object({ items: z.array(d.View) }), `${kind[0]!.toUpperCase()}${kind.slice(1)}s by name`), ...errorResponses(401, 403) },
+    responses: {
+      200: jsonResponse(z.object({ items: z.array(d.View) }), `${kind[0]!.toUpperCase()}${kind.slice(1)}s by name`),
+      ...errorResponses(401, 403),
+    },
   });
   const get = createRoute({
     ...common,
@@ -164,7 +213,10 @@ export function declarativeRoutes<S, R extends StoredResource, V, X = undefined>
     operationId: `get${d.one}`,
     summary: d.docs.get,
     request: { params: NameParam },
-    responses: { 200: jsonResponse(d.View, `The ${kind} (ETag header: its version)`), ...errorResponses(400, 401, 403, 404) },
+    responses: {
+      200: jsonResponse(d.View, `The ${kind} (ETag header: its version)`),
+      ...errorResponses(400, 401, 403, 404),
+    },
   });
   const put = createRoute({
     ...common,
@@ -224,7 +276,9 @@ export function declarativeRoutes<S, R extends StoredResource, V, X = undefined>
       d.afterWrite?.(deps);
       c.header("etag", etagOf(row.version));
       const view = await viewOne(deps.store.db, row, t);
-      return created ? c.json((d.created ? d.created(view, prepared) : view) as never, 201) : c.json(view as never, 200);
+      return created
+        ? c.json((d.created ? d.created(view, prepared) : view) as never, 201)
+        : c.json(view as never, 200);
     })
     .openapi(remove, async (c) => {
       const { name } = c.req.valid("param");

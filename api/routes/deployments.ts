@@ -16,8 +16,18 @@ async function checkProfiles(q: Q, spec: DeploymentSpec) {
   const [m] = await q.select({ spec: models.spec }).from(models).where(eq(models.name, spec.model));
   if (!m) return;
   const have = new Set((JSON.parse(m.spec) as ModelSpec).profiles.map((p) => p.name));
-  const fields = spec.profiles.flatMap((p, i) => (have.has(p) ? [] : [{ path: `spec.profiles.${i}`, message: `model ${spec.model} has no profile ${p} (it has ${[...have].join(", ")})` }]));
-  if (fields.length) throw new ApiError(400, "validation_failed", fields.map((f) => `${f.path}: ${f.message}`).join("; "), fields);
+  const fields = spec.profiles.flatMap((p, i) =>
+    have.has(p)
+      ? []
+      : [
+          {
+            path: `spec.profiles.${i}`,
+            message: `model ${spec.model} has no profile ${p} (it has ${[...have].join(", ")})`,
+          },
+        ],
+  );
+  if (fields.length)
+    throw new ApiError(400, "validation_failed", fields.map((f) => `${f.path}: ${f.message}`).join("; "), fields);
 }
 
 const DEPLOYMENTS: DeclaredKind<Row> = {

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { Event, EventType } from "../../shared/schemas/event.js";
 import { NodeId } from "../../shared/schemas/common.js";
+import { Event, EventType } from "../../shared/schemas/event.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
 import { listEvents } from "../db/events.js";
@@ -11,9 +11,21 @@ const Cursor = z.coerce.number().int().nonnegative();
 const EventsQuery = z.object({
   node: NodeId.optional().openapi({ param: { name: "node", in: "query" }, description: "only this node's events" }),
   type: EventType.optional().openapi({ param: { name: "type", in: "query" } }),
-  after: Cursor.optional().openapi({ param: { name: "after", in: "query" }, description: "only events with a larger id (to follow)" }),
-  before: Cursor.optional().openapi({ param: { name: "before", in: "query" }, description: "only events with a smaller id (to page back)" }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ param: { name: "limit", in: "query" } }),
+  after: Cursor.optional().openapi({
+    param: { name: "after", in: "query" },
+    description: "only events with a larger id (to follow)",
+  }),
+  before: Cursor.optional().openapi({
+    param: { name: "before", in: "query" },
+    description: "only events with a smaller id (to page back)",
+  }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(100)
+    .openapi({ param: { name: "limit", in: "query" } }),
 });
 
 const list = createRoute({
@@ -25,11 +37,20 @@ const list = createRoute({
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { query: EventsQuery },
-  responses: { 200: jsonResponse(z.object({ items: z.array(Event) }), "Events, newest first"), ...errorResponses(400, 401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ items: z.array(Event) }), "Events, newest first"),
+    ...errorResponses(400, 401, 403),
+  },
 });
 
 export const eventRoutes = new OpenAPIHono<AppEnv>().openapi(list, async (c) => {
   const q = c.req.valid("query");
-  const items = await listEvents(c.var.deps.store.db, { nodeId: q.node, type: q.type, after: q.after, before: q.before, limit: q.limit });
+  const items = await listEvents(c.var.deps.store.db, {
+    nodeId: q.node,
+    type: q.type,
+    after: q.after,
+    before: q.before,
+    limit: q.limit,
+  });
   return c.json({ items }, 200);
 });

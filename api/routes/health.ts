@@ -6,9 +6,14 @@ import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { errorResponses, jsonResponse } from "../openapi.js";
 
-const Health = z.object({ status: z.literal("ok"), version: z.string().openapi({ example: "0.1.0" }) }).openapi("Health");
+const Health = z
+  .object({ status: z.literal("ok"), version: z.string().openapi({ example: "0.1.0" }) })
+  .openapi("Health");
 const Readiness = z
-  .object({ status: z.literal("ready"), checks: z.object({ database: z.literal("ok"), migrations: z.literal("current") }) })
+  .object({
+    status: z.literal("ready"),
+    checks: z.object({ database: z.literal("ok"), migrations: z.literal("current") }),
+  })
   .openapi("Readiness");
 
 const healthz = createRoute({
@@ -42,10 +47,24 @@ export const healthRoutes = new OpenAPIHono<AppEnv>()
       await store.db.run(sql`SELECT 1`);
     } catch (e) {
       const stale = c.var.deps.router?.table.staleness();
-      const router = stale ? `; the router keeps serving from its endpoint table of ${Math.round((c.var.deps.now() - stale.since) / 1000)} s ago` : "";
-      throw new ApiError(503, "unavailable", `database unreachable: ${String(e instanceof Error ? e.message : e)}${router}`);
+      const router = stale
+        ? `; the router keeps serving from its endpoint table of ${Math.round((c.var.deps.now() - stale.since) / 1000)} s ago`
+        : "";
+      throw new ApiError(
+        503,
+        "unavailable",
+        `database unreachable: ${String(e instanceof Error ? e.message : e)}${router}`,
+      );
     }
     const m = await migrationStatus(store.db, migrations);
-    if (!m.current) throw new ApiError(503, "unavailable", `database schema is behind this build: pending migrations ${m.pending.join(", ")}; run \`llmgw migrate\``);
-    return c.json({ status: "ready" as const, checks: { database: "ok" as const, migrations: "current" as const } }, 200);
+    if (!m.current)
+      throw new ApiError(
+        503,
+        "unavailable",
+        `database schema is behind this build: pending migrations ${m.pending.join(", ")}; run \`llmgw migrate\``,
+      );
+    return c.json(
+      { status: "ready" as const, checks: { database: "ok" as const, migrations: "current" as const } },
+      200,
+    );
   });

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { CreateJoinToken, CreatedJoinToken, JoinToken } from "../../shared/schemas/token.js";
+import { CreatedJoinToken, CreateJoinToken, JoinToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
 import { joinTokens } from "../db/schema.js";
@@ -9,7 +9,12 @@ import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
 
-const JoinTokenId = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "join_9fQ2mX1c" }) });
+const JoinTokenId = z.object({
+  id: z
+    .string()
+    .max(64)
+    .openapi({ param: { name: "id", in: "path" }, example: "join_9fQ2mX1c" }),
+});
 
 const create = createRoute({
   method: "post",
@@ -17,11 +22,15 @@ const create = createRoute({
   operationId: "createJoinToken",
   tags: ["tokens"],
   summary: "Create a join token that lets agents register new nodes",
-  description: "A join token registers new node ids only; it cannot take over a registered node. Optional expiry and use limit.",
+  description:
+    "A join token registers new node ids only; it cannot take over a registered node. Optional expiry and use limit.",
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { body: jsonBody(CreateJoinToken) },
-  responses: { 201: jsonResponse(CreatedJoinToken, "Created; keep `token`, it is not shown again"), ...errorResponses(400, 401, 403, 413, 415) },
+  responses: {
+    201: jsonResponse(CreatedJoinToken, "Created; keep `token`, it is not shown again"),
+    ...errorResponses(400, 401, 403, 413, 415),
+  },
 });
 
 const list = createRoute({
@@ -32,7 +41,10 @@ const list = createRoute({
   summary: "List join tokens with their uses (never their secrets)",
   security: adminSecurity,
   middleware: [requireAdmin] as const,
-  responses: { 200: jsonResponse(z.object({ items: z.array(JoinToken) }), "Join tokens that are not revoked, oldest first"), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ items: z.array(JoinToken) }), "Join tokens that are not revoked, oldest first"),
+    ...errorResponses(401, 403),
+  },
 });
 
 const revoke = createRoute({
@@ -63,7 +75,13 @@ export const joinTokenRoutes = new OpenAPIHono<AppEnv>()
   .openapi(revoke, async (c) => {
     const { id } = c.req.valid("param");
     const { store, now } = c.var.deps;
-    const done = await store.write((tx) => tx.update(joinTokens).set({ revokedAt: now() }).where(and(eq(joinTokens.id, id), isNull(joinTokens.revokedAt))).returning({ id: joinTokens.id }));
+    const done = await store.write((tx) =>
+      tx
+        .update(joinTokens)
+        .set({ revokedAt: now() })
+        .where(and(eq(joinTokens.id, id), isNull(joinTokens.revokedAt)))
+        .returning({ id: joinTokens.id }),
+    );
     if (!done.length) throw new ApiError(404, "not_found", `no join token ${id}`);
     return c.body(null, 204);
   });

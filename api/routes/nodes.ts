@@ -6,15 +6,19 @@ import { requireAdmin } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { classCounts, deleteNode, findNode, listNodes, setAdminState } from "../db/nodes.js";
-import { NODE_ACTIONS, type NodeAction, nodeDetail, nodeSummary } from "../views/nodes.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
+import { NODE_ACTIONS, type NodeAction, nodeDetail, nodeSummary } from "../views/nodes.js";
 
 const IdParam = z.object({ id: NodeId.openapi({ param: { name: "id", in: "path" } }) });
 const ListQuery = z.object({
   state: NodeState.optional().openapi({ param: { name: "state", in: "query" } }),
-  pool: z.string().max(256).optional().openapi({ param: { name: "pool", in: "query" } }),
+  pool: z
+    .string()
+    .max(256)
+    .optional()
+    .openapi({ param: { name: "pool", in: "query" } }),
 });
 
 const list = createRoute({
@@ -26,7 +30,10 @@ const list = createRoute({
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { query: ListQuery },
-  responses: { 200: jsonResponse(z.object({ items: z.array(NodeSummary) }), "Nodes by id"), ...errorResponses(400, 401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ items: z.array(NodeSummary) }), "Nodes by id"),
+    ...errorResponses(400, 401, 403),
+  },
 });
 
 const get = createRoute({

@@ -12,7 +12,8 @@ const get = createRoute({
   path: "/api/v1/nvlink",
   operationId: "getNvlink",
   tags: ["nodes"],
-  summary: "Every multi-node NVLink domain: trays in order, each GPU joined or why not, IMEX, eligibility and every reason against it, placed shards",
+  summary:
+    "Every multi-node NVLink domain: trays in order, each GPU joined or why not, IMEX, eligibility and every reason against it, placed shards",
   description:
     "Nodes whose NVSwitch serves only their own board (a zero cluster UUID, e.g. HGX) are listed apart under `standalone`; " +
     "nodes with no NVLink fabric at all under `noFabric`. The reasons are the ones placement uses (shared/fabric.ts).",
@@ -20,7 +21,15 @@ const get = createRoute({
   middleware: [requireAdmin, prettyJSON()] as const,
   request: {
     query: z.object({
-      pretty: z.string().max(8).optional().openapi({ param: { name: "pretty", in: "query" }, description: "present (`?pretty`): indent the JSON for reading", example: "" }),
+      pretty: z
+        .string()
+        .max(8)
+        .optional()
+        .openapi({
+          param: { name: "pretty", in: "query" },
+          description: "present (`?pretty`): indent the JSON for reading",
+          example: "",
+        }),
     }),
   },
   responses: { 200: jsonResponse(NvlinkView, "The NVLink domains now"), ...errorResponses(400, 401, 403) },

@@ -10,7 +10,8 @@ const get = createRoute({
   path: "/api/v1/plan",
   operationId: "getPlan",
   tags: ["replicas"],
-  summary: "Devices by class (total / free / used / unavailable and why) and how many more replicas of each model profile fit, and where",
+  summary:
+    "Devices by class (total / free / used / unavailable and why) and how many more replicas of each model profile fit, and where",
   security: adminSecurity,
   middleware: requireAdmin,
   responses: { 200: jsonResponse(Capacity, "The fleet's capacity now"), ...errorResponses(401, 403) },

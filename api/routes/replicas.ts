@@ -17,8 +17,19 @@ const list = createRoute({
   path: "/api/v1/replicas",
   operationId: "listReplicas",
   summary: "Placed replicas: shards, nodes, devices, rank 0's endpoint, state",
-  request: { query: z.object({ deployment: z.string().max(63).optional().openapi({ param: { name: "deployment", in: "query" } }) }) },
-  responses: { 200: jsonResponse(z.object({ items: z.array(ReplicaView) }), "Replicas, oldest first"), ...errorResponses(400, 401, 403) },
+  request: {
+    query: z.object({
+      deployment: z
+        .string()
+        .max(63)
+        .optional()
+        .openapi({ param: { name: "deployment", in: "query" } }),
+    }),
+  },
+  responses: {
+    200: jsonResponse(z.object({ items: z.array(ReplicaView) }), "Replicas, oldest first"),
+    ...errorResponses(400, 401, 403),
+  },
 });
 
 const get = createRoute({
@@ -27,7 +38,14 @@ const get = createRoute({
   path: "/api/v1/replicas/{id}",
   operationId: "getReplica",
   summary: "One replica",
-  request: { params: z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "r12" }) }) },
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .max(64)
+        .openapi({ param: { name: "id", in: "path" }, example: "r12" }),
+    }),
+  },
   responses: { 200: jsonResponse(ReplicaView, "The replica"), ...errorResponses(400, 401, 403, 404) },
 });
 
@@ -35,7 +53,11 @@ export const replicaRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => {
     const { deployment } = c.req.valid("query");
     const db = c.var.deps.store.db;
-    const rows = await db.select().from(replicas).where(deployment ? eq(replicas.deployment, deployment) : undefined).orderBy(asc(replicas.seq));
+    const rows = await db
+      .select()
+      .from(replicas)
+      .where(deployment ? eq(replicas.deployment, deployment) : undefined)
+      .orderBy(asc(replicas.seq));
     return c.json({ items: await replicaViews(db, rows) }, 200);
   })
   .openapi(get, async (c) => {

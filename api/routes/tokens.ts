@@ -9,7 +9,12 @@ import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
 
-const TokenId = z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "tok_3kq8Zp2v" }) });
+const TokenId = z.object({
+  id: z
+    .string()
+    .max(64)
+    .openapi({ param: { name: "id", in: "path" }, example: "tok_3kq8Zp2v" }),
+});
 
 const create = createRoute({
   method: "post",
@@ -20,7 +25,10 @@ const create = createRoute({
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { body: jsonBody(CreateAdminToken) },
-  responses: { 201: jsonResponse(CreatedAdminToken, "Created; keep `token`, it is not shown again"), ...errorResponses(400, 401, 403, 413, 415) },
+  responses: {
+    201: jsonResponse(CreatedAdminToken, "Created; keep `token`, it is not shown again"),
+    ...errorResponses(400, 401, 403, 413, 415),
+  },
 });
 
 const list = createRoute({
@@ -31,7 +39,10 @@ const list = createRoute({
   summary: "List admin tokens (never their secrets)",
   security: adminSecurity,
   middleware: [requireAdmin] as const,
-  responses: { 200: jsonResponse(z.object({ items: z.array(AdminToken) }), "Admin tokens, oldest first"), ...errorResponses(401, 403) },
+  responses: {
+    200: jsonResponse(z.object({ items: z.array(AdminToken) }), "Admin tokens, oldest first"),
+    ...errorResponses(401, 403),
+  },
 });
 
 const remove = createRoute({
@@ -63,7 +74,8 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
     await c.var.deps.store.write(async (tx) => {
       const all = await tx.select({ id: adminTokens.id }).from(adminTokens);
       if (!all.some((t) => t.id === id)) throw new ApiError(404, "not_found", `no admin token ${id}`);
-      if (all.length === 1) throw new ApiError(409, "conflict", "this is the last admin token; create another before revoking it");
+      if (all.length === 1)
+        throw new ApiError(409, "conflict", "this is the last admin token; create another before revoking it");
       await tx.delete(adminTokens).where(eq(adminTokens.id, id));
     });
     return c.body(null, 204);

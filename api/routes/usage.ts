@@ -9,10 +9,32 @@ import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
 
 const Ms = z.coerce.number().int().nonnegative();
 const UsageQuery = z.object({
-  key: z.string().min(1).max(63).optional().openapi({ param: { name: "key", in: "query" }, description: "only this API key's usage", example: "team-search" }),
-  model: z.string().min(1).max(256).optional().openapi({ param: { name: "model", in: "query" }, description: "only this served model's usage", example: "meta-llama/Llama-3.1-8B-Instruct" }),
-  since: Ms.optional().openapi({ param: { name: "since", in: "query" }, description: "only hours from this one on (Unix ms, rounded down to its hour)", example: 1764518400000 }),
-  until: Ms.optional().openapi({ param: { name: "until", in: "query" }, description: "only hours that start before this time (Unix ms)", example: 1764604800000 }),
+  key: z
+    .string()
+    .min(1)
+    .max(63)
+    .optional()
+    .openapi({ param: { name: "key", in: "query" }, description: "only this API key's usage", example: "team-search" }),
+  model: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .openapi({
+      param: { name: "model", in: "query" },
+      description: "only this served model's usage",
+      example: "meta-llama/Llama-3.1-8B-Instruct",
+    }),
+  since: Ms.optional().openapi({
+    param: { name: "since", in: "query" },
+    description: "only hours from this one on (Unix ms, rounded down to its hour)",
+    example: 1764518400000,
+  }),
+  until: Ms.optional().openapi({
+    param: { name: "until", in: "query" },
+    description: "only hours that start before this time (Unix ms)",
+    example: 1764604800000,
+  }),
 });
 
 const report = createRoute({
@@ -27,7 +49,10 @@ const report = createRoute({
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { query: UsageQuery },
-  responses: { 200: jsonResponse(UsageReport, "Usage rows by hour, key and model, and their sums"), ...errorResponses(400, 401, 403) },
+  responses: {
+    200: jsonResponse(UsageReport, "Usage rows by hour, key and model, and their sums"),
+    ...errorResponses(400, 401, 403),
+  },
 });
 
 export const usageRoutes = new OpenAPIHono<AppEnv>().openapi(report, async (c) => {
@@ -47,7 +72,14 @@ export const usageRoutes = new OpenAPIHono<AppEnv>().openapi(report, async (c) =
     totals.requests += r.requests;
     totals.promptTokens += r.promptTokens;
     totals.completionTokens += r.completionTokens;
-    return { key: r.keyName, model: r.model, hourStart: r.hourStart, requests: r.requests, promptTokens: r.promptTokens, completionTokens: r.completionTokens };
+    return {
+      key: r.keyName,
+      model: r.model,
+      hourStart: r.hourStart,
+      requests: r.requests,
+      promptTokens: r.promptTokens,
+      completionTokens: r.completionTokens,
+    };
   });
   return c.json({ items, totals }, 200);
 });

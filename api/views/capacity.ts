@@ -21,7 +21,10 @@ export function capacityOf(input: PlanInput): Capacity {
 }
 
 /** Reads the fleet and returns its capacity now. */
-export async function readCapacity(deps: Pick<AppDeps, "store" | "factsCache" | "settings">, now: number): Promise<Capacity> {
+export async function readCapacity(
+  deps: Pick<AppDeps, "store" | "factsCache" | "settings">,
+  now: number,
+): Promise<Capacity> {
   const rows = await readPlacementRows(deps.store.db, deps.factsCache);
   return capacityOf(capacityInput(rows, now, deps.settings.nodeLostAfterS));
 }

@@ -2,32 +2,50 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
 import type { Q } from "../db/client.js";
-import { type deployments, models, replicas, shards, shardStatus } from "../db/schema.js";
 import { metadataOf } from "../db/resources.js";
+import { type deployments, models, replicas, shardStatus, shards } from "../db/schema.js";
 
 type Row = typeof deployments.$inferSelect;
 
 /** Deployments with their status: replica counts, phase and why replicas are pending. */
 export async function deploymentViews(q: Q, rows: Row[]) {
   const names = [...new Set(rows.map((r) => r.model))];
-  const known = new Set(names.length ? (await q.select({ name: models.name }).from(models).where(inArray(models.name, names))).map((m) => m.name) : []);
+  const known = new Set(
+    names.length
+      ? (await q.select({ name: models.name }).from(models).where(inArray(models.name, names))).map((m) => m.name)
+      : [],
+  );
   const placed = rows.length
     ? await q
         .select({ deployment: replicas.deployment, replica: replicas.id, state: shardStatus.state })
         .from(replicas)
         .innerJoin(shards, eq(shards.replicaId, replicas.id))
         .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)))
-        .where(inArray(replicas.deployment, rows.map((r) => r.name)))
+        .where(
+          inArray(
+            replicas.deployment,
+            rows.map((r) => r.name),
+          ),
+        )
     : [];
   return rows.map((r) => {
     const spec = JSON.parse(r.spec) as DeploymentSpec;
     const mine = placed.filter((p) => p.deployment === r.name);
     const replicaIds = [...new Set(mine.map((p) => p.replica))];
-    const ready = replicaIds.filter((id) => mine.filter((p) => p.replica === id).every((p) => p.state === "ready")).length;
+    const ready = replicaIds.filter((id) =>
+      mine.filter((p) => p.replica === id).every((p) => p.state === "ready"),
+    ).length;
     const missing = Math.max(0, spec.replicas - replicaIds.length);
-    const fallback = known.has(r.model) ? "waiting for placement: it runs when an agent polls" : `model ${r.model} does not exist`;
+    const fallback = known.has(r.model)
+      ? "waiting for placement: it runs when an agent polls"
+      : `model ${r.model} does not exist`;
     const pending = missing ? (r.pending?.length ? r.pending : [{ count: missing, reason: fallback }]) : [];
     const phase = ready >= spec.replicas ? ("Ready" as const) : missing ? ("Pending" as const) : ("Starting" as const);
-    return { name: r.name, spec, status: { phase, desired: spec.replicas, placed: replicaIds.length, ready, pending }, metadata: metadataOf(r) };
+    return {
+      name: r.name,
+      spec,
+      status: { phase, desired: spec.replicas, placed: replicaIds.length, ready, pending },
+      metadata: metadataOf(r),
+    };
   });
 }

@@ -7,7 +7,10 @@ import { deployments } from "../db/schema.js";
 
 /** Models with the deployments that name them. */
 export async function modelViews(q: Q, rows: StoredResource[]) {
-  const uses = await q.select({ name: deployments.name, model: deployments.model }).from(deployments).orderBy(asc(deployments.name));
+  const uses = await q
+    .select({ name: deployments.name, model: deployments.model })
+    .from(deployments)
+    .orderBy(asc(deployments.name));
   return rows.map((r) => ({
     name: r.name,
     spec: JSON.parse(r.spec) as ModelSpec,

@@ -26,13 +26,29 @@ export function nodeSummary(row: NodeRow, classes: Record<string, number>, now: 
 /** One node in full: summary, devices, shard states and inventory. */
 export async function nodeDetail(q: Q, row: NodeRow, now: number, lostAfterS: number) {
   const devs = await q.select().from(devices).where(eq(devices.nodeId, row.id)).orderBy(asc(devices.deviceId));
-  const shards = await q.select().from(shardStatus).where(eq(shardStatus.nodeId, row.id)).orderBy(asc(shardStatus.shardId));
+  const shards = await q
+    .select()
+    .from(shardStatus)
+    .where(eq(shardStatus.nodeId, row.id))
+    .orderBy(asc(shardStatus.shardId));
   const classes = (await classCounts(q, row.id)).get(row.id) ?? {};
   return {
     ...nodeSummary(row, classes, now, lostAfterS),
     mgmtInterface: row.mgmtInterface,
-    devices: devs.map((d) => ({ id: d.deviceId, label: d.label, class: d.class, uuid: d.uuid, memoryTotalMiB: d.memoryTotalMiB })),
-    shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: s.state, message: s.message, updatedAt: s.updatedAt })),
+    devices: devs.map((d) => ({
+      id: d.deviceId,
+      label: d.label,
+      class: d.class,
+      uuid: d.uuid,
+      memoryTotalMiB: d.memoryTotalMiB,
+    })),
+    shards: shards.map((s) => ({
+      shardId: s.shardId,
+      replicaId: s.replicaId,
+      state: s.state,
+      message: s.message,
+      updatedAt: s.updatedAt,
+    })),
     inventory: readInventory(row),
   };
 }

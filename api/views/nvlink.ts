@@ -5,11 +5,18 @@ import { domainEligibility, domainKey, isJoined, nodeFabric, notJoinedReason } f
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import type { NodeState } from "../../shared/schemas/node.js";
-import type { NvlinkDomain, NvlinkGpu, NvlinkShard, NvlinkStandalone, NvlinkTray, NvlinkView } from "../../shared/schemas/nvlink.js";
+import type {
+  NvlinkDomain,
+  NvlinkGpu,
+  NvlinkShard,
+  NvlinkStandalone,
+  NvlinkTray,
+  NvlinkView,
+} from "../../shared/schemas/nvlink.js";
 import { byText, compareText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { readInventory } from "../db/nodes.js";
-import { nodes, replicas, shards, shardStatus } from "../db/schema.js";
+import { nodes, replicas, shardStatus, shards } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
 
 /** The parts of a GPU the view reads. */
@@ -31,7 +38,8 @@ export type NvlinkInput = { nodes: readonly NvlinkNodeInput[]; shards: readonly 
 export type { NvlinkDomain, NvlinkGpu, NvlinkShard, NvlinkStandalone, NvlinkTray, NvlinkView };
 
 const ZERO_CLUSTER = "single-machine NVSwitch (cluster UUID is zero): not a multi-node NVLink domain";
-const NO_CLUSTER = "no cluster UUID reported (a single machine, or a driver older than 560): not a multi-node NVLink domain";
+const NO_CLUSTER =
+  "no cluster UUID reported (a single machine, or a driver older than 560): not a multi-node NVLink domain";
 
 const nullsLast = (a: number | null, b: number | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a - b);
 const natural = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true });
@@ -123,7 +131,13 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
     else if (n.gpus.some((g) => g.fabric)) {
       const zero = n.gpus.some((g) => g.fabric?.clusterUuid);
       const gpus = [...n.gpus].sort((a, b) => a.index - b.index).map(nvlinkGpu);
-      standalone.push({ node: n.id, hostname: n.hostname, state: n.state, reason: zero ? ZERO_CLUSTER : NO_CLUSTER, gpus });
+      standalone.push({
+        node: n.id,
+        hostname: n.hostname,
+        state: n.state,
+        reason: zero ? ZERO_CLUSTER : NO_CLUSTER,
+        gpus,
+      });
     } else noFabric.push(n.id);
   }
   const domains = [...members.entries()]
@@ -137,7 +151,10 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
         cliqueId: key.slice(dot + 1),
         eligibleTrays: trays.filter((t) => t.eligible).length,
         degraded: trays.some((t) => t.degraded),
-        trays: trays.sort((a, b) => nullsLast(a.trayIndex, b.trayIndex) || nullsLast(a.slotNumber, b.slotNumber) || compareText(a.node, b.node)),
+        trays: trays.sort(
+          (a, b) =>
+            nullsLast(a.trayIndex, b.trayIndex) || nullsLast(a.slotNumber, b.slotNumber) || compareText(a.node, b.node),
+        ),
         shards: input.shards
           .filter((s) => s.fabric === `nvlink:${key}` || ids.has(s.node))
           .sort((a, b) => natural(a.replicaId, b.replicaId) || a.rank - b.rank || natural(a.shardId, b.shardId)),
@@ -158,18 +175,36 @@ const stampOf = (r: { registeredAt: number; version: number }) => `${r.registere
 /** Nodes with the NVLink parts of their inventories: only inventories that changed since `cache` saw them are read. */
 async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCache): Promise<NvlinkNodeInput[]> {
   const rows = await q
-    .select({ id: nodes.id, hostname: nodes.hostname, adminState: nodes.adminState, lastSeenAt: nodes.lastSeenAt, registeredAt: nodes.registeredAt, version: nodes.inventoryVersion })
+    .select({
+      id: nodes.id,
+      hostname: nodes.hostname,
+      adminState: nodes.adminState,
+      lastSeenAt: nodes.lastSeenAt,
+      registeredAt: nodes.registeredAt,
+      version: nodes.inventoryVersion,
+    })
     .from(nodes)
     .orderBy(asc(nodes.id));
   const stale = rows.filter((r) => cache.get(r.id)?.stamp !== stampOf(r)).map((r) => r.id);
   for (let i = 0; i < stale.length; i += 500) {
     const chunk = await q
-      .select({ id: nodes.id, registeredAt: nodes.registeredAt, version: nodes.inventoryVersion, inventory: nodes.inventory })
+      .select({
+        id: nodes.id,
+        registeredAt: nodes.registeredAt,
+        version: nodes.inventoryVersion,
+        inventory: nodes.inventory,
+      })
       .from(nodes)
       .where(inArray(nodes.id, stale.slice(i, i + 500)));
     for (const r of chunk) {
       const inv = readInventory(r);
-      const gpus = inv.gpus.map(({ index, uuid, class: cls, fabric, platform }) => ({ index, uuid, class: cls, ...(fabric ? { fabric } : {}), ...(platform ? { platform } : {}) }));
+      const gpus = inv.gpus.map(({ index, uuid, class: cls, fabric, platform }) => ({
+        index,
+        uuid,
+        class: cls,
+        ...(fabric ? { fabric } : {}),
+        ...(platform ? { platform } : {}),
+      }));
       cache.set(r.id, { stamp: stampOf(r), gpus, imex: inv.imex });
     }
   }
@@ -177,7 +212,9 @@ async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCac
   for (const id of cache.keys()) if (!ids.has(id)) cache.delete(id);
   return rows.flatMap((r) => {
     const c = cache.get(r.id);
-    return c ? [{ id: r.id, hostname: r.hostname, state: nodeState(r, now, lostAfterS), gpus: c.gpus, imex: c.imex }] : [];
+    return c
+      ? [{ id: r.id, hostname: r.hostname, state: nodeState(r, now, lostAfterS), gpus: c.gpus, imex: c.imex }]
+      : [];
   });
 }
 
@@ -200,7 +237,12 @@ async function readShards(q: Q): Promise<NvlinkShard[]> {
 }
 
 /** What nvlinkView() needs, from the database; `cache` spares re-parsing unchanged inventories (a fresh one reads all). */
-export async function readNvlinkInput(q: Q, now: number, lostAfterS: number, cache: NvlinkCache = new Map()): Promise<NvlinkInput> {
+export async function readNvlinkInput(
+  q: Q,
+  now: number,
+  lostAfterS: number,
+  cache: NvlinkCache = new Map(),
+): Promise<NvlinkInput> {
   const [nodeInputs, shardInputs] = await Promise.all([readNodes(q, now, lostAfterS, cache), readShards(q)]);
   return { nodes: nodeInputs, shards: shardInputs };
 }

@@ -3,21 +3,40 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import { labelOfDeviceNumber } from "../../shared/classes.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q } from "../db/client.js";
-import { type replicas, shards, shardStatus } from "../db/schema.js";
+import { type replicas, shardStatus, shards } from "../db/schema.js";
 
 /** Replicas with their shards, devices, endpoint and state. */
 export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[]) {
   if (!rows.length) return [];
   const shardRows = await q
-    .select({ id: shards.id, replicaId: shards.replicaId, nodeId: shards.nodeId, rank: shards.rank, spec: shards.spec, state: shardStatus.state, message: shardStatus.message })
+    .select({
+      id: shards.id,
+      replicaId: shards.replicaId,
+      nodeId: shards.nodeId,
+      rank: shards.rank,
+      spec: shards.spec,
+      state: shardStatus.state,
+      message: shardStatus.message,
+    })
     .from(shards)
     .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)))
-    .where(inArray(shards.replicaId, rows.map((r) => r.id)))
+    .where(
+      inArray(
+        shards.replicaId,
+        rows.map((r) => r.id),
+      ),
+    )
     .orderBy(asc(shards.rank));
   return rows.map((r) => {
-    const mine = shardRows.filter((s) => s.replicaId === r.id).map((s) => ({ ...s, spec: JSON.parse(s.spec) as StartShard }));
+    const mine = shardRows
+      .filter((s) => s.replicaId === r.id)
+      .map((s) => ({ ...s, spec: JSON.parse(s.spec) as StartShard }));
     const leader = mine.find((s) => s.rank === 0);
-    const state = mine.some((s) => s.state === "failed") ? "failed" : mine.length && mine.every((s) => s.state === "ready") ? "ready" : "starting";
+    const state = mine.some((s) => s.state === "failed")
+      ? "failed"
+      : mine.length && mine.every((s) => s.state === "ready")
+        ? "ready"
+        : "starting";
     return {
       id: r.id,
       deployment: r.deployment,

@@ -8,7 +8,10 @@ export const RegisterRequest = z
   .strictObject({
     nodeId: NodeId,
     hostname: Text(253).openapi({ example: "gpu-node-01.lab" }),
-    mgmtAddr: Text(253).openapi({ example: "10.0.0.11", description: "address the control plane and peers reach this node on" }),
+    mgmtAddr: Text(253).openapi({
+      example: "10.0.0.11",
+      description: "address the control plane and peers reach this node on",
+    }),
     mgmtInterface: Text(64).optional().openapi({ example: "eth0" }),
     agentVersion: Text(64).openapi({ example: "0.1.0" }),
     labels: Labels.optional(),
@@ -26,7 +29,9 @@ export type RegisterRequestInput = z.input<typeof RegisterRequest>;
 export const RegisterResponse = z
   .object({
     nodeId: NodeId,
-    nodeToken: z.string().openapi({ example: "llmgw_node_…", description: "keep it: it authenticates every later call of this node" }),
+    nodeToken: z
+      .string()
+      .openapi({ example: "llmgw_node_…", description: "keep it: it authenticates every later call of this node" }),
     heartbeatIntervalS: z.number().int().positive(),
     pollWaitS: z.number().int().positive(),
     nodeLostAfterS: z.number().int().positive(),
@@ -51,7 +56,9 @@ export const ShardReport = z
   .strictObject({
     shardId: Text(64),
     replicaId: Text(64).optional(),
-    state: Text(32).openapi({ description: "pending, starting, loading, ready, draining, stopped or failed; anything else is read as failed" }),
+    state: Text(32).openapi({
+      description: "pending, starting, loading, ready, draining, stopped or failed; anything else is read as failed",
+    }),
     message: Text(2048).optional(),
     exitCode: z.number().int().optional(),
     at: z.number().int().nonnegative().optional(),
@@ -74,9 +81,7 @@ export const Heartbeat = z
   .openapi("Heartbeat");
 export type Heartbeat = z.infer<typeof Heartbeat>;
 
-export const StatusReport = z
-  .strictObject({ shards: z.array(ShardReport).min(1).max(256) })
-  .openapi("StatusReport");
+export const StatusReport = z.strictObject({ shards: z.array(ShardReport).min(1).max(256) }).openapi("StatusReport");
 export type StatusReport = z.infer<typeof StatusReport>;
 
 export const AgentAck = z

@@ -14,8 +14,12 @@ export const StartShard = z
     leaderAddr: z.string().openapi({ example: "10.0.0.11" }),
     leaderPort: z.number().int(),
     httpPort: z.number().int(),
-    deviceIds: z.array(z.number().int()).openapi({ description: "card indices, or 1000 + 100 × card + instance for MIG" }),
-    visibleDevices: z.string().openapi({ description: "CUDA_VISIBLE_DEVICES: `0,1,2,3` or `MIG-<uuid>`", example: "0,1,2,3" }),
+    deviceIds: z
+      .array(z.number().int())
+      .openapi({ description: "card indices, or 1000 + 100 × card + instance for MIG" }),
+    visibleDevices: z
+      .string()
+      .openapi({ description: "CUDA_VISIBLE_DEVICES: `0,1,2,3` or `MIG-<uuid>`", example: "0,1,2,3" }),
     hcas: z.array(z.string()).openapi({ description: "InfiniBand HCAs for NCCL (IB fabric only)" }),
     mgmtInterface: z.string().optional().openapi({ description: "for NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME" }),
     profile: z.object({
@@ -29,7 +33,9 @@ export const StartShard = z
       env: z.record(z.string(), z.string()),
       startupTimeoutS: z.number().int(),
     }),
-    env: z.record(z.string(), z.string()).openapi({ description: "from placement: NCCL_MNNVL_ENABLE, NCCL_CUMEM_ENABLE, NCCL_IB_HCA …" }),
+    env: z
+      .record(z.string(), z.string())
+      .openapi({ description: "from placement: NCCL_MNNVL_ENABLE, NCCL_CUMEM_ENABLE, NCCL_IB_HCA …" }),
     pool: z.string(),
     fabric: z.string().openapi({ description: "`single`, `nvlink:<clusterUuid>.<cliqueId>` or `ib:<fabric>`" }),
     fingerprint: z.string().openapi({ description: "changes whenever the engine's command line would" }),
@@ -39,7 +45,12 @@ export type StartShard = z.infer<typeof StartShard>;
 
 export const Assignments = z
   .object({
-    index: z.number().int().openapi({ description: "pass it back as `index` to wait for the next change (also in X-Llmgw-Index)" }),
-    shards: z.array(StartShard).openapi({ description: "the node's full desired set: start what is missing, stop what is not listed" }),
+    index: z
+      .number()
+      .int()
+      .openapi({ description: "pass it back as `index` to wait for the next change (also in X-Llmgw-Index)" }),
+    shards: z
+      .array(StartShard)
+      .openapi({ description: "the node's full desired set: start what is missing, stop what is not listed" }),
   })
   .openapi("Assignments");

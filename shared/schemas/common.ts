@@ -15,7 +15,11 @@ export const Labels = z
   )
   .openapi({ example: { pool: "prod", rack: "r12" } });
 
-export const EpochMs = z.number().int().nonnegative().openapi({ description: "Unix time in milliseconds", example: 1764524400000 });
+export const EpochMs = z
+  .number()
+  .int()
+  .nonnegative()
+  .openapi({ description: "Unix time in milliseconds", example: 1764524400000 });
 
 /** Shard lifecycle as the agent reports it; unknown states on the wire are read as `failed`. */
 export const ShardState = z

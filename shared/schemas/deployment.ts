@@ -5,27 +5,44 @@ export const DeploymentSpec = z
   .strictObject({
     model: ResourceName.openapi({ example: "llama-3.1-70b" }),
     replicas: z.number().int().min(0).max(10000).openapi({ example: 2 }),
-    pool: z.string().min(1).max(256).optional().openapi({ description: "the node label `pool` to run in (`default` when absent)", example: "prod" }),
+    pool: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .openapi({ description: "the node label `pool` to run in (`default` when absent)", example: "prod" }),
     profiles: z
       .array(ResourceName)
       .min(1)
       .max(32)
       .refine((a) => new Set(a).size === a.length, "profile names must be unique")
       .optional()
-      .openapi({ description: "allowed profiles of the model, most preferred first (all of them, in the model's order, when absent)" }),
-    nodeSelector: z.record(z.string().max(63), z.string().max(256)).optional().openapi({ example: { "gpu-vendor": "nvidia" } }),
+      .openapi({
+        description:
+          "allowed profiles of the model, most preferred first (all of them, in the model's order, when absent)",
+      }),
+    nodeSelector: z
+      .record(z.string().max(63), z.string().max(256))
+      .optional()
+      .openapi({ example: { "gpu-vendor": "nvidia" } }),
   })
   .openapi("DeploymentSpec");
 export type DeploymentSpec = z.infer<typeof DeploymentSpec>;
 
 export const DeploymentStatus = z
   .object({
-    phase: z.enum(["Pending", "Starting", "Ready"]).openapi({ description: "Ready: every desired replica ready; Starting: all placed, not all ready; Pending: some not placed" }),
+    phase: z.enum(["Pending", "Starting", "Ready"]).openapi({
+      description: "Ready: every desired replica ready; Starting: all placed, not all ready; Pending: some not placed",
+    }),
     desired: z.number().int(),
     placed: z.number().int(),
     ready: z.number().int(),
-    pending: z.array(z.object({ count: z.number().int(), reason: z.string() })).openapi({ description: "why replicas are not placed, in words a person can act on" }),
+    pending: z
+      .array(z.object({ count: z.number().int(), reason: z.string() }))
+      .openapi({ description: "why replicas are not placed, in words a person can act on" }),
   })
   .openapi("DeploymentStatus");
 
-export const Deployment = z.object({ name: ResourceName, spec: DeploymentSpec, status: DeploymentStatus, metadata: Metadata }).openapi("Deployment");
+export const Deployment = z
+  .object({ name: ResourceName, spec: DeploymentSpec, status: DeploymentStatus, metadata: Metadata })
+  .openapi("Deployment");

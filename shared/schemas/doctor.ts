@@ -7,7 +7,10 @@ export type DoctorStatus = z.infer<typeof DoctorStatus>;
 /** One finding of `llmgw doctor`. */
 export const DoctorCheck = z
   .strictObject({
-    id: z.string().regex(/^[a-z][a-z0-9-]*$/).openapi({ example: "imex", description: "stable check id (docs/operations.md lists them)" }),
+    id: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]*$/)
+      .openapi({ example: "imex", description: "stable check id (docs/operations.md lists them)" }),
     status: DoctorStatus,
     finding: z.string().min(1).openapi({ example: "IMEX is down (node in NVLink domain 3482beb4-….2)" }),
     fix: z.string().min(1).optional().openapi({ example: "systemctl enable --now nvidia-imex" }),

@@ -27,7 +27,9 @@ export const Event = z
     at: EpochMs,
     type: EventType,
     nodeId: z.string().nullable(),
-    message: z.string().openapi({ example: "gpu-node-01: all 4 GPUs left NVLink domain 3482beb4-….32766 (fabric In Progress)" }),
+    message: z
+      .string()
+      .openapi({ example: "gpu-node-01: all 4 GPUs left NVLink domain 3482beb4-….32766 (fabric In Progress)" }),
     data: z.record(z.string(), z.unknown()).nullable(),
   })
   .openapi("Event");

@@ -12,13 +12,18 @@ export const GpuProcess = z
 /** NVLink fabric of one GPU as the driver reports it; a missing field means "not reported". */
 export const GpuFabric = z
   .strictObject({
-    state: Text(64).openapi({ example: "Completed", description: "`Completed`, `In Progress`, `Not Started`, `Not Supported`" }),
+    state: Text(64).openapi({
+      example: "Completed",
+      description: "`Completed`, `In Progress`, `Not Started`, `Not Supported`",
+    }),
     status: Text(64).optional().openapi({ example: "Success" }),
     clusterUuid: Text(64).optional().openapi({ example: "3482beb4-a3cd-48a4-9b6c-a6ba43bc59a4" }),
     cliqueId: Text(32).optional().openapi({ example: "32766" }),
     health: z
       .strictObject({
-        summary: Text(64).optional().openapi({ example: "Healthy", description: "`Healthy`, `Limited Capacity`, `Unhealthy` (driver 580+)" }),
+        summary: Text(64)
+          .optional()
+          .openapi({ example: "Healthy", description: "`Healthy`, `Limited Capacity`, `Unhealthy` (driver 580+)" }),
         bandwidth: Text(64).optional().openapi({ example: "Full", description: "`Full` or `Degraded`" }),
         routeRecoveryInProgress: Text(16).optional(),
         routeUnhealthy: Text(16).optional(),
@@ -51,15 +56,26 @@ export const GpuHealth = z
     retiredPagesPending: z.boolean().optional(),
     remappedRowsPending: z.boolean().optional(),
     processes: z.array(GpuProcess).max(256),
-    problems: z.array(Text(512)).max(64).openapi({ description: "Plain-language reasons this GPU must not be placed on" }),
+    problems: z
+      .array(Text(512))
+      .max(64)
+      .openapi({ description: "Plain-language reasons this GPU must not be placed on" }),
   })
   .openapi("GpuHealth");
 
 export const MigInstance = z
   .strictObject({
-    index: z.number().int().min(0).max(63).openapi({ description: "MIG device index on its card (`nvidia-smi -L` Device N)" }),
+    index: z
+      .number()
+      .int()
+      .min(0)
+      .max(63)
+      .openapi({ description: "MIG device index on its card (`nvidia-smi -L` Device N)" }),
     uuid: Text(128).optional().openapi({ example: "MIG-1b9b35e0-7c8a-5e3e-9d4c-5d5a1d0f0f00" }),
-    profile: Text(64).optional().openapi({ example: "3g.40gb", description: "as `nvidia-smi -L` prints it; `1c.3g.71gb` for compute-instance profiles" }),
+    profile: Text(64).optional().openapi({
+      example: "3g.40gb",
+      description: "as `nvidia-smi -L` prints it; `1c.3g.71gb` for compute-instance profiles",
+    }),
     class: Text(128).optional().openapi({ example: "a100-80g-mig-3g.40gb" }),
     gpuInstanceId: z.number().int().nonnegative().optional(),
     computeInstanceId: z.number().int().nonnegative().optional(),

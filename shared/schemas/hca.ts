@@ -29,7 +29,10 @@ export type Hca = z.infer<typeof Hca>;
 export const FabricAttachment = z
   .strictObject({
     fabric: Text(64).openapi({ example: "ib-east" }),
-    hcas: z.array(Text(64)).max(64).openapi({ example: ["mlx5_0", "mlx5_1"] }),
+    hcas: z
+      .array(Text(64))
+      .max(64)
+      .openapi({ example: ["mlx5_0", "mlx5_1"] }),
     rateGbps: z.number().nonnegative().optional().openapi({ example: 400 }),
   })
   .openapi("FabricAttachment");

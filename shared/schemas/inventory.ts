@@ -44,7 +44,10 @@ export const LocalWeights = z
 
 export const Engines = z
   .strictObject({
-    probed: z.array(Text(32)).max(32).openapi({ example: ["vllm", "sglang", "llamacpp"] }),
+    probed: z
+      .array(Text(32))
+      .max(32)
+      .openapi({ example: ["vllm", "sglang", "llamacpp"] }),
     versions: z.record(Text(32), Text(128)).openapi({ example: { vllm: "0.11.0" } }),
   })
   .openapi("Engines");
@@ -67,7 +70,9 @@ export const RunningShard = z
     shardId: Text(64),
     replicaId: Text(64),
     rank: z.number().int().nonnegative(),
-    state: Text(32).openapi({ description: `one of ${ShardState.options.join(", ")}; anything else is read as failed` }),
+    state: Text(32).openapi({
+      description: `one of ${ShardState.options.join(", ")}; anything else is read as failed`,
+    }),
     fingerprint: Text(128),
     httpPort: z.number().int().min(1).max(65535).optional(),
     pid: z.number().int().positive().optional(),
@@ -86,7 +91,10 @@ export const DiscoveryError = z
 /** What the agent discovered on its node: every fact placement and the views use. */
 export const Inventory = z
   .strictObject({
-    gpuSource: z.enum(["nvml", "nvidia-smi", "unavailable", "none"]).openapi({ description: "where the GPU facts came from: `unavailable` when no source could be read, `none` when GPUs were skipped" }),
+    gpuSource: z.enum(["nvml", "nvidia-smi", "unavailable", "none"]).openapi({
+      description:
+        "where the GPU facts came from: `unavailable` when no source could be read, `none` when GPUs were skipped",
+    }),
     host: Host,
     memory: Memory,
     storage: z.array(Storage).max(64),

@@ -1,5 +1,5 @@
-import { z } from "../z.js";
 import { isMigClass } from "../classes.js";
+import { z } from "../z.js";
 import { EpochMs } from "./common.js";
 
 export const Engine = z.enum(["vllm", "sglang", "llamacpp", "trtllm", "command"]).openapi("Engine");
@@ -8,20 +8,40 @@ export type Engine = z.infer<typeof Engine>;
 const Count = z.number().int().min(1).max(1024);
 export const ResourceName = z
   .string()
-  .regex(/^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/, "1-63 lower-case letters, digits, '.', '_' or '-', starting and ending with a letter or digit");
+  .regex(
+    /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/,
+    "1-63 lower-case letters, digits, '.', '_' or '-', starting and ending with a letter or digit",
+  );
 
 export const Profile = z
   .strictObject({
     name: ResourceName.openapi({ example: "tp4-h100" }),
     engine: Engine,
-    gpuClass: z.string().regex(/^[a-z0-9][a-z0-9.-]*$/).max(128).openapi({ example: "h100-80g" }),
+    gpuClass: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]*$/)
+      .max(128)
+      .openapi({ example: "h100-80g" }),
     tp: Count.optional().openapi({ description: "tensor parallel size (1 when absent)", example: 4 }),
     pp: Count.optional().openapi({ description: "pipeline parallel size (1 when absent)" }),
-    gpusPerNode: Count.optional().openapi({ description: "devices on each node (1 when absent); gpusPerNode × nodes must equal tp × pp", example: 4 }),
+    gpusPerNode: Count.optional().openapi({
+      description: "devices on each node (1 when absent); gpusPerNode × nodes must equal tp × pp",
+      example: 4,
+    }),
     nodes: Count.optional().openapi({ description: "nodes one replica spans (1 when absent)" }),
-    args: z.array(z.string().max(4096)).max(256).optional().openapi({ example: ["--max-model-len", "32768"] }),
+    args: z
+      .array(z.string().max(4096))
+      .max(256)
+      .optional()
+      .openapi({ example: ["--max-model-len", "32768"] }),
     env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096)).optional(),
-    startupTimeoutS: z.number().int().min(1).max(86400).optional().openapi({ description: "how long loading may take before the shard is failed" }),
+    startupTimeoutS: z
+      .number()
+      .int()
+      .min(1)
+      .max(86400)
+      .optional()
+      .openapi({ description: "how long loading may take before the shard is failed" }),
   })
   .openapi("Profile");
 export type Profile = z.infer<typeof Profile>;
@@ -35,14 +55,22 @@ export function profileShape(p: Pick<Profile, "tp" | "pp" | "gpusPerNode" | "nod
 
 export const ModelSpec = z
   .strictObject({
-    servedName: z.string().min(1).max(256).optional().openapi({ description: "the `model` clients send (the resource name when absent)", example: "meta-llama/Llama-3.1-70B-Instruct" }),
+    servedName: z.string().min(1).max(256).optional().openapi({
+      description: "the `model` clients send (the resource name when absent)",
+      example: "meta-llama/Llama-3.1-70B-Instruct",
+    }),
     weightsPath: z.string().min(1).max(1024).openapi({ example: "/models/llama-3.1-70b-instruct" }),
     profiles: z.array(Profile).min(1).max(32),
   })
   .superRefine((spec, ctx) => {
     const seen = new Set<string>();
     spec.profiles.forEach((p, i) => {
-      if (seen.has(p.name)) ctx.addIssue({ code: "custom", path: ["profiles", i, "name"], message: `profile name ${p.name} is used twice` });
+      if (seen.has(p.name))
+        ctx.addIssue({
+          code: "custom",
+          path: ["profiles", i, "name"],
+          message: `profile name ${p.name} is used twice`,
+        });
       seen.add(p.name);
       const s = profileShape(p);
       if (s.gpusPerNode * s.nodes !== s.tp * s.pp) {
@@ -56,7 +84,8 @@ export const ModelSpec = z
         ctx.addIssue({
           code: "custom",
           path: ["profiles", i, "gpuClass"],
-          message: "a MIG class needs tp = pp = gpusPerNode = nodes = 1: a process opens one MIG device, and MIG instances have no NVLink between them",
+          message:
+            "a MIG class needs tp = pp = gpusPerNode = nodes = 1: a process opens one MIG device, and MIG instances have no NVLink between them",
         });
       }
     });
@@ -73,6 +102,10 @@ export const Metadata = z
   })
   .openapi("Metadata");
 
-export const ModelStatus = z.object({ deployments: z.array(z.string()).openapi({ description: "deployments that name this model" }) }).openapi("ModelStatus");
+export const ModelStatus = z
+  .object({ deployments: z.array(z.string()).openapi({ description: "deployments that name this model" }) })
+  .openapi("ModelStatus");
 
-export const Model = z.object({ name: ResourceName, spec: ModelSpec, status: ModelStatus, metadata: Metadata }).openapi("Model");
+export const Model = z
+  .object({ name: ResourceName, spec: ModelSpec, status: ModelStatus, metadata: Metadata })
+  .openapi("Model");

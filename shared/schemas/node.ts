@@ -33,12 +33,16 @@ export const NodeSummary = z
     pool: z.string(),
     labels: Labels,
     state: NodeState,
-    adminState: z.enum(["ready", "cordoned", "draining"]).openapi({ description: "what an operator set; `state` adds liveness" }),
+    adminState: z
+      .enum(["ready", "cordoned", "draining"])
+      .openapi({ description: "what an operator set; `state` adds liveness" }),
     agentVersion: z.string(),
     registeredAt: EpochMs,
     lastHeartbeatAt: EpochMs.nullable(),
     lastSeenAt: EpochMs.openapi({ description: "last registration, heartbeat, status report or poll" }),
-    classes: z.record(z.string(), z.number().int()).openapi({ example: { "h100-80g": 8 }, description: "devices by class" }),
+    classes: z
+      .record(z.string(), z.number().int())
+      .openapi({ example: { "h100-80g": 8 }, description: "devices by class" }),
   })
   .openapi("NodeSummary");
 

@@ -18,7 +18,10 @@ export const Capacity = z
         profile: z.string(),
         gpuClass: z.string(),
         pool: z.string(),
-        fits: z.number().int().openapi({ description: "how many more replicas of this profile fit now (a MIG class: one instance each)" }),
+        fits: z
+          .number()
+          .int()
+          .openapi({ description: "how many more replicas of this profile fit now (a MIG class: one instance each)" }),
         nodes: z.record(z.string(), z.number().int()).openapi({ description: "where they would go: node → shards" }),
         reason: z.string().optional().openapi({ description: "why none fits" }),
       }),

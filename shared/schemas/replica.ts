@@ -6,10 +6,14 @@ export const ReplicaShard = z
     shardId: z.string(),
     nodeId: z.string(),
     rank: z.number().int(),
-    devices: z.array(z.string()).openapi({ description: "device labels: `3`, or `3/mig1` for a MIG instance", example: ["0", "1", "2", "3"] }),
+    devices: z
+      .array(z.string())
+      .openapi({ description: "device labels: `3`, or `3/mig1` for a MIG instance", example: ["0", "1", "2", "3"] }),
     httpPort: z.number().int(),
     fabric: z.string(),
-    state: ShardState.or(z.literal("unknown")).openapi({ description: "as the agent last reported it; `unknown` before its first report" }),
+    state: ShardState.or(z.literal("unknown")).openapi({
+      description: "as the agent last reported it; `unknown` before its first report",
+    }),
     message: z.string().nullable(),
   })
   .openapi("ReplicaShard");
@@ -21,8 +25,13 @@ export const ReplicaView = z
     profile: z.string(),
     fingerprint: z.string(),
     createdAt: EpochMs,
-    state: z.enum(["ready", "starting", "failed"]).openapi({ description: "ready when every shard is; failed when any shard is" }),
-    endpoint: z.string().nullable().openapi({ description: "rank 0's HTTP endpoint, which the router uses", example: "http://10.0.0.11:20000" }),
+    state: z
+      .enum(["ready", "starting", "failed"])
+      .openapi({ description: "ready when every shard is; failed when any shard is" }),
+    endpoint: z
+      .string()
+      .nullable()
+      .openapi({ description: "rank 0's HTTP endpoint, which the router uses", example: "http://10.0.0.11:20000" }),
     shards: z.array(ReplicaShard),
   })
   .openapi("Replica");

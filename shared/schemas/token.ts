@@ -21,7 +21,13 @@ export const CreatedAdminToken = AdminToken.extend({
 export const CreateJoinToken = z
   .strictObject({
     name: Text(128).min(1).optional().openapi({ example: "rack-12" }),
-    expiresInS: z.number().int().positive().max(366 * 86400).optional().openapi({ example: 86400 }),
+    expiresInS: z
+      .number()
+      .int()
+      .positive()
+      .max(366 * 86400)
+      .optional()
+      .openapi({ example: 86400 }),
     maxUses: z.number().int().positive().max(100000).optional().openapi({ example: 18 }),
   })
   .openapi("CreateJoinToken");

@@ -15,8 +15,13 @@ const Sums = {
 export const UsageRow = z
   .object({
     key: z.string().openapi({ description: "the API key's name", example: "team-search" }),
-    model: z.string().openapi({ description: "the served model name requested", example: "meta-llama/Llama-3.1-8B-Instruct" }),
-    hourStart: EpochMs.openapi({ description: "the start of the hour the responses finished in (Unix ms)", example: 1764522000000 }),
+    model: z
+      .string()
+      .openapi({ description: "the served model name requested", example: "meta-llama/Llama-3.1-8B-Instruct" }),
+    hourStart: EpochMs.openapi({
+      description: "the start of the hour the responses finished in (Unix ms)",
+      example: 1764522000000,
+    }),
     ...Sums,
   })
   .openapi("UsageRow");
@@ -24,5 +29,8 @@ export const UsageRow = z
 export const UsageTotals = z.object(Sums).openapi("UsageTotals");
 
 export const UsageReport = z
-  .object({ items: z.array(UsageRow).openapi({ description: "by hour, then key, then model" }), totals: UsageTotals.openapi({ description: "the sums of `items`" }) })
+  .object({
+    items: z.array(UsageRow).openapi({ description: "by hour, then key, then model" }),
+    totals: UsageTotals.openapi({ description: "the sums of `items`" }),
+  })
   .openapi("UsageReport");

@@ -1,9 +1,9 @@
-import { http, HttpResponse, delay, passthrough } from "msw";
+import { delay, HttpResponse, http, passthrough } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ApiCallError, createClient } from "../../agent/client.js";
-import { freePort } from "../helpers/process.js";
 import { registerBody } from "../helpers/inventory.js";
+import { freePort } from "../helpers/process.js";
 import { makeShard } from "./engines/shard.js";
 
 const CP = "http://cp.test:8080";
@@ -12,13 +12,25 @@ beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
 afterEach(() => server.resetHandlers());
 afterAll(() => server.close());
 
-const REGISTERED = { nodeId: "n1", nodeToken: "llmgw_node_t1", heartbeatIntervalS: 30, pollWaitS: 25, nodeLostAfterS: 90 };
+const REGISTERED = {
+  nodeId: "n1",
+  nodeToken: "llmgw_node_t1",
+  heartbeatIntervalS: 30,
+  pollWaitS: 25,
+  nodeLostAfterS: 90,
+};
 const problem = (status: number, code: string, detail: string) =>
-  HttpResponse.json({ type: `urn:llmgw:problem:${code}`, title: "x", status, detail, code, requestId: "req_1" }, { status, headers: { "content-type": "application/problem+json" } });
+  HttpResponse.json(
+    { type: `urn:llmgw:problem:${code}`, title: "x", status, detail, code, requestId: "req_1" },
+    { status, headers: { "content-type": "application/problem+json" } },
+  );
 
 /** The error a call rejected with (fails the test when it resolved). */
 async function failure(p: Promise<unknown>): Promise<ApiCallError> {
-  const e = await p.then(() => undefined, (x: unknown) => x);
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
   expect(e).toBeInstanceOf(ApiCallError);
   return e as ApiCallError;
 }
@@ -28,18 +40,28 @@ describe("client", () => {
     let seen: { auth: string | null; type: string | null; body: unknown } | undefined;
     server.use(
       http.post(`${CP}/api/v1/agents/register`, async ({ request }) => {
-        seen = { auth: request.headers.get("authorization"), type: request.headers.get("content-type"), body: await request.json() };
+        seen = {
+          auth: request.headers.get("authorization"),
+          type: request.headers.get("content-type"),
+          body: await request.json(),
+        };
         return HttpResponse.json({ ...REGISTERED, extra: "ignored" });
       }),
     );
     const c = createClient({ server: `${CP}/` });
     const req = registerBody("n1");
     expect(await c.register(req, "llmgw_join_j")).toEqual(REGISTERED);
-    expect(seen).toEqual({ auth: "Bearer llmgw_join_j", type: "application/json", body: JSON.parse(JSON.stringify(req)) });
+    expect(seen).toEqual({
+      auth: "Bearer llmgw_join_j",
+      type: "application/json",
+      body: JSON.parse(JSON.stringify(req)),
+    });
   });
 
   it("turns a problem+json refusal into an ApiCallError with the status and the problem's code", async () => {
-    server.use(http.post(`${CP}/api/v1/agents/register`, () => problem(401, "unauthorized", "the node token is not valid")));
+    server.use(
+      http.post(`${CP}/api/v1/agents/register`, () => problem(401, "unauthorized", "the node token is not valid")),
+    );
     const e = await failure(createClient({ server: CP }).register(registerBody("n1"), "bad"));
     expect(e.status).toBe(401);
     expect(e.code).toBe("unauthorized");
@@ -48,7 +70,10 @@ describe("client", () => {
 
   it("keeps the status of an error whose body is not a problem", async () => {
     server.use(
-      http.post(`${CP}/api/v1/agents/n1/heartbeat`, () => new HttpResponse("<html>Bad Gateway</html>", { status: 502 })),
+      http.post(
+        `${CP}/api/v1/agents/n1/heartbeat`,
+        () => new HttpResponse("<html>Bad Gateway</html>", { status: 502 }),
+      ),
       http.post(`${CP}/api/v1/agents/n1/status`, () => HttpResponse.json({ message: "nope" }, { status: 503 })),
     );
     const c = createClient({ server: CP });
@@ -91,10 +116,12 @@ describe("client", () => {
   });
 
   it("gives up on a control plane that does not answer in time", async () => {
-    server.use(http.post(`${CP}/api/v1/agents/register`, async () => {
-      await delay(5000);
-      return HttpResponse.json(REGISTERED);
-    }));
+    server.use(
+      http.post(`${CP}/api/v1/agents/register`, async () => {
+        await delay(5000);
+        return HttpResponse.json(REGISTERED);
+      }),
+    );
     const t0 = Date.now();
     const e = await failure(createClient({ server: CP, timeoutMs: 50 }).register(registerBody("n1"), "t"));
     expect(e.status).toBe(0);
@@ -121,14 +148,19 @@ describe("client", () => {
   });
 
   it("lets an aborted poll reject with the abort, not as an API error", async () => {
-    server.use(http.get(`${CP}/api/v1/agents/n1/assignments`, async () => {
-      await delay(5000);
-      return HttpResponse.json({ index: 1, shards: [] });
-    }));
+    server.use(
+      http.get(`${CP}/api/v1/agents/n1/assignments`, async () => {
+        await delay(5000);
+        return HttpResponse.json({ index: 1, shards: [] });
+      }),
+    );
     const ac = new AbortController();
     const p = createClient({ server: CP }).poll("n1", 0, 30, "t", ac.signal);
     setTimeout(() => ac.abort(), 20);
-    const e = await p.then(() => undefined, (x: unknown) => x);
+    const e = await p.then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     expect(e).not.toBeInstanceOf(ApiCallError);
     expect((e as Error).name).toBe("AbortError");
   });
@@ -145,6 +177,9 @@ describe("client", () => {
     const c = createClient({ server: CP });
     expect(await c.heartbeat("n1", { memoryAvailableMiB: 3 }, "t")).toEqual(ack);
     expect(await c.status("n1", { shards: [{ shardId: "s", state: "ready" }] }, "t")).toEqual(ack);
-    expect(bodies).toEqual({ heartbeat: { memoryAvailableMiB: 3 }, status: { shards: [{ shardId: "s", state: "ready" }] } });
+    expect(bodies).toEqual({
+      heartbeat: { memoryAvailableMiB: 3 },
+      status: { shards: [{ shardId: "s", state: "ready" }] },
+    });
   });
 });

@@ -110,7 +110,12 @@ class_overrides:
       mgmtAddr: "10.0.0.11",
       mgmtInterface: "eth0",
       labels: { pool: "prod", rack: "r12" },
-      tls: { caFile: "/etc/llmgw/ca.pem", certFile: "/etc/llmgw/node.pem", keyFile: "/etc/llmgw/node.key", insecure: false },
+      tls: {
+        caFile: "/etc/llmgw/ca.pem",
+        certFile: "/etc/llmgw/node.pem",
+        keyFile: "/etc/llmgw/node.key",
+        insecure: false,
+      },
       fabrics: [
         { name: "ib-east", hcas: ["mlx5_0", "mlx5_1"] },
         { name: "ib-west", hcas: ["mlx5_4"] },
@@ -201,7 +206,10 @@ server: not-a-url
     ["a negative restart limit", "restart_limit: -1\n", "restart_limit: "],
     ["an empty state dir", "state_dir: ''\n", "state_dir: "],
   ])("names the key for %s", (_, text, prefix) => {
-    const body = failure(text).split("\n").slice(1).map((l) => l.trim());
+    const body = failure(text)
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim());
     expect(body).toHaveLength(1);
     expect(body[0]!.startsWith(prefix)).toBe(true);
   });
@@ -211,8 +219,12 @@ server: not-a-url
   });
 
   it("names the given source in every message", () => {
-    expect(failure("server: [unclosed\n", "/etc/llmgw/agent.yaml")).toMatch(/^\/etc\/llmgw\/agent\.yaml: not valid YAML: /);
-    expect(failure("bogus: 1\n", "/etc/llmgw/agent.yaml")).toBe("/etc/llmgw/agent.yaml: invalid configuration:\n  bogus: unknown key");
+    expect(failure("server: [unclosed\n", "/etc/llmgw/agent.yaml")).toMatch(
+      /^\/etc\/llmgw\/agent\.yaml: not valid YAML: /,
+    );
+    expect(failure("bogus: 1\n", "/etc/llmgw/agent.yaml")).toBe(
+      "/etc/llmgw/agent.yaml: invalid configuration:\n  bogus: unknown key",
+    );
   });
 });
 

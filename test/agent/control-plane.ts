@@ -1,5 +1,5 @@
 // A fake control plane for msw: records every agent call and answers like the API, unless a test queues answers.
-import { http, HttpResponse, delay, type JsonBodyType } from "msw";
+import { delay, HttpResponse, http, type JsonBodyType } from "msw";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 
 export type Kind = "register" | "heartbeat" | "status" | "poll";
@@ -8,7 +8,10 @@ type Answer = () => Response | Promise<Response>;
 
 /** A problem+json answer as the API gives it. */
 export const problem = (status: number, code: string, detail = code) =>
-  HttpResponse.json({ type: `urn:llmgw:problem:${code}`, title: code, status, detail, code, requestId: "req_1" }, { status, headers: { "content-type": "application/problem+json" } });
+  HttpResponse.json(
+    { type: `urn:llmgw:problem:${code}`, title: code, status, detail, code, requestId: "req_1" },
+    { status, headers: { "content-type": "application/problem+json" } },
+  );
 
 /** The control plane at `base`: `handlers` go to msw's server.use. */
 export function fakeControlPlane(base: string) {
@@ -24,7 +27,8 @@ export function fakeControlPlane(base: string) {
     of: (kind: Kind) => cp.calls.filter((c) => c.kind === kind),
     handlers: [] as ReturnType<typeof http.post>[],
   };
-  const ack = (nodeId: string) => HttpResponse.json({ nodeId, receivedAt: Date.now(), heartbeatIntervalS: cp.registration.heartbeatIntervalS });
+  const ack = (nodeId: string) =>
+    HttpResponse.json({ nodeId, receivedAt: Date.now(), heartbeatIntervalS: cp.registration.heartbeatIntervalS });
   const record = async (kind: Kind, request: Request, fallback: (body: unknown) => Response | Promise<Response>) => {
     const body = request.method === "GET" ? undefined : await request.json();
     cp.calls.push({ kind, auth: request.headers.get("authorization"), url: new URL(request.url), body });
@@ -33,10 +37,20 @@ export function fakeControlPlane(base: string) {
   };
   cp.handlers = [
     http.post(`${base}/api/v1/agents/register`, ({ request }) =>
-      record("register", request, (body) => HttpResponse.json({ nodeId: (body as { nodeId: string }).nodeId, nodeToken: `llmgw_node_${++tokens}`, ...cp.registration })),
+      record("register", request, (body) =>
+        HttpResponse.json({
+          nodeId: (body as { nodeId: string }).nodeId,
+          nodeToken: `llmgw_node_${++tokens}`,
+          ...cp.registration,
+        }),
+      ),
     ),
-    http.post(`${base}/api/v1/agents/:node/heartbeat`, ({ request, params }) => record("heartbeat", request, () => ack(params.node as string))),
-    http.post(`${base}/api/v1/agents/:node/status`, ({ request, params }) => record("status", request, () => ack(params.node as string))),
+    http.post(`${base}/api/v1/agents/:node/heartbeat`, ({ request, params }) =>
+      record("heartbeat", request, () => ack(params.node as string)),
+    ),
+    http.post(`${base}/api/v1/agents/:node/status`, ({ request, params }) =>
+      record("status", request, () => ack(params.node as string)),
+    ),
     http.get(`${base}/api/v1/agents/:node/assignments`, ({ request }) =>
       record("poll", request, async () => {
         if (Number(new URL(request.url).searchParams.get("index")) === cp.assignments.index) await delay(cp.pollWaitMs);

@@ -1,15 +1,42 @@
-import { readFileSync, statSync, writeFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import type { NetworkInterfaceInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AgentConfig, parseAgentConfig } from "../../agent/config.js";
-import { addressOf, nodeIdFromHostname, readJoinToken, readNodeToken, resolveIdentity, saveNodeToken } from "../../agent/identity.js";
+import {
+  addressOf,
+  nodeIdFromHostname,
+  readJoinToken,
+  readNodeToken,
+  resolveIdentity,
+  saveNodeToken,
+} from "../../agent/identity.js";
 import { NodeId } from "../../shared/schemas/common.js";
 import { tempDir } from "../helpers/db.js";
 
-const v4 = (address: string, internal = false): NetworkInterfaceInfo => ({ address, netmask: "255.255.255.0", family: "IPv4", mac: "00:00:00:00:00:00", internal, cidr: `${address}/24` });
-const v6 = (address: string): NetworkInterfaceInfo => ({ address, netmask: "ffff:ffff:ffff:ffff::", family: "IPv6", mac: "00:00:00:00:00:00", internal: false, cidr: `${address}/64`, scopeid: 0 });
-const IFACES = { lo: [v4("127.0.0.1", true)], eth0: [v6("fe80::1"), v4("10.0.0.11")], ib0: [v4("192.168.50.11")], docker0: [] };
+const v4 = (address: string, internal = false): NetworkInterfaceInfo => ({
+  address,
+  netmask: "255.255.255.0",
+  family: "IPv4",
+  mac: "00:00:00:00:00:00",
+  internal,
+  cidr: `${address}/24`,
+});
+const v6 = (address: string): NetworkInterfaceInfo => ({
+  address,
+  netmask: "ffff:ffff:ffff:ffff::",
+  family: "IPv6",
+  mac: "00:00:00:00:00:00",
+  internal: false,
+  cidr: `${address}/64`,
+  scopeid: 0,
+});
+const IFACES = {
+  lo: [v4("127.0.0.1", true)],
+  eth0: [v6("fe80::1"), v4("10.0.0.11")],
+  ib0: [v4("192.168.50.11")],
+  docker0: [],
+};
 
 const cfg = (yaml: string): AgentConfig => parseAgentConfig(yaml);
 
@@ -19,13 +46,23 @@ describe("resolveIdentity", () => {
       name: "agent.yaml alone, the rest from the host",
       yaml: "server: https://cp.lab:8080\n",
       flags: {},
-      want: { server: "https://cp.lab:8080", nodeId: "gpu-node-01", hostname: "GPU-Node-01.lab.example", mgmtAddr: "10.0.0.11" },
+      want: {
+        server: "https://cp.lab:8080",
+        nodeId: "gpu-node-01",
+        hostname: "GPU-Node-01.lab.example",
+        mgmtAddr: "10.0.0.11",
+      },
     },
     {
       name: "flags override agent.yaml",
       yaml: "server: https://cp.lab\nnode_id: from-yaml\nmgmt_addr: 10.9.9.9\n",
       flags: { server: "https://other.lab", nodeId: "from-flag", mgmtAddr: "10.1.1.1" },
-      want: { server: "https://other.lab", nodeId: "from-flag", hostname: "GPU-Node-01.lab.example", mgmtAddr: "10.1.1.1" },
+      want: {
+        server: "https://other.lab",
+        nodeId: "from-flag",
+        hostname: "GPU-Node-01.lab.example",
+        mgmtAddr: "10.1.1.1",
+      },
     },
     {
       name: "agent.yaml's own node id, host name and address",
@@ -37,36 +74,82 @@ describe("resolveIdentity", () => {
       name: "the management address of the configured interface",
       yaml: "server: https://cp.lab\nmgmt_interface: ib0\n",
       flags: {},
-      want: { server: "https://cp.lab", nodeId: "gpu-node-01", hostname: "GPU-Node-01.lab.example", mgmtAddr: "192.168.50.11", mgmtInterface: "ib0" },
+      want: {
+        server: "https://cp.lab",
+        nodeId: "gpu-node-01",
+        hostname: "GPU-Node-01.lab.example",
+        mgmtAddr: "192.168.50.11",
+        mgmtInterface: "ib0",
+      },
     },
     {
       name: "a server from the flag alone",
       yaml: "",
       flags: { server: "http://127.0.0.1:8080" },
-      want: { server: "http://127.0.0.1:8080", nodeId: "gpu-node-01", hostname: "GPU-Node-01.lab.example", mgmtAddr: "10.0.0.11" },
+      want: {
+        server: "http://127.0.0.1:8080",
+        nodeId: "gpu-node-01",
+        hostname: "GPU-Node-01.lab.example",
+        mgmtAddr: "10.0.0.11",
+      },
     },
   ])("$name", ({ yaml, flags, want }) => {
     expect(resolveIdentity(cfg(yaml), flags, IFACES, "GPU-Node-01.lab.example")).toEqual(want);
   });
 
   it.each([
-    { name: "no server", yaml: "", flags: {}, ifaces: IFACES, error: /^no control plane: set `server` in agent\.yaml or pass --server URL$/ },
-    { name: "an interface without IPv4", yaml: "server: https://cp.lab\nmgmt_interface: docker0\n", flags: {}, ifaces: IFACES, error: /^interface docker0 has no IPv4 address: set mgmt_addr or pass --mgmt-addr$/ },
-    { name: "a configured interface that does not exist", yaml: "server: https://cp.lab\nmgmt_interface: eth9\n", flags: {}, ifaces: IFACES, error: /^interface eth9 has no IPv4 address/ },
-    { name: "only loopback", yaml: "server: https://cp.lab\n", flags: {}, ifaces: { lo: [v4("127.0.0.1", true)] }, error: /^no management address found: set mgmt_addr or pass --mgmt-addr$/ },
-    { name: "both missing, listed together", yaml: "", flags: {}, ifaces: {}, error: /^no control plane: .*; no management address found/ },
+    {
+      name: "no server",
+      yaml: "",
+      flags: {},
+      ifaces: IFACES,
+      error: /^no control plane: set `server` in agent\.yaml or pass --server URL$/,
+    },
+    {
+      name: "an interface without IPv4",
+      yaml: "server: https://cp.lab\nmgmt_interface: docker0\n",
+      flags: {},
+      ifaces: IFACES,
+      error: /^interface docker0 has no IPv4 address: set mgmt_addr or pass --mgmt-addr$/,
+    },
+    {
+      name: "a configured interface that does not exist",
+      yaml: "server: https://cp.lab\nmgmt_interface: eth9\n",
+      flags: {},
+      ifaces: IFACES,
+      error: /^interface eth9 has no IPv4 address/,
+    },
+    {
+      name: "only loopback",
+      yaml: "server: https://cp.lab\n",
+      flags: {},
+      ifaces: { lo: [v4("127.0.0.1", true)] },
+      error: /^no management address found: set mgmt_addr or pass --mgmt-addr$/,
+    },
+    {
+      name: "both missing, listed together",
+      yaml: "",
+      flags: {},
+      ifaces: {},
+      error: /^no control plane: .*; no management address found/,
+    },
   ])("throws for $name", ({ yaml, flags, ifaces, error }) => {
     expect(() => resolveIdentity(cfg(yaml), flags, ifaces, "h")).toThrow(error);
   });
 
   it("an address given by flag needs no interface", () => {
-    expect(resolveIdentity(cfg("server: https://cp.lab\nmgmt_interface: eth9\n"), { mgmtAddr: "10.2.2.2" }, {}, "h").mgmtAddr).toBe("10.2.2.2");
+    expect(
+      resolveIdentity(cfg("server: https://cp.lab\nmgmt_interface: eth9\n"), { mgmtAddr: "10.2.2.2" }, {}, "h")
+        .mgmtAddr,
+    ).toBe("10.2.2.2");
   });
 });
 
 describe("addressOf", () => {
   it("takes the first non-internal IPv4 address, of interfaces in name order", () => {
-    expect(addressOf({ zz0: [v4("10.0.0.2")], eth1: [v6("fe80::2"), v4("10.0.0.1")], lo: [v4("127.0.0.1", true)] })).toBe("10.0.0.1");
+    expect(
+      addressOf({ zz0: [v4("10.0.0.2")], eth1: [v6("fe80::2"), v4("10.0.0.1")], lo: [v4("127.0.0.1", true)] }),
+    ).toBe("10.0.0.1");
     expect(addressOf(IFACES, "ib0")).toBe("192.168.50.11");
     expect(addressOf(IFACES, "lo")).toBeUndefined();
     expect(addressOf({})).toBeUndefined();
@@ -126,6 +209,8 @@ describe("tokens", () => {
   });
 
   it("fails when the join token file cannot be read", async () => {
-    await expect(readJoinToken({ joinToken: undefined, joinTokenFile: join(t.dir, "missing") })).rejects.toThrow(/ENOENT/);
+    await expect(readJoinToken({ joinToken: undefined, joinTokenFile: join(t.dir, "missing") })).rejects.toThrow(
+      /ENOENT/,
+    );
   });
 });

@@ -73,7 +73,14 @@ describe("inventoryWarnings", () => {
 
   it("names an HCA port stuck in INIT", () => {
     const inv = H100();
-    inv.hcas.push({ name: "mlx5_3", numaNode: 1, ports: [{ port: 1, state: "ACTIVE" }, { port: 2, state: "INIT", physState: "LinkUp", rateGbps: 400 }] });
+    inv.hcas.push({
+      name: "mlx5_3",
+      numaNode: 1,
+      ports: [
+        { port: 1, state: "ACTIVE" },
+        { port: 2, state: "INIT", physState: "LinkUp", rateGbps: 400 },
+      ],
+    });
     expect(inventoryWarnings(inv)).toEqual(["mlx5_3 port 2 is INIT: no subnet manager answers on its fabric"]);
   });
 
@@ -81,13 +88,18 @@ describe("inventoryWarnings", () => {
     const inv = H100();
     inv.hcas = [];
     inv.fabrics = [];
-    expect(inventoryWarnings(inv)).toEqual(["no InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain"]);
+    expect(inventoryWarnings(inv)).toEqual([
+      "no InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain",
+    ]);
   });
 
   it("repeats each GPU problem with its index", () => {
     const inv = H100();
     inv.gpus[5]!.health.problems.push("2 uncorrectable ECC errors since boot", "row remapping pending: reset the GPU");
-    expect(inventoryWarnings(inv)).toEqual(["GPU 5: 2 uncorrectable ECC errors since boot", "GPU 5: row remapping pending: reset the GPU"]);
+    expect(inventoryWarnings(inv)).toEqual([
+      "GPU 5: 2 uncorrectable ECC errors since boot",
+      "GPU 5: row remapping pending: reset the GPU",
+    ]);
   });
 
   it("warns when IMEX is down on a tray in an NVLink domain", () => {
@@ -105,7 +117,9 @@ describe("inventoryWarnings", () => {
   it("warns when IMEX is ready but has no channel", () => {
     const inv = gb200();
     inv.imex = { state: "ready", domainState: "UP", channels: 0 };
-    expect(inventoryWarnings(inv)).toEqual(["IMEX has no channel (/dev/nvidia-caps-imex-channels is empty): create channel0"]);
+    expect(inventoryWarnings(inv)).toEqual([
+      "IMEX has no channel (/dev/nvidia-caps-imex-channels is empty): create channel0",
+    ]);
   });
 
   it("names the GPU that has not joined the NVLink domain and why", () => {
@@ -153,13 +167,31 @@ describe("formatInventory", () => {
     expect(report.endsWith("\n")).toBe(true);
     expect(report).toMatch(/^Host: ubuntu 24\.04 x86_64, \? CPUs, 2015 GiB memory, driver 580\.105\.08$/m);
     expect(report).toContain("GPUs (8, via nvidia-smi)");
-    expect(row(report, "0")).toEqual(["0", "h100-80g", "NVIDIA H100 80GB HBM3", "81559 MiB", "-", "-", "-", "not in a multi-node NVLink domain (cluster UUID is zero)", "ok"]);
+    expect(row(report, "0")).toEqual([
+      "0",
+      "h100-80g",
+      "NVIDIA H100 80GB HBM3",
+      "81559 MiB",
+      "-",
+      "-",
+      "-",
+      "not in a multi-node NVLink domain (cluster UUID is zero)",
+      "ok",
+    ]);
     expect(row(report, "7")?.[1]).toBe("h100-80g");
     expect(report).toContain("placeable devices by class: h100-80g × 8");
     expect(report).toContain("no multi-node NVLink domain");
     expect(report).toContain("IMEX: absent, 0 channels");
     expect(report).toContain("InfiniBand adapters (1)");
-    expect(row(report, "mlx5_0")).toEqual(["mlx5_0", "1", "ACTIVE", "400 Gb/s", "InfiniBand", "fe80:0000:0000:0000", "0"]);
+    expect(row(report, "mlx5_0")).toEqual([
+      "mlx5_0",
+      "1",
+      "ACTIVE",
+      "400 Gb/s",
+      "InfiniBand",
+      "fe80:0000:0000:0000",
+      "0",
+    ]);
     expect(report).toContain("fabric ib-east: mlx5_0, 400 Gb/s");
     expect(report).toMatch(/^Engines: vllm 0\.11\.0, sglang absent, llamacpp absent$/m);
     expect(report).not.toContain("Warnings");
@@ -178,7 +210,10 @@ describe("formatInventory", () => {
     inv.imex = { state: "down", channels: 0 };
     inv.gpus[1]!.health.problems.push("XID 79: GPU has fallen off the bus");
     const report = formatInventory(inv);
-    expect(warningLines(report)).toEqual(["GPU 1: XID 79: GPU has fallen off the bus", "IMEX is down: GPUs cannot share memory across nodes of the domain"]);
+    expect(warningLines(report)).toEqual([
+      "GPU 1: XID 79: GPU has fallen off the bus",
+      "IMEX is down: GPUs cannot share memory across nodes of the domain",
+    ]);
     expect(row(report, "1")?.at(-1)).toBe("1 problem(s)");
     expect(row(report, "0")?.at(-1)).toBe("ok");
     expect(report).toContain("IMEX: down, 0 channels");
@@ -209,7 +244,9 @@ describe("formatInventory", () => {
     inv.hcas = [];
     inv.fabrics = [{ fabric: "ib-east", hcas: [] }];
     inv.engines = { probed: [], versions: {} };
-    inv.errors = [{ source: "nvidia-smi -q -x", message: "nvidia-smi -q -x: not found (is it installed and on PATH?)" }];
+    inv.errors = [
+      { source: "nvidia-smi -q -x", message: "nvidia-smi -q -x: not found (is it installed and on PATH?)" },
+    ];
     const report = formatInventory(inv);
     expect(report).toContain("GPUs (0, via unavailable)\n  none\n");
     expect(report).toContain("placeable devices by class: none");
@@ -236,8 +273,20 @@ describe("formatInventory", () => {
       current: "Enabled",
       pending: "Enabled",
       instances: [
-        { index: 0, uuid: "MIG-11111111-1111-5111-8111-111111111111", profile: "3g.40gb", memoryTotalMiB: 40192, processes: [] },
-        { index: 1, uuid: "MIG-22222222-2222-5222-8222-222222222222", profile: "2g.20gb", memoryTotalMiB: 19968, processes: [] },
+        {
+          index: 0,
+          uuid: "MIG-11111111-1111-5111-8111-111111111111",
+          profile: "3g.40gb",
+          memoryTotalMiB: 40192,
+          processes: [],
+        },
+        {
+          index: 1,
+          uuid: "MIG-22222222-2222-5222-8222-222222222222",
+          profile: "2g.20gb",
+          memoryTotalMiB: 19968,
+          processes: [],
+        },
       ],
     };
     const report = formatInventory(inv);
@@ -248,7 +297,9 @@ describe("formatInventory", () => {
     const lines = report.split("\n").map((l) => l.trim().split(/\s{2,}/)[0]);
     expect(lines.indexOf("0/mig0")).toBe(lines.indexOf("0") + 1);
     expect(lines.indexOf("0/mig1")).toBe(lines.indexOf("0") + 2);
-    expect(report).toContain("placeable devices by class: h100-80g-mig-3g.40gb × 1, h100-80g-mig-2g.20gb × 1, h100-80g × 7");
+    expect(report).toContain(
+      "placeable devices by class: h100-80g-mig-3g.40gb × 1, h100-80g-mig-2g.20gb × 1, h100-80g × 7",
+    );
   });
 
   it("groups NVLink peers by link count", () => {

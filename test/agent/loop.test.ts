@@ -51,17 +51,35 @@ async function start() {
   const cfg = parseAgentConfig(`state_dir: ${t.dir}\njoin_token: llmgw_join_j\n`);
   const client = createClient({ server: CP });
   const log = (l: string) => lines.push(l);
-  const session = await openSession({ cfg, id: { server: CP, nodeId: "n1", hostname: "n1", mgmtAddr: "10.0.0.11" }, client, log, now: Date.now });
+  const session = await openSession({
+    cfg,
+    id: { server: CP, nodeId: "n1", hostname: "n1", mgmtAddr: "10.0.0.11" },
+    client,
+    log,
+    now: Date.now,
+  });
   const supervisor = fakeSupervisor(t.dir, w);
   running = runLoop(
-    { nodeId: "n1", session, client, supervisor, discover: () => discover(), log, checkIntervalMs: 50, reconcileIntervalMs: 20, backoff: { baseMs: 5, maxMs: 20 } },
+    {
+      nodeId: "n1",
+      session,
+      client,
+      supervisor,
+      discover: () => discover(),
+      log,
+      checkIntervalMs: 50,
+      reconcileIntervalMs: 20,
+      backoff: { baseMs: 5, maxMs: 20 },
+    },
     ac.signal,
   );
   return { supervisor, session };
 }
 
 const waitFor = (what: string, cond: () => boolean, ms = 3000) =>
-  until(async () => cond(), ms, what).catch((e: Error) => Promise.reject(new Error(`${e.message}; log:\n${lines.join("\n")}`)));
+  until(async () => cond(), ms, what).catch((e: Error) =>
+    Promise.reject(new Error(`${e.message}; log:\n${lines.join("\n")}`)),
+  );
 const pollIndexes = () => cp.of("poll").map((c) => Number(c.url.searchParams.get("index")));
 
 describe("agent loop", () => {
@@ -89,7 +107,9 @@ describe("agent loop", () => {
     await waitFor("polls after the failures", () => cp.of("poll").length >= 6);
     const retries = lines.filter((l) => l.includes("retrying in"));
     expect(retries).toHaveLength(3);
-    expect(retries[0]).toMatch(/^control plane: GET \/api\/v1\/agents\/n1\/assignments\?index=0&wait=1: HTTP 500: database is locked; retrying in 0\.0\d? s$/);
+    expect(retries[0]).toMatch(
+      /^control plane: GET \/api\/v1\/agents\/n1\/assignments\?index=0&wait=1: HTTP 500: database is locked; retrying in 0\.0\d? s$/,
+    );
     expect(retries[1]).toMatch(/HTTP 200 with a body that is not JSON: <html>proxy error<\/html>; retrying in/);
     expect(retries[2]).toMatch(/unexpected answer \(index: .*; retrying in/);
     expect(retries.every((l) => !l.includes("\n"))).toBe(true);
@@ -99,7 +119,10 @@ describe("agent loop", () => {
   it("registers again after a 401 on poll and polls with the new token", async () => {
     cp.next.poll.push(() => problem(401, "unauthorized", "unknown node token"));
     await start();
-    await waitFor("a second registration and a poll after it", () => cp.of("register").length === 2 && cp.of("poll").some((c) => c.auth === "Bearer llmgw_node_2"));
+    await waitFor(
+      "a second registration and a poll after it",
+      () => cp.of("register").length === 2 && cp.of("poll").some((c) => c.auth === "Bearer llmgw_node_2"),
+    );
     expect(cp.of("register")[1]!.auth).toBe("Bearer llmgw_node_1");
     expect(lines.some((l) => l.startsWith("control plane: ") && l.includes("HTTP 401: unknown node token"))).toBe(true);
   });
@@ -111,7 +134,11 @@ describe("agent loop", () => {
     cp.assignments = { index: 2, shards: [] };
     await waitFor("a poll at index 2", () => pollIndexes().includes(2));
     expect(lines).toContain("assignment index went backwards (5 → 2); following the control plane");
-    expect(pollIndexes().slice(pollIndexes().indexOf(2)).every((i) => i === 2)).toBe(true);
+    expect(
+      pollIndexes()
+        .slice(pollIndexes().indexOf(2))
+        .every((i) => i === 2),
+    ).toBe(true);
   });
 
   it("keeps status reports that could not be sent and sends them later", async () => {
@@ -119,7 +146,9 @@ describe("agent loop", () => {
     cp.next.status.push(() => problem(503, "unavailable", "try later"));
     await start();
     await waitFor("a second status report", () => cp.of("status").length >= 2);
-    expect(lines.some((l) => l.startsWith("status report failed (kept for the next try): ") && l.includes("try later"))).toBe(true);
+    expect(
+      lines.some((l) => l.startsWith("status report failed (kept for the next try): ") && l.includes("try later")),
+    ).toBe(true);
     expect(cp.of("status")[1]!.body).toMatchObject({ shards: [{ shardId: "r1-s0", state: "starting" }] });
   });
 

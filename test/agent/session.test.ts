@@ -61,7 +61,15 @@ describe("session", () => {
     expect(await s.sync(INV, [], [])).toBe("registered");
     const [reg] = cp.of("register");
     expect(reg!.auth).toBe("Bearer llmgw_join_j");
-    expect(reg!.body).toMatchObject({ nodeId: "n1", hostname: "n1.lab", mgmtAddr: "10.0.0.11", mgmtInterface: "eth0", labels: { rack: "r1" }, portRange: { first: 20000, last: 20999 }, runningShards: [] });
+    expect(reg!.body).toMatchObject({
+      nodeId: "n1",
+      hostname: "n1.lab",
+      mgmtAddr: "10.0.0.11",
+      mgmtInterface: "eth0",
+      labels: { rack: "r1" },
+      portRange: { first: 20000, last: 20999 },
+      runningShards: [],
+    });
     expect(s.token()).toBe("llmgw_node_1");
     expect(readFileSync(join(t.dir, "node-token"), "utf8")).toBe("llmgw_node_1\n");
     expect(statSync(join(t.dir, "node-token")).mode & 0o777).toBe(0o600);
@@ -91,15 +99,33 @@ describe("session", () => {
   it("sends a heartbeat at once when the fabric changed, not for memory or utilization", async () => {
     const s = await open();
     await s.sync(INV, [], []);
-    expect(await s.sync(changed((i) => (i.gpus[0]!.memoryUsedMiB = 1000)), [], [])).toBe("none");
-    expect(await s.sync(changed((i) => (i.gpus[0]!.fabric!.state = "In Progress")), [], [])).toBe("heartbeat");
+    expect(
+      await s.sync(
+        changed((i) => (i.gpus[0]!.memoryUsedMiB = 1000)),
+        [],
+        [],
+      ),
+    ).toBe("none");
+    expect(
+      await s.sync(
+        changed((i) => (i.gpus[0]!.fabric!.state = "In Progress")),
+        [],
+        [],
+      ),
+    ).toBe("heartbeat");
   });
 
   it("registers again with its node token when the registration key changed", async () => {
     const s = await open();
     await s.sync(INV, [], []);
     const more = changed((i) => (i.engines.versions.sglang = "0.5.0"));
-    expect(await s.sync(more, [], [{ shardId: "r1-s0", replicaId: "r1", rank: 0, state: "ready", fingerprint: "fp", pid: 9 }])).toBe("registered");
+    expect(
+      await s.sync(
+        more,
+        [],
+        [{ shardId: "r1-s0", replicaId: "r1", rank: 0, state: "ready", fingerprint: "fp", pid: 9 }],
+      ),
+    ).toBe("registered");
     const regs = cp.of("register");
     expect(regs.map((r) => r.auth)).toEqual(["Bearer llmgw_join_j", "Bearer llmgw_node_1"]);
     expect(regs[1]!.body).toMatchObject({ runningShards: [{ shardId: "r1-s0", pid: 9 }] });
@@ -127,7 +153,11 @@ describe("session", () => {
     await s.sync(INV, [], []);
     cp.next.register.push(() => problem(401, "unauthorized"));
     expect(await s.sync(INV, [], [], { force: true })).toBe("registered");
-    expect(cp.of("register").map((r) => r.auth)).toEqual(["Bearer llmgw_join_j", "Bearer llmgw_node_1", "Bearer llmgw_join_j"]);
+    expect(cp.of("register").map((r) => r.auth)).toEqual([
+      "Bearer llmgw_join_j",
+      "Bearer llmgw_node_1",
+      "Bearer llmgw_join_j",
+    ]);
     expect(s.token()).toBe("llmgw_node_2");
     expect(readFileSync(join(t.dir, "node-token"), "utf8")).toBe("llmgw_node_2\n");
     expect(lines).toContain("the node token was refused; registering again with the join token");
@@ -136,10 +166,15 @@ describe("session", () => {
   it("explains a node_exists refusal as a lost node token", async () => {
     const s = await open();
     cp.next.register.push(() => problem(409, "node_exists", "node n1 is registered with another token"));
-    const e = await s.sync(INV, [], []).then(() => undefined, (x: unknown) => x);
+    const e = await s.sync(INV, [], []).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(Error);
     expect(e).not.toBeInstanceOf(ApiCallError);
-    expect((e as Error).message).toMatch(/node n1 is registered with another token — this agent has lost its node token \(state dir .*\)/);
+    expect((e as Error).message).toMatch(
+      /node n1 is registered with another token — this agent has lost its node token \(state dir .*\)/,
+    );
     expect((e as Error).message).toContain(t.dir);
     expect(needsRegistration(e)).toBe(false);
   });
@@ -147,7 +182,10 @@ describe("session", () => {
   it("explains node_exists after a refused node token too", async () => {
     const s = await open();
     await s.sync(INV, [], []);
-    cp.next.register.push(() => problem(401, "unauthorized"), () => problem(409, "node_exists", "taken"));
+    cp.next.register.push(
+      () => problem(401, "unauthorized"),
+      () => problem(409, "node_exists", "taken"),
+    );
     await expect(s.sync(INV, [], [], { force: true })).rejects.toThrow(/taken — this agent has lost its node token/);
   });
 
@@ -198,4 +236,3 @@ describe("needsRegistration", () => {
     expect(needsRegistration(e)).toBe(want);
   });
 });
-

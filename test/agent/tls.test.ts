@@ -15,7 +15,29 @@ let url = "";
 
 beforeAll(async () => {
   const key = join(tmp.dir, "key.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", ca], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      key,
+      "-out",
+      ca,
+    ],
+    { stdio: "ignore" },
+  );
   server = createServer({ key: readFileSync(key), cert: readFileSync(ca) }, (_req, res) => {
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify({ nodeId: "n1", receivedAt: 1, heartbeatIntervalS: 60 }));
@@ -29,15 +51,25 @@ afterAll(() => {
 });
 
 const statusCall = async (tls?: Parameters<typeof tlsDispatcher>[0]) =>
-  createClient({ server: url, dispatcher: await tlsDispatcher(tls) }).status("n1", { shards: [{ shardId: "r1-s0", state: "ready" }] }, "llmgw_node_x");
+  createClient({ server: url, dispatcher: await tlsDispatcher(tls) }).status(
+    "n1",
+    { shards: [{ shardId: "r1-s0", state: "ready" }] },
+    "llmgw_node_x",
+  );
 
 describe("agent TLS", () => {
   it("trusts the control plane through the configured CA file", async () => {
-    expect(await statusCall({ caFile: ca, insecure: false })).toEqual({ nodeId: "n1", receivedAt: 1, heartbeatIntervalS: 60 });
+    expect(await statusCall({ caFile: ca, insecure: false })).toEqual({
+      nodeId: "n1",
+      receivedAt: 1,
+      heartbeatIntervalS: 60,
+    });
   });
 
   it("refuses a certificate it cannot verify, saying why", async () => {
-    await expect(statusCall()).rejects.toThrow(/cannot reach https:\/\/127\.0\.0\.1:\d+: (DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED)/);
+    await expect(statusCall()).rejects.toThrow(
+      /cannot reach https:\/\/127\.0\.0\.1:\d+: (DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED)/,
+    );
   });
 
   it("skips verification only when insecure is set (labs)", async () => {

@@ -31,7 +31,12 @@ describe("POST /api/v1/agents/register", () => {
     expect(node.status).toBe(200);
     expect(node.json.inventory).toEqual(Inventory.parse(inventory));
     expect(node.json.inventory.gpus).toHaveLength(8);
-    expect(node.json).toMatchObject({ state: "ready", pool: "prod", labels: { pool: "prod", rack: "r12" }, classes: { "h100-80g": 8 } });
+    expect(node.json).toMatchObject({
+      state: "ready",
+      pool: "prod",
+      labels: { pool: "prod", rack: "r12" },
+      classes: { "h100-80g": 8 },
+    });
     expect(node.json.devices.map((d: { label: string }) => d.label)).toEqual(["0", "1", "2", "3", "4", "5", "6", "7"]);
   });
 
@@ -114,7 +119,11 @@ describe("POST /api/v1/agents/register", () => {
     const bad = await t.call("POST", "/api/v1/agents/register", { token, body: '{"nodeId": ' });
     expect(bad.status).toBe(400);
     expect(bad.json.code).toBe("malformed_json");
-    const text = await t.call("POST", "/api/v1/agents/register", { token, body: "nodeId=x", headers: { "content-type": "text/plain" } });
+    const text = await t.call("POST", "/api/v1/agents/register", {
+      token,
+      body: "nodeId=x",
+      headers: { "content-type": "text/plain" },
+    });
     expect(text.status).toBe(415);
     expect(text.json.code).toBe("unsupported_media_type");
     expect(text.headers.get("content-type")).toBe("application/problem+json");
@@ -129,21 +138,31 @@ describe("POST /api/v1/agents/register", () => {
 describe("heartbeat and status", () => {
   it("stores fabric changes and records one event when every card of a tray leaves the fabric", async () => {
     const inv = inventoryFromCapture(GB200_XML);
-    const reg = await register("tray-1", await joinToken(), { ...inv, imex: { state: "ready", channels: 1, domainState: "UP" } });
-    const gpus = inv.gpus.map((g) => ({ uuid: g.uuid, fabric: { ...g.fabric!, state: "In Progress", status: "In Progress" } }));
+    const reg = await register("tray-1", await joinToken(), {
+      ...inv,
+      imex: { state: "ready", channels: 1, domainState: "UP" },
+    });
+    const gpus = inv.gpus.map((g) => ({
+      uuid: g.uuid,
+      fabric: { ...g.fabric!, state: "In Progress", status: "In Progress" },
+    }));
     const hb = await t.call("POST", "/api/v1/agents/tray-1/heartbeat", {
       token: reg.json.nodeToken,
       body: { gpus, imex: { state: "down", channels: 1 }, memoryAvailableMiB: 1234 },
     });
     expect(hb.status).toBe(200);
     const node = await t.admin("GET", "/api/v1/nodes/tray-1");
-    expect(node.json.inventory.gpus.map((g: { fabric: { state: string } }) => g.fabric.state)).toEqual(Array(4).fill("In Progress"));
+    expect(node.json.inventory.gpus.map((g: { fabric: { state: string } }) => g.fabric.state)).toEqual(
+      Array(4).fill("In Progress"),
+    );
     expect(node.json.inventory.imex.state).toBe("down");
     expect(node.json.inventory.memory.availableMiB).toBe(1234);
     expect(node.json.lastHeartbeatAt).toBe(t.clock.now());
     const fabric = await t.admin("GET", "/api/v1/events?node=tray-1&type=fabric_left");
     expect(fabric.json.items).toHaveLength(1);
-    expect(fabric.json.items[0].message).toContain("all 4 GPUs left NVLink domain 00000001-0000-0000-0000-000000000001.2");
+    expect(fabric.json.items[0].message).toContain(
+      "all 4 GPUs left NVLink domain 00000001-0000-0000-0000-000000000001.2",
+    );
     const imex = await t.admin("GET", "/api/v1/events?node=tray-1&type=imex_changed");
     expect(imex.json.items[0].message).toContain("IMEX ready (1 channels) → down (1 channels)");
   });
@@ -155,10 +174,16 @@ describe("heartbeat and status", () => {
     expect(r.status).toBe(403);
     const admin = await t.admin("POST", "/api/v1/agents/hb-a/heartbeat", { body: {} });
     expect(admin.status).toBe(403);
-    const ghost = await t.call("POST", "/api/v1/agents/hb-a/heartbeat", { token: a.json.nodeToken, body: { gpus: [{ uuid: "GPU-ghost" }] } });
+    const ghost = await t.call("POST", "/api/v1/agents/hb-a/heartbeat", {
+      token: a.json.nodeToken,
+      body: { gpus: [{ uuid: "GPU-ghost" }] },
+    });
     expect(ghost.status).toBe(409);
     expect(ghost.json.detail).toContain("GPU-ghost");
-    const unknownField = await t.call("POST", "/api/v1/agents/hb-a/heartbeat", { token: a.json.nodeToken, body: { gpus: [], mood: "ok" } });
+    const unknownField = await t.call("POST", "/api/v1/agents/hb-a/heartbeat", {
+      token: a.json.nodeToken,
+      body: { gpus: [], mood: "ok" },
+    });
     expect(unknownField.status).toBe(400);
     expect(unknownField.json.errors[0].path).toBe("mood");
   });
@@ -167,10 +192,18 @@ describe("heartbeat and status", () => {
     const a = await register("st-a", await joinToken());
     const r = await t.call("POST", "/api/v1/agents/st-a/status", {
       token: a.json.nodeToken,
-      body: { shards: [{ shardId: "s1", replicaId: "r1", state: "loading" }, { shardId: "s2", state: "warming-up" }] },
+      body: {
+        shards: [
+          { shardId: "s1", replicaId: "r1", state: "loading" },
+          { shardId: "s2", state: "warming-up" },
+        ],
+      },
     });
     expect(r.status).toBe(200);
-    await t.call("POST", "/api/v1/agents/st-a/status", { token: a.json.nodeToken, body: { shards: [{ shardId: "s1", state: "ready" }] } });
+    await t.call("POST", "/api/v1/agents/st-a/status", {
+      token: a.json.nodeToken,
+      body: { shards: [{ shardId: "s1", state: "ready" }] },
+    });
     const node = await t.admin("GET", "/api/v1/nodes/st-a");
     expect(node.json.shards).toMatchObject([
       { shardId: "s1", replicaId: "r1", state: "ready" },

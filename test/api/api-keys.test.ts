@@ -4,10 +4,10 @@ import { createApp } from "../../api/app.js";
 import { readGeneration } from "../../api/db/cluster.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { apiKeys } from "../../api/db/schema.js";
+import { hashSecret } from "../../api/db/secrets.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { createKeyStore } from "../../api/router/keys.js";
 import type { RouterDeps } from "../../api/router/request.js";
-import { hashSecret } from "../../api/db/secrets.js";
 import { createTestApp, defaultSettings, silentLog, type TestApp } from "../helpers/app.js";
 import { registerBody } from "../helpers/inventory.js";
 
@@ -17,8 +17,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const spec = { models: ["meta-llama/Llama-3.1-8B-Instruct", "qwen-7b"], requestsPerMinute: 600, tokensPerMinute: 200000, expiresAt: Date.UTC(2027, 0, 1) };
-const put = (name: string, body: unknown, headers?: Record<string, string>) => t.admin("PUT", `/api/v1/api-keys/${name}`, { body, headers });
+const spec = {
+  models: ["meta-llama/Llama-3.1-8B-Instruct", "qwen-7b"],
+  requestsPerMinute: 600,
+  tokensPerMinute: 200000,
+  expiresAt: Date.UTC(2027, 0, 1),
+};
+const put = (name: string, body: unknown, headers?: Record<string, string>) =>
+  t.admin("PUT", `/api/v1/api-keys/${name}`, { body, headers });
 const SECRET = /^llmgw_key_[A-Za-z0-9]{40}$/;
 
 describe("PUT/GET/DELETE /api/v1/api-keys/{name}", () => {
@@ -26,7 +32,12 @@ describe("PUT/GET/DELETE /api/v1/api-keys/{name}", () => {
     const r = await put("team-a", { spec });
     expect(r.status).toBe(201);
     expect(r.headers.get("etag")).toBe('"1"');
-    expect(r.json).toMatchObject({ name: "team-a", spec, status: { expired: false, secretIssuedAt: t.clock.now() }, metadata: { version: 1, etag: '"1"' } });
+    expect(r.json).toMatchObject({
+      name: "team-a",
+      spec,
+      status: { expired: false, secretIssuedAt: t.clock.now() },
+      metadata: { version: 1, etag: '"1"' },
+    });
     expect(r.json.secret).toMatch(SECRET);
     const [row] = await t.db.select().from(apiKeys).where(eq(apiKeys.name, "team-a"));
     expect(row!.hash).toBe(await hashSecret(r.json.secret));
@@ -52,7 +63,10 @@ describe("PUT/GET/DELETE /api/v1/api-keys/{name}", () => {
     expect(same.json.secret).toBeUndefined();
     const changed = await put("team-b", { spec: { requestsPerMinute: 5, models: [] } });
     expect(changed.status).toBe(200);
-    expect(changed.json).toMatchObject({ spec: { requestsPerMinute: 5, models: [] }, metadata: { version: 2, etag: '"2"' } });
+    expect(changed.json).toMatchObject({
+      spec: { requestsPerMinute: 5, models: [] },
+      metadata: { version: 2, etag: '"2"' },
+    });
     expect(changed.json.secret).toBeUndefined();
     const [after] = await t.db.select().from(apiKeys).where(eq(apiKeys.name, "team-b"));
     expect(after!.hash).toBe(before!.hash);
@@ -72,7 +86,11 @@ describe("PUT/GET/DELETE /api/v1/api-keys/{name}", () => {
     expect(r.status).toBe(200);
     expect(r.json.secret).toMatch(SECRET);
     expect(r.json.secret).not.toBe(created.json.secret);
-    expect(r.json).toMatchObject({ spec: { requestsPerMinute: 10 }, metadata: { version: 1 }, status: { secretIssuedAt: t.clock.now() } });
+    expect(r.json).toMatchObject({
+      spec: { requestsPerMinute: 10 },
+      metadata: { version: 1 },
+      status: { secretIssuedAt: t.clock.now() },
+    });
     const [row] = await t.db.select().from(apiKeys).where(eq(apiKeys.name, "rot"));
     expect(row!.hash).toBe(await hashSecret(r.json.secret));
     expect((await t.admin("GET", "/api/v1/api-keys/rot")).json.secret).toBeUndefined();
@@ -112,16 +130,25 @@ describe("PUT/GET/DELETE /api/v1/api-keys/{name}", () => {
   });
 
   it("refuses an unknown top-level field, a name that differs from the path, and a bad name", async () => {
-    expect((await put("x", { spec: {}, secret: "llmgw_key_mine" })).json.errors).toEqual([{ path: "secret", message: "unknown field" }]);
+    expect((await put("x", { spec: {}, secret: "llmgw_key_mine" })).json.errors).toEqual([
+      { path: "secret", message: "unknown field" },
+    ]);
     expect((await put("x", { name: "y", spec: {} })).status).toBe(400);
     expect((await put("Not_Valid!", { spec: {} })).status).toBe(400);
   });
 
   it("is for admins only: no token 401, a node token 403, an API key's own secret 401", async () => {
     const join = (await t.admin("POST", "/api/v1/join-tokens", { body: {} })).json.token;
-    const node = (await t.call("POST", "/api/v1/agents/register", { token: join, body: registerBody("k1") })).json.nodeToken;
+    const node = (await t.call("POST", "/api/v1/agents/register", { token: join, body: registerBody("k1") })).json
+      .nodeToken;
     const secret = (await put("caller", { spec: {} })).json.secret;
-    for (const [method, path] of [["GET", "/api/v1/api-keys"], ["GET", "/api/v1/api-keys/caller"], ["PUT", "/api/v1/api-keys/caller"], ["DELETE", "/api/v1/api-keys/caller"], ["POST", "/api/v1/api-keys/caller/rotate"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/api/v1/api-keys"],
+      ["GET", "/api/v1/api-keys/caller"],
+      ["PUT", "/api/v1/api-keys/caller"],
+      ["DELETE", "/api/v1/api-keys/caller"],
+      ["POST", "/api/v1/api-keys/caller/rotate"],
+    ] as const) {
       const body = method === "PUT" ? { spec: {} } : undefined;
       expect((await t.call(method, path, { body })).status, `${method} ${path}`).toBe(401);
       expect((await t.call(method, path, { token: node, body })).status, `${method} ${path}`).toBe(403);
@@ -134,12 +161,24 @@ describe("API key changes reach this instance's router at once", () => {
   it("rotate, replace and delete make its key store read the key again", async () => {
     const keys = createKeyStore(t.store, { now: t.clock.now, ttlMs: 60_000 });
     const app = createApp({
-      store: t.store, now: t.clock.now, log: silentLog, settings: defaultSettings(), migrations: expectedMigrations, waiter: createPollHub(t.store, 50),
-      background: () => undefined, router: { keys } as unknown as RouterDeps,
+      store: t.store,
+      now: t.clock.now,
+      log: silentLog,
+      settings: defaultSettings(),
+      migrations: expectedMigrations,
+      waiter: createPollHub(t.store, 50),
+      background: () => undefined,
+      router: { keys } as unknown as RouterDeps,
     });
     const call = (method: string, path: string, body?: unknown) =>
-      app.request(path, { method, headers: { authorization: `Bearer ${t.adminToken}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const first = (await (await call("PUT", "/api/v1/api-keys/live", { spec: { requestsPerMinute: 1 } })).json()) as { secret: string };
+      app.request(path, {
+        method,
+        headers: { authorization: `Bearer ${t.adminToken}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const first = (await (await call("PUT", "/api/v1/api-keys/live", { spec: { requestsPerMinute: 1 } })).json()) as {
+      secret: string;
+    };
     expect(await keys.identify(first.secret)).toEqual({ name: "live", requestsPerMinute: 1 });
     await call("PUT", "/api/v1/api-keys/live", { spec: { requestsPerMinute: 2, models: ["m"] } });
     expect(await keys.identify(first.secret)).toEqual({ name: "live", requestsPerMinute: 2, models: ["m"] });

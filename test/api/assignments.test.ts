@@ -7,16 +7,25 @@ let t: TestApp;
 const tokens = new Map<string, string>();
 
 async function register(id: string, pool = "prod") {
-  const r = await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: { ...registerBody(id, nodeInventory(id)), labels: { pool } } });
+  const r = await t.call("POST", "/api/v1/agents/register", {
+    token: t.adminToken,
+    body: { ...registerBody(id, nodeInventory(id)), labels: { pool } },
+  });
   expect(r.status).toBe(201);
   tokens.set(id, r.json.nodeToken);
 }
-const poll = (id: string, query = "") => t.call("GET", `/api/v1/agents/${id}/assignments${query}`, { token: tokens.get(id) });
+const poll = (id: string, query = "") =>
+  t.call("GET", `/api/v1/agents/${id}/assignments${query}`, { token: tokens.get(id) });
 
 beforeAll(async () => {
   t = await createTestApp();
   await t.admin("PUT", "/api/v1/models/llama-70b", {
-    body: { spec: { weightsPath: "/models/llama-3.1-70b", profiles: [{ name: "tp4", engine: "vllm", gpuClass: "h100-80g", tp: 4, gpusPerNode: 4 }] } },
+    body: {
+      spec: {
+        weightsPath: "/models/llama-3.1-70b",
+        profiles: [{ name: "tp4", engine: "vllm", gpuClass: "h100-80g", tp: 4, gpusPerNode: 4 }],
+      },
+    },
   });
   await register("hgx-1");
 });
@@ -24,15 +33,29 @@ afterAll(() => t.close());
 
 describe("GET /api/v1/agents/{node}/assignments", () => {
   it("places on the poll and hands the node its full desired set", async () => {
-    await t.admin("PUT", "/api/v1/deployments/chat", { body: { spec: { model: "llama-70b", replicas: 2, pool: "prod" } } });
+    await t.admin("PUT", "/api/v1/deployments/chat", {
+      body: { spec: { model: "llama-70b", replicas: 2, pool: "prod" } },
+    });
     const r = await poll("hgx-1");
     expect(r.status).toBe(200);
     expect(Number(r.headers.get("x-llmgw-index"))).toBe(r.json.index);
     expect(r.json.index).toBeGreaterThan(0);
-    const shards = r.json.shards as { visibleDevices: string; httpPort: number; profile: { engine: string; tp: number }; model: string; fabric: string; rank: number }[];
+    const shards = r.json.shards as {
+      visibleDevices: string;
+      httpPort: number;
+      profile: { engine: string; tp: number };
+      model: string;
+      fabric: string;
+      rank: number;
+    }[];
     expect(shards.map((s) => s.visibleDevices).sort()).toEqual(["0,1,2,3", "4,5,6,7"]);
     expect(new Set(shards.map((s) => s.httpPort)).size).toBe(2);
-    expect(shards[0]).toMatchObject({ model: "llama-70b", fabric: "single", rank: 0, profile: { engine: "vllm", tp: 4 } });
+    expect(shards[0]).toMatchObject({
+      model: "llama-70b",
+      fabric: "single",
+      rank: 0,
+      profile: { engine: "vllm", tp: 4 },
+    });
     const d = await t.admin("GET", "/api/v1/deployments/chat");
     expect(d.json.status).toMatchObject({ phase: "Starting", desired: 2, placed: 2, ready: 0, pending: [] });
   });
@@ -50,7 +73,9 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
     const began = Date.now();
     const waiting = poll("hgx-1", `?index=${first.json.index}&wait=50`);
     // the write itself places and wakes the parked poll: no other poll needs to come
-    await t.admin("PUT", "/api/v1/deployments/chat", { body: { spec: { model: "llama-70b", replicas: 1, pool: "prod" } } });
+    await t.admin("PUT", "/api/v1/deployments/chat", {
+      body: { spec: { model: "llama-70b", replicas: 1, pool: "prod" } },
+    });
     const woke = await waiting;
     expect(Date.now() - began).toBeLessThan(45_000); // woken by the change, not by the end of its 50 s wait
     expect(woke.json.index).toBeGreaterThan(first.json.index);
@@ -58,7 +83,9 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
   }, 60_000);
 
   it("keeps the deployment pending with a reason when nothing fits", async () => {
-    await t.admin("PUT", "/api/v1/deployments/too-big", { body: { spec: { model: "llama-70b", replicas: 5, pool: "prod" } } });
+    await t.admin("PUT", "/api/v1/deployments/too-big", {
+      body: { spec: { model: "llama-70b", replicas: 5, pool: "prod" } },
+    });
     await poll("hgx-1");
     const d = await t.admin("GET", "/api/v1/deployments/too-big");
     expect(d.json.status.placed).toBe(1);
@@ -72,10 +99,16 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
     const r = await t.admin("GET", "/api/v1/plan");
     expect(r.status).toBe(200);
     expect(r.json.classes).toEqual([{ class: "h100-80g", total: 8, free: 4, used: 4, unavailable: [] }]);
-    expect(r.json.profiles).toEqual([{ model: "llama-70b", profile: "tp4", gpuClass: "h100-80g", pool: "prod", fits: 1, nodes: { "hgx-1": 1 } }]);
+    expect(r.json.profiles).toEqual([
+      { model: "llama-70b", profile: "tp4", gpuClass: "h100-80g", pool: "prod", fits: 1, nodes: { "hgx-1": 1 } },
+    ]);
     await t.admin("POST", "/api/v1/nodes/hgx-1/cordon");
     const cordoned = await t.admin("GET", "/api/v1/plan");
-    expect(cordoned.json.classes[0]).toMatchObject({ free: 0, used: 4, unavailable: [{ count: 4, reason: "node cordoned" }] });
+    expect(cordoned.json.classes[0]).toMatchObject({
+      free: 0,
+      used: 4,
+      unavailable: [{ count: 4, reason: "node cordoned" }],
+    });
     expect(cordoned.json.profiles[0]).toMatchObject({ fits: 0, reason: expect.stringContaining("cordoned") });
     await t.admin("POST", "/api/v1/nodes/hgx-1/uncordon");
   });
@@ -83,12 +116,25 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
   it("reports ready once the agent says its shards are", async () => {
     const r = await poll("hgx-1");
     const s = r.json.shards.find((x: { deployment: string }) => x.deployment === "chat");
-    await t.call("POST", "/api/v1/agents/hgx-1/status", { token: tokens.get("hgx-1"), body: { shards: [{ shardId: s.shardId, replicaId: s.replicaId, state: "ready" }] } });
-    expect((await t.admin("GET", "/api/v1/deployments/chat")).json.status).toMatchObject({ phase: "Ready", placed: 1, ready: 1 });
+    await t.call("POST", "/api/v1/agents/hgx-1/status", {
+      token: tokens.get("hgx-1"),
+      body: { shards: [{ shardId: s.shardId, replicaId: s.replicaId, state: "ready" }] },
+    });
+    expect((await t.admin("GET", "/api/v1/deployments/chat")).json.status).toMatchObject({
+      phase: "Ready",
+      placed: 1,
+      ready: 1,
+    });
     const list = await t.admin("GET", "/api/v1/replicas?deployment=chat");
     expect(list.json.items).toHaveLength(1);
     const replica = list.json.items[0];
-    expect(replica).toMatchObject({ id: s.replicaId, deployment: "chat", profile: "tp4", state: "ready", endpoint: `http://10.0.0.11:${s.httpPort}` });
+    expect(replica).toMatchObject({
+      id: s.replicaId,
+      deployment: "chat",
+      profile: "tp4",
+      state: "ready",
+      endpoint: `http://10.0.0.11:${s.httpPort}`,
+    });
     expect(replica.shards[0]).toMatchObject({ nodeId: "hgx-1", rank: 0, fabric: "single", state: "ready" });
     expect(replica.shards[0].devices).toHaveLength(4);
     expect((await t.admin("GET", `/api/v1/replicas/${s.replicaId}`)).json.id).toBe(s.replicaId);
@@ -99,7 +145,9 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
 describe("concurrent polls", () => {
   it("50 polls from 20 nodes at once: every replica placed once, no device twice", async () => {
     for (let i = 0; i < 20; i++) await register(`n${i}`, "bulk");
-    await t.admin("PUT", "/api/v1/deployments/bulk", { body: { spec: { model: "llama-70b", replicas: 30, pool: "bulk" } } });
+    await t.admin("PUT", "/api/v1/deployments/bulk", {
+      body: { spec: { model: "llama-70b", replicas: 30, pool: "bulk" } },
+    });
     const polls = await Promise.all(Array.from({ length: 50 }, (_, i) => poll(`n${i % 20}`)));
     expect(polls.every((p) => p.status === 200)).toBe(true);
     const rows = await t.db.select().from(replicas);

@@ -11,10 +11,17 @@ let ops: Op[];
 beforeAll(async () => {
   t = await createTestApp();
   joinToken = (await t.admin("POST", "/api/v1/join-tokens", { body: {} })).json.token;
-  nodeToken = (await t.call("POST", "/api/v1/agents/register", { token: joinToken, body: registerBody("m1") })).json.nodeToken;
-  const doc = (await t.call("GET", "/openapi.json")).json as { paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>> };
+  nodeToken = (await t.call("POST", "/api/v1/agents/register", { token: joinToken, body: registerBody("m1") })).json
+    .nodeToken;
+  const doc = (await t.call("GET", "/openapi.json")).json as {
+    paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
+  };
   ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path: path.replace("{node}", "m1").replace("{id}", "m1"), security: op.security })),
+    Object.entries(methods).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path: path.replace("{node}", "m1").replace("{id}", "m1"),
+      security: op.security,
+    })),
   );
 });
 afterAll(() => t.close());
@@ -31,7 +38,10 @@ describe("every route of the OpenAPI document", () => {
   it("refuses a missing or wrong token with 401 problem+json", async () => {
     for (const op of ops.filter((o) => schemes(o).length)) {
       for (const token of [undefined, "llmgw_adm_0000000000000000000000000000000000000000", "not-a-token"]) {
-        const r = await t.call(op.method, op.path, { token, body: op.method === "GET" || op.method === "DELETE" ? undefined : {} });
+        const r = await t.call(op.method, op.path, {
+          token,
+          body: op.method === "GET" || op.method === "DELETE" ? undefined : {},
+        });
         expect(r.status, `${op.method} ${op.path} with ${token ?? "no token"}`).toBe(401);
         expect(r.headers.get("content-type")).toBe("application/problem+json");
         expect(r.json.code).toBe("unauthorized");
@@ -42,9 +52,17 @@ describe("every route of the OpenAPI document", () => {
   it("refuses a token of the wrong kind with 403", async () => {
     for (const op of ops.filter((o) => schemes(o).length)) {
       const s = schemes(op);
-      const wrong = s.includes("adminToken") && !s.includes("nodeToken") ? nodeToken : s.includes("nodeToken") && !s.includes("adminToken") ? t.adminToken : undefined;
+      const wrong =
+        s.includes("adminToken") && !s.includes("nodeToken")
+          ? nodeToken
+          : s.includes("nodeToken") && !s.includes("adminToken")
+            ? t.adminToken
+            : undefined;
       if (!wrong) continue;
-      const r = await t.call(op.method, op.path, { token: wrong, body: op.method === "GET" || op.method === "DELETE" ? undefined : {} });
+      const r = await t.call(op.method, op.path, {
+        token: wrong,
+        body: op.method === "GET" || op.method === "DELETE" ? undefined : {},
+      });
       expect(r.status, `${op.method} ${op.path}`).toBe(403);
       expect(r.json.code).toBe("forbidden");
     }
@@ -54,10 +72,14 @@ describe("every route of the OpenAPI document", () => {
 describe("concurrent writes on the embedded file database", () => {
   it("serializes them: many registrations and heartbeats at once all succeed", async () => {
     const regs = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: registerBody(`c${i}`) })),
+      Array.from({ length: 24 }, (_, i) =>
+        t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: registerBody(`c${i}`) }),
+      ),
     );
     expect(regs.map((r) => r.status)).toEqual(Array(24).fill(201));
-    const beats = await Promise.all(regs.map((r, i) => t.call("POST", `/api/v1/agents/c${i}/heartbeat`, { token: r.json.nodeToken, body: {} })));
+    const beats = await Promise.all(
+      regs.map((r, i) => t.call("POST", `/api/v1/agents/c${i}/heartbeat`, { token: r.json.nodeToken, body: {} })),
+    );
     expect(beats.map((r) => r.status)).toEqual(Array(24).fill(200));
     const events = await t.admin("GET", "/api/v1/events?type=node_registered&limit=1000");
     expect(events.json.items.filter((e: { nodeId: string }) => /^c\d+$/.test(e.nodeId))).toHaveLength(24);

@@ -17,7 +17,10 @@ afterAll(() => t.close());
 describe("health", () => {
   it("/healthz and /readyz answer without a token", async () => {
     expect((await t.call("GET", "/healthz")).json).toEqual({ status: "ok", version: VERSION });
-    expect((await t.call("GET", "/readyz")).json).toEqual({ status: "ready", checks: { database: "ok", migrations: "current" } });
+    expect((await t.call("GET", "/readyz")).json).toEqual({
+      status: "ready",
+      checks: { database: "ok", migrations: "current" },
+    });
   });
 
   it("/readyz fails with the pending migrations on a database that was never migrated", async () => {
@@ -72,8 +75,25 @@ describe("OpenAPI and docs", () => {
     const r = await t.call("GET", "/openapi.json");
     expect(r.status).toBe(200);
     expect(r.json.openapi).toBe("3.1.0");
-    const ops = Object.values(r.json.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) => Object.values(p).map((o) => o.operationId));
-    expect(ops).toEqual(expect.arrayContaining(["registerNode", "postHeartbeat", "postShardStatus", "listNodes", "getNode", "cordonNode", "uncordonNode", "drainNode", "deleteNode", "listEvents", "createAdminToken", "createJoinToken"]));
+    const ops = Object.values(r.json.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) =>
+      Object.values(p).map((o) => o.operationId),
+    );
+    expect(ops).toEqual(
+      expect.arrayContaining([
+        "registerNode",
+        "postHeartbeat",
+        "postShardStatus",
+        "listNodes",
+        "getNode",
+        "cordonNode",
+        "uncordonNode",
+        "drainNode",
+        "deleteNode",
+        "listEvents",
+        "createAdminToken",
+        "createJoinToken",
+      ]),
+    );
     expect(new Set(ops).size).toBe(ops.length);
     expect(Object.keys(r.json.components.securitySchemes)).toEqual(["adminToken", "joinToken", "nodeToken"]);
   });
@@ -100,7 +120,9 @@ describe("OpenAPI and docs", () => {
       const bytes = Buffer.from(await zipped.arrayBuffer());
       expect(bytes.length).toBeLessThan(text.length / 2);
       expect(gunzipSync(bytes).toString()).toBe(text);
-      const again = await docs.app.request("/docs/api-reference.js", { headers: { "if-none-match": plain.headers.get("etag")! } });
+      const again = await docs.app.request("/docs/api-reference.js", {
+        headers: { "if-none-match": plain.headers.get("etag")! },
+      });
       expect(again.status).toBe(304);
     } finally {
       await docs.close();

@@ -1,25 +1,34 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { VERSION } from "../../shared/version.js";
-import { ROOT } from "../helpers/process.js";
 import { dbUrlFromFlag, loadServerConfig, POLL_RESERVED_SUBREQUESTS } from "../../api/config.js";
 import { createWriteQueue } from "../../api/db/client.js";
 import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../../api/db/secrets.js";
+import { VERSION } from "../../shared/version.js";
+import { ROOT } from "../helpers/process.js";
 
 describe("loadServerConfig", () => {
   it("has defaults that serve the embedded file database on loopback", () => {
     const r = loadServerConfig({});
-    expect(r).toMatchObject({ ok: true, config: { host: "127.0.0.1", port: 8080, dbUrl: "file:./data/llmgw.db", nodeLostAfterS: 180 } });
+    expect(r).toMatchObject({
+      ok: true,
+      config: { host: "127.0.0.1", port: 8080, dbUrl: "file:./data/llmgw.db", nodeLostAfterS: 180 },
+    });
   });
 
   it("takes LLMGW_* variables, with flags winning", () => {
-    const r = loadServerConfig({ LLMGW_PORT: "9000", LLMGW_HOST: "0.0.0.0", LLMGW_DB_URL: "libsql://db.example:8080" }, { port: "9100", db: "/var/lib/llmgw/x.db" });
+    const r = loadServerConfig(
+      { LLMGW_PORT: "9000", LLMGW_HOST: "0.0.0.0", LLMGW_DB_URL: "libsql://db.example:8080" },
+      { port: "9100", db: "/var/lib/llmgw/x.db" },
+    );
     expect(r).toMatchObject({ ok: true, config: { port: 9100, host: "0.0.0.0", dbUrl: "file:/var/lib/llmgw/x.db" } });
   });
 
   it("lists every invalid value by the name it was set with", () => {
-    const r = loadServerConfig({ LLMGW_PORT: "eighty", LLMGW_NODE_LOST_AFTER_S: "1", LLMGW_ADMIN_TOKEN: "short" }, { db: "mysql://x" });
+    const r = loadServerConfig(
+      { LLMGW_PORT: "eighty", LLMGW_NODE_LOST_AFTER_S: "1", LLMGW_ADMIN_TOKEN: "short" },
+      { db: "mysql://x" },
+    );
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.errors).toHaveLength(4);
@@ -30,16 +39,38 @@ describe("loadServerConfig", () => {
   });
 
   it("reads the router's timeouts, tries and body limit, and refuses nonsense", () => {
-    const r = loadServerConfig({ LLMGW_ROUTER_CONNECT_TIMEOUT_S: "2.5", LLMGW_ROUTER_FIRST_BYTE_TIMEOUT_S: "30", LLMGW_ROUTER_IDLE_TIMEOUT_S: "10", LLMGW_ROUTER_MAX_ATTEMPTS: "2", LLMGW_ROUTER_MAX_REQUEST_BYTES: "4096" });
-    expect(r).toMatchObject({ ok: true, config: { routerConnectTimeoutS: 2.5, routerFirstByteTimeoutS: 30, routerIdleTimeoutS: 10, routerMaxAttempts: 2, routerMaxRequestBytes: 4096 } });
+    const r = loadServerConfig({
+      LLMGW_ROUTER_CONNECT_TIMEOUT_S: "2.5",
+      LLMGW_ROUTER_FIRST_BYTE_TIMEOUT_S: "30",
+      LLMGW_ROUTER_IDLE_TIMEOUT_S: "10",
+      LLMGW_ROUTER_MAX_ATTEMPTS: "2",
+      LLMGW_ROUTER_MAX_REQUEST_BYTES: "4096",
+    });
+    expect(r).toMatchObject({
+      ok: true,
+      config: {
+        routerConnectTimeoutS: 2.5,
+        routerFirstByteTimeoutS: 30,
+        routerIdleTimeoutS: 10,
+        routerMaxAttempts: 2,
+        routerMaxRequestBytes: 4096,
+      },
+    });
     const bad = loadServerConfig({ LLMGW_ROUTER_MAX_ATTEMPTS: "0", LLMGW_ROUTER_CONNECT_TIMEOUT_S: "-1" });
     expect(bad.ok).toBe(false);
-    if (!bad.ok) expect(bad.errors.map((e) => e.split(":")[0]).sort()).toEqual(["LLMGW_ROUTER_CONNECT_TIMEOUT_S", "LLMGW_ROUTER_MAX_ATTEMPTS"]);
+    if (!bad.ok)
+      expect(bad.errors.map((e) => e.split(":")[0]).sort()).toEqual([
+        "LLMGW_ROUTER_CONNECT_TIMEOUT_S",
+        "LLMGW_ROUTER_MAX_ATTEMPTS",
+      ]);
   });
 
   it("takes the Worker's subrequest budget only when a long-poll keeps some of it to wait with", () => {
     expect(loadServerConfig({})).toMatchObject({ ok: true, config: { workerSubrequests: 50 } });
-    expect(loadServerConfig({ LLMGW_WORKER_SUBREQUESTS: "10000" })).toMatchObject({ ok: true, config: { workerSubrequests: 10000 } });
+    expect(loadServerConfig({ LLMGW_WORKER_SUBREQUESTS: "10000" })).toMatchObject({
+      ok: true,
+      config: { workerSubrequests: 10000 },
+    });
     const low = loadServerConfig({ LLMGW_WORKER_SUBREQUESTS: String(POLL_RESERVED_SUBREQUESTS + 9) });
     expect(low.ok).toBe(false);
     if (!low.ok) expect(low.errors[0]).toMatch(/^LLMGW_WORKER_SUBREQUESTS: /);
@@ -81,15 +112,17 @@ describe("createWriteQueue", () => {
     const enqueue = createWriteQueue();
     const log: string[] = [];
     let running = 0;
-    const job = (name: string, fail = false) => async () => {
-      running++;
-      expect(running).toBe(1);
-      await new Promise((r) => setImmediate(r));
-      log.push(name);
-      running--;
-      if (fail) throw new Error(name);
-      return name;
-    };
+    const job =
+      (name: string, fail = false) =>
+      async () => {
+        running++;
+        expect(running).toBe(1);
+        await new Promise((r) => setImmediate(r));
+        log.push(name);
+        running--;
+        if (fail) throw new Error(name);
+        return name;
+      };
     const results = await Promise.allSettled([enqueue(job("a")), enqueue(job("b", true)), enqueue(job("c"))]);
     expect(log).toEqual(["a", "b", "c"]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);

@@ -5,12 +5,21 @@ let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
   await t.admin("PUT", "/api/v1/models/llama-8b", {
-    body: { spec: { weightsPath: "/models/llama-8b", profiles: [{ name: "one-l40s", engine: "vllm", gpuClass: "l40s-45g" }, { name: "one-h100", engine: "vllm", gpuClass: "h100-80g" }] } },
+    body: {
+      spec: {
+        weightsPath: "/models/llama-8b",
+        profiles: [
+          { name: "one-l40s", engine: "vllm", gpuClass: "l40s-45g" },
+          { name: "one-h100", engine: "vllm", gpuClass: "h100-80g" },
+        ],
+      },
+    },
   });
 });
 afterAll(() => t.close());
 
-const put = (name: string, spec: unknown, headers?: Record<string, string>) => t.admin("PUT", `/api/v1/deployments/${name}`, { body: { spec }, headers });
+const put = (name: string, spec: unknown, headers?: Record<string, string>) =>
+  t.admin("PUT", `/api/v1/deployments/${name}`, { body: { spec }, headers });
 
 describe("PUT/GET/DELETE /api/v1/deployments/{name}", () => {
   it("creates a deployment, echoes its spec without defaults and reports it pending", async () => {
@@ -18,7 +27,13 @@ describe("PUT/GET/DELETE /api/v1/deployments/{name}", () => {
     const r = await put("chat", spec);
     expect(r.status).toBe(201);
     expect(r.json.spec).toEqual(spec);
-    expect(r.json.status).toEqual({ phase: "Pending", desired: 2, placed: 0, ready: 0, pending: [{ count: 2, reason: "waiting for placement: it runs when an agent polls" }] });
+    expect(r.json.status).toEqual({
+      phase: "Pending",
+      desired: 2,
+      placed: 0,
+      ready: 0,
+      pending: [{ count: 2, reason: "waiting for placement: it runs when an agent polls" }],
+    });
     expect((await t.admin("GET", "/api/v1/models/llama-8b")).json.status.deployments).toEqual(["chat"]);
   });
 
@@ -31,7 +46,9 @@ describe("PUT/GET/DELETE /api/v1/deployments/{name}", () => {
   it("refuses a profile the model does not have, naming it", async () => {
     const r = await put("picky", { model: "llama-8b", replicas: 1, profiles: ["one-h100", "one-b200"] });
     expect(r.status).toBe(400);
-    expect(r.json.errors).toEqual([{ path: "spec.profiles.1", message: "model llama-8b has no profile one-b200 (it has one-l40s, one-h100)" }]);
+    expect(r.json.errors).toEqual([
+      { path: "spec.profiles.1", message: "model llama-8b has no profile one-b200 (it has one-l40s, one-h100)" },
+    ]);
     expect((await t.admin("GET", "/api/v1/deployments/picky")).status).toBe(404);
   });
 
@@ -59,6 +76,8 @@ describe("PUT/GET/DELETE /api/v1/deployments/{name}", () => {
 
   it("needs an admin token", async () => {
     expect((await t.call("GET", "/api/v1/deployments")).status).toBe(401);
-    expect((await t.call("PUT", "/api/v1/deployments/x", { body: { spec: { model: "a", replicas: 1 } } })).status).toBe(401);
+    expect((await t.call("PUT", "/api/v1/deployments/x", { body: { spec: { model: "a", replicas: 1 } } })).status).toBe(
+      401,
+    );
   });
 });

@@ -3,7 +3,12 @@ import { family, renderFamily } from "../../api/metrics/exposition.js";
 
 describe("the Worker's exposition renderer", () => {
   it("renders counters and gauges per label set, escaping help and label values", () => {
-    const c = family({ type: "counter", name: "x_total", help: "Requests\nby \\ model", labelNames: ["model", "code"] });
+    const c = family({
+      type: "counter",
+      name: "x_total",
+      help: "Requests\nby \\ model",
+      labelNames: ["model", "code"],
+    });
     c.inc({ model: 'a"b', code: "200" });
     c.inc({ model: 'a"b', code: "200" }, 2);
     c.inc({ model: "c", code: "502" });
@@ -15,7 +20,9 @@ describe("the Worker's exposition renderer", () => {
     g.inc({ model: "m" });
     g.dec({ model: "m" });
     expect(g.render()).toContain('inflight{model="m"} 1\n');
-    expect(renderFamily({ type: "gauge", name: "up", help: "h", labelNames: [] }, [{ labels: {}, value: 1 }])).toBe("# HELP up h\n# TYPE up gauge\nup 1\n");
+    expect(renderFamily({ type: "gauge", name: "up", help: "h", labelNames: [] }, [{ labels: {}, value: 1 }])).toBe(
+      "# HELP up h\n# TYPE up gauge\nup 1\n",
+    );
   });
 
   it("renders histograms with cumulative buckets, +Inf, sum and count", () => {

@@ -3,7 +3,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../api/config.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { declareNvlinkDeployment, DOMAIN, GB200_CLASS, metricsApp, MIG_CLASS, parseMetrics, registerFleet, type Sample, sampleValue } from "../helpers/nvlink-fleet.js";
+import {
+  DOMAIN,
+  declareNvlinkDeployment,
+  GB200_CLASS,
+  MIG_CLASS,
+  metricsApp,
+  parseMetrics,
+  registerFleet,
+  type Sample,
+  sampleValue,
+} from "../helpers/nvlink-fleet.js";
 
 let t: TestApp;
 let m: ReturnType<typeof metricsApp>;
@@ -33,7 +43,9 @@ describe("cluster metrics on /metrics", () => {
     const s = series(await scrape(), "llmgw_gpu_nvlink_joined");
     expect(s).toHaveLength(16);
     expect(s.every((x) => x.labels.domain === DOMAIN)).toBe(true);
-    expect(s.filter((x) => x.value === 0).map((x) => x.labels)).toEqual([{ node: "gb-tray-b", gpu: "2", domain: DOMAIN }]);
+    expect(s.filter((x) => x.value === 0).map((x) => x.labels)).toEqual([
+      { node: "gb-tray-b", gpu: "2", domain: DOMAIN },
+    ]);
     expect(s.some((x) => x.labels.node === "hgx-01" || x.labels.node === "mig-01")).toBe(false);
   });
 
@@ -51,8 +63,15 @@ describe("cluster metrics on /metrics", () => {
       ["gb-tray-a", "gb-tray-b", "gb-tray-c", "gb-tray-d", "hgx-01", "mig-01"].map((n) => [n, 1]),
     );
     expect(sampleValue(samples, "llmgw_node_heartbeat_age_seconds", { node: "hgx-01" })).toBe(30);
-    expect(Object.fromEntries(series(samples, "llmgw_nodes").map((x) => [x.labels.state, x.value]))).toEqual({ ready: 6, cordoned: 0, draining: 0, lost: 0 });
-    expect((await m.call("POST", "/api/v1/agents/hgx-01/heartbeat", { token: tokens["hgx-01"], body: {} })).status).toBe(200);
+    expect(Object.fromEntries(series(samples, "llmgw_nodes").map((x) => [x.labels.state, x.value]))).toEqual({
+      ready: 6,
+      cordoned: 0,
+      draining: 0,
+      lost: 0,
+    });
+    expect(
+      (await m.call("POST", "/api/v1/agents/hgx-01/heartbeat", { token: tokens["hgx-01"], body: {} })).status,
+    ).toBe(200);
     t.clock.advance(170_000);
     samples = await scrape();
     expect(sampleValue(samples, "llmgw_node_heartbeat_age_seconds", { node: "hgx-01" })).toBe(170);
@@ -65,7 +84,9 @@ describe("cluster metrics on /metrics", () => {
 
   it("llmgw_devices by class and state: the placed replica's 8 GB200s used, the rest free", async () => {
     const samples = await scrape();
-    const devices = Object.fromEntries(series(samples, "llmgw_devices").map((x) => [`${x.labels.class} ${x.labels.state}`, x.value]));
+    const devices = Object.fromEntries(
+      series(samples, "llmgw_devices").map((x) => [`${x.labels.class} ${x.labels.state}`, x.value]),
+    );
     expect(devices).toEqual({
       [`${MIG_CLASS} free`]: 4,
       [`${MIG_CLASS} used`]: 0,
@@ -88,9 +109,15 @@ describe("cluster metrics on /metrics", () => {
     ]);
     expect(sampleValue(samples, "llmgw_pending_replicas", { deployment: "big" })).toBe(1);
     expect(sampleValue(samples, "llmgw_shards", { state: "unknown" })).toBe(2);
-    const shards = (await m.call("GET", "/api/v1/replicas", { token: t.adminToken })).json.items[0].shards as { shardId: string; nodeId: string }[];
+    const shards = (await m.call("GET", "/api/v1/replicas", { token: t.adminToken })).json.items[0].shards as {
+      shardId: string;
+      nodeId: string;
+    }[];
     for (const s of shards) {
-      const r = await m.call("POST", `/api/v1/agents/${s.nodeId}/status`, { token: tokens[s.nodeId], body: { shards: [{ shardId: s.shardId, state: "ready" }] } });
+      const r = await m.call("POST", `/api/v1/agents/${s.nodeId}/status`, {
+        token: tokens[s.nodeId],
+        body: { shards: [{ shardId: s.shardId, state: "ready" }] },
+      });
       expect(r.status).toBe(200);
     }
     samples = await scrape();
@@ -104,7 +131,10 @@ describe("cluster metrics on /metrics", () => {
     await m.settle();
     const before = sampleValue(await scrape(), "llmgw_placement_duration_seconds_count")!;
     expect(before).toBeGreaterThanOrEqual(1);
-    await m.call("PUT", "/api/v1/deployments/big", { token: t.adminToken, body: { spec: { model: "big", replicas: 1, pool: "prod" } } });
+    await m.call("PUT", "/api/v1/deployments/big", {
+      token: t.adminToken,
+      body: { spec: { model: "big", replicas: 1, pool: "prod" } },
+    });
     await m.settle();
     const samples = await scrape();
     expect(sampleValue(samples, "llmgw_placement_duration_seconds_count")).toBe(before + 1);
@@ -159,8 +189,12 @@ describe("cluster metrics on /metrics", () => {
       expect(s.length, name).toBeGreaterThan(0);
       for (const x of s) expect(Object.keys(x.labels).sort(), name).toEqual(want);
     }
-    expect(new Set(series(samples, "llmgw_devices").map((x) => x.labels.state))).toEqual(new Set(["free", "used", "unavailable"]));
-    expect(new Set(series(samples, "llmgw_shards").map((x) => x.labels.state))).toEqual(new Set(["pending", "starting", "loading", "ready", "draining", "stopped", "failed", "unknown"]));
+    expect(new Set(series(samples, "llmgw_devices").map((x) => x.labels.state))).toEqual(
+      new Set(["free", "used", "unavailable"]),
+    );
+    expect(new Set(series(samples, "llmgw_shards").map((x) => x.labels.state))).toEqual(
+      new Set(["pending", "starting", "loading", "ready", "draining", "stopped", "failed", "unknown"]),
+    );
   });
 });
 
@@ -185,7 +219,10 @@ describe("LLMGW_METRICS_TOKEN", () => {
   });
 
   it("is read from the environment, and a short one is refused at start", () => {
-    expect(loadServerConfig({ LLMGW_METRICS_TOKEN: "scrape-token-0123456789" })).toMatchObject({ ok: true, config: { metricsToken: "scrape-token-0123456789" } });
+    expect(loadServerConfig({ LLMGW_METRICS_TOKEN: "scrape-token-0123456789" })).toMatchObject({
+      ok: true,
+      config: { metricsToken: "scrape-token-0123456789" },
+    });
     const bad = loadServerConfig({ LLMGW_METRICS_TOKEN: "short" });
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.errors).toEqual([expect.stringMatching(/^LLMGW_METRICS_TOKEN: at least 16 characters/)]);

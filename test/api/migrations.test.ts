@@ -13,7 +13,21 @@ describe("migrations/", () => {
   it("matches api/db/schema.ts: drizzle-kit finds nothing left to generate", async () => {
     cpSync(join(ROOT, "migrations"), out, { recursive: true });
     const before = readdirSync(out).sort();
-    const r = await promisify(execFile)(join(ROOT, "node_modules", ".bin", "drizzle-kit"), ["generate", "--dialect", "turso", "--schema", "./api/db/schema.ts", "--out", relative(ROOT, out), "--name", "drift"], { cwd: ROOT });
+    const r = await promisify(execFile)(
+      join(ROOT, "node_modules", ".bin", "drizzle-kit"),
+      [
+        "generate",
+        "--dialect",
+        "turso",
+        "--schema",
+        "./api/db/schema.ts",
+        "--out",
+        relative(ROOT, out),
+        "--name",
+        "drift",
+      ],
+      { cwd: ROOT },
+    );
     expect(r.stdout).toContain("No schema changes");
     expect(readdirSync(out).sort()).toEqual(before);
   });

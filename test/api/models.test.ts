@@ -12,30 +12,50 @@ const spec = {
   weightsPath: "/models/llama-3.1-70b-instruct",
   servedName: "meta-llama/Llama-3.1-70B-Instruct",
   profiles: [
-    { name: "tp4-h100", engine: "vllm", gpuClass: "h100-80g", tp: 4, gpusPerNode: 4, args: ["--max-model-len", "32768"] },
+    {
+      name: "tp4-h100",
+      engine: "vllm",
+      gpuClass: "h100-80g",
+      tp: 4,
+      gpusPerNode: 4,
+      args: ["--max-model-len", "32768"],
+    },
     { name: "nvl-2x4", engine: "sglang", gpuClass: "gb200-185g", tp: 8, gpusPerNode: 4, nodes: 2 },
   ],
 };
-const put = (name: string, body: unknown, headers?: Record<string, string>) => t.admin("PUT", `/api/v1/models/${name}`, { body, headers });
+const put = (name: string, body: unknown, headers?: Record<string, string>) =>
+  t.admin("PUT", `/api/v1/models/${name}`, { body, headers });
 
 describe("PUT/GET/DELETE /api/v1/models/{name}", () => {
   it("creates (201) and reads back the spec exactly as written, with an ETag", async () => {
     const r = await put("llama-70b", { spec });
     expect(r.status).toBe(201);
     expect(r.headers.get("etag")).toBe('"1"');
-    expect(r.json).toMatchObject({ name: "llama-70b", spec, status: { deployments: [] }, metadata: { version: 1, etag: '"1"' } });
+    expect(r.json).toMatchObject({
+      name: "llama-70b",
+      spec,
+      status: { deployments: [] },
+      metadata: { version: 1, etag: '"1"' },
+    });
     const g = await t.admin("GET", "/api/v1/models/llama-70b");
     expect(g.status).toBe(200);
     expect(g.headers.get("etag")).toBe('"1"');
     expect(JSON.stringify(g.json.spec)).toBe(JSON.stringify(spec));
-    expect((await t.admin("GET", "/api/v1/models")).json.items.map((m: { name: string }) => m.name)).toContain("llama-70b");
+    expect((await t.admin("GET", "/api/v1/models")).json.items.map((m: { name: string }) => m.name)).toContain(
+      "llama-70b",
+    );
   });
 
   it("keeps the version on a PUT that changes nothing (even in another key order) and bumps it on a change", async () => {
     await put("same", { spec });
     const gen = await readGeneration(t.db);
     const reordered = { profiles: spec.profiles, servedName: spec.servedName, weightsPath: spec.weightsPath };
-    const again = await put("same", { name: "same", spec: reordered, status: { deployments: ["x"] }, metadata: { version: 99 } });
+    const again = await put("same", {
+      name: "same",
+      spec: reordered,
+      status: { deployments: ["x"] },
+      metadata: { version: 99 },
+    });
     expect(again.status).toBe(200);
     expect(again.json.metadata.version).toBe(1);
     expect(JSON.stringify(again.json.spec)).toBe(JSON.stringify(spec));
@@ -65,11 +85,41 @@ describe("PUT/GET/DELETE /api/v1/models/{name}", () => {
   });
 
   it.each([
-    ["tp × pp mismatch", { profiles: [{ name: "a", engine: "vllm", gpuClass: "h100-80g", tp: 4, gpusPerNode: 2 }] }, "spec.profiles.0.gpusPerNode", "gpusPerNode × nodes (2 × 1) must equal tp × pp (4 × 1)"],
-    ["MIG with tp 2", { profiles: [{ name: "a", engine: "vllm", gpuClass: "a100-80g-mig-3g.40gb", tp: 2, gpusPerNode: 2 }] }, "spec.profiles.0.gpuClass", "a MIG class needs tp = pp = gpusPerNode = nodes = 1"],
-    ["unknown engine", { profiles: [{ name: "a", engine: "ollama", gpuClass: "h100-80g" }] }, "spec.profiles.0.engine", ""],
-    ["duplicate profile names", { profiles: [{ name: "a", engine: "vllm", gpuClass: "h100-80g" }, { name: "a", engine: "vllm", gpuClass: "l40s-45g" }] }, "spec.profiles.1.name", "used twice"],
-    ["unknown field", { colour: "blue", profiles: [{ name: "a", engine: "vllm", gpuClass: "h100-80g" }] }, "spec.colour", "unknown field"],
+    [
+      "tp × pp mismatch",
+      { profiles: [{ name: "a", engine: "vllm", gpuClass: "h100-80g", tp: 4, gpusPerNode: 2 }] },
+      "spec.profiles.0.gpusPerNode",
+      "gpusPerNode × nodes (2 × 1) must equal tp × pp (4 × 1)",
+    ],
+    [
+      "MIG with tp 2",
+      { profiles: [{ name: "a", engine: "vllm", gpuClass: "a100-80g-mig-3g.40gb", tp: 2, gpusPerNode: 2 }] },
+      "spec.profiles.0.gpuClass",
+      "a MIG class needs tp = pp = gpusPerNode = nodes = 1",
+    ],
+    [
+      "unknown engine",
+      { profiles: [{ name: "a", engine: "ollama", gpuClass: "h100-80g" }] },
+      "spec.profiles.0.engine",
+      "",
+    ],
+    [
+      "duplicate profile names",
+      {
+        profiles: [
+          { name: "a", engine: "vllm", gpuClass: "h100-80g" },
+          { name: "a", engine: "vllm", gpuClass: "l40s-45g" },
+        ],
+      },
+      "spec.profiles.1.name",
+      "used twice",
+    ],
+    [
+      "unknown field",
+      { colour: "blue", profiles: [{ name: "a", engine: "vllm", gpuClass: "h100-80g" }] },
+      "spec.colour",
+      "unknown field",
+    ],
     ["no profiles", { profiles: [] }, "spec.profiles", ""],
   ])("refuses %s with 400 naming the field, writing nothing", async (_, partial, path, message) => {
     const r = await put("bad", { spec: { weightsPath: "/m", ...partial } });

@@ -10,7 +10,10 @@ beforeAll(async () => {
   const join = await t.admin("POST", "/api/v1/join-tokens", { body: {} });
   const r = await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: registerBody("n1") });
   nodeToken = r.json.nodeToken;
-  await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: { ...registerBody("n2"), labels: { pool: "dev" } } });
+  await t.call("POST", "/api/v1/agents/register", {
+    token: join.json.token,
+    body: { ...registerBody("n2"), labels: { pool: "dev" } },
+  });
 });
 afterAll(() => t.close());
 
@@ -21,7 +24,12 @@ describe("GET /api/v1/nodes", () => {
     const all = await t.admin("GET", "/api/v1/nodes");
     expect(all.status).toBe(200);
     expect(all.json.items.map((n: { id: string }) => n.id)).toEqual(["n1", "n2"]);
-    expect(all.json.items[0]).toMatchObject({ state: "ready", pool: "prod", classes: { "h100-80g": 8 }, hostname: "n1.lab" });
+    expect(all.json.items[0]).toMatchObject({
+      state: "ready",
+      pool: "prod",
+      classes: { "h100-80g": 8 },
+      hostname: "n1.lab",
+    });
     const dev = await t.admin("GET", "/api/v1/nodes?pool=dev");
     expect(dev.json.items.map((n: { id: string }) => n.id)).toEqual(["n2"]);
     const bad = await t.admin("GET", "/api/v1/nodes?state=sleepy");
@@ -31,7 +39,9 @@ describe("GET /api/v1/nodes", () => {
 
   it("needs an admin token", async () => {
     expect((await t.call("GET", "/api/v1/nodes")).status).toBe(401);
-    expect((await t.call("GET", "/api/v1/nodes", { token: "llmgw_adm_wrongwrongwrongwrongwrongwrongwrongwron" })).status).toBe(401);
+    expect(
+      (await t.call("GET", "/api/v1/nodes", { token: "llmgw_adm_wrongwrongwrongwrongwrongwrongwrongwron" })).status,
+    ).toBe(401);
     const byNode = await t.call("GET", "/api/v1/nodes", { token: nodeToken });
     expect(byNode.status).toBe(403);
     expect(byNode.json.code).toBe("forbidden");
@@ -56,7 +66,11 @@ describe("node actions", () => {
     expect((await t.admin("POST", "/api/v1/nodes/n2/drain")).json.state).toBe("draining");
     expect((await t.admin("POST", "/api/v1/nodes/n2/uncordon")).json.state).toBe("ready");
     const ev = await t.admin("GET", "/api/v1/events?node=n2");
-    expect(ev.json.items.map((e: { type: string }) => e.type).slice(0, 3)).toEqual(["node_uncordoned", "node_draining", "node_cordoned"]);
+    expect(ev.json.items.map((e: { type: string }) => e.type).slice(0, 3)).toEqual([
+      "node_uncordoned",
+      "node_draining",
+      "node_cordoned",
+    ]);
     expect(ev.json.items.filter((e: { type: string }) => e.type === "node_cordoned")).toHaveLength(1);
   });
 
@@ -65,8 +79,13 @@ describe("node actions", () => {
     const r = await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: registerBody("gone") });
     expect((await t.admin("DELETE", "/api/v1/nodes/gone")).status).toBe(204);
     expect((await t.admin("GET", "/api/v1/nodes/gone")).status).toBe(404);
-    expect((await t.call("POST", "/api/v1/agents/gone/heartbeat", { token: r.json.nodeToken, body: {} })).status).toBe(401);
-    const again = await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: registerBody("gone") });
+    expect((await t.call("POST", "/api/v1/agents/gone/heartbeat", { token: r.json.nodeToken, body: {} })).status).toBe(
+      401,
+    );
+    const again = await t.call("POST", "/api/v1/agents/register", {
+      token: join.json.token,
+      body: registerBody("gone"),
+    });
     expect(again.status).toBe(201);
   });
 });
@@ -97,7 +116,10 @@ describe("liveness", () => {
     await t.admin("POST", "/api/v1/nodes/n1/cordon");
     t.clock.advance(200_000);
     expect(await state("n1")).toBe("lost");
-    await t.call("POST", "/api/v1/agents/n1/status", { token: nodeToken, body: { shards: [{ shardId: "s", state: "ready" }] } });
+    await t.call("POST", "/api/v1/agents/n1/status", {
+      token: nodeToken,
+      body: { shards: [{ shardId: "s", state: "ready" }] },
+    });
     expect(await state("n1")).toBe("cordoned");
   });
 });

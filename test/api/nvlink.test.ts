@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NvlinkView } from "../../shared/schemas/nvlink.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { declareNvlinkDeployment, DOMAIN, registerFleet } from "../helpers/nvlink-fleet.js";
+import { DOMAIN, declareNvlinkDeployment, registerFleet } from "../helpers/nvlink-fleet.js";
 
 let t: TestApp;
 let tokens: Record<string, string>;
@@ -43,10 +43,22 @@ describe("GET /api/v1/nvlink", () => {
 
   it("names exactly the reasons that keep each tray out, and nothing else", async () => {
     const d = (await view()).domains[0]!;
-    expect(Object.fromEntries(d.trays.map((x) => [x.node, { eligible: x.eligible, reasons: x.reasons, degraded: x.degraded, warnings: x.warnings }]))).toEqual({
+    expect(
+      Object.fromEntries(
+        d.trays.map((x) => [
+          x.node,
+          { eligible: x.eligible, reasons: x.reasons, degraded: x.degraded, warnings: x.warnings },
+        ]),
+      ),
+    ).toEqual({
       "gb-tray-a": { eligible: true, reasons: [], degraded: false, warnings: [] },
       "gb-tray-b": { eligible: false, reasons: ["GPU 2 fabric In Progress"], degraded: false, warnings: [] },
-      "gb-tray-c": { eligible: true, reasons: [], degraded: true, warnings: ["GPU 2 fabric health Limited Capacity, bandwidth Degraded"] },
+      "gb-tray-c": {
+        eligible: true,
+        reasons: [],
+        degraded: true,
+        warnings: ["GPU 2 fabric health Limited Capacity, bandwidth Degraded"],
+      },
       "gb-tray-d": { eligible: false, reasons: ["IMEX down"], degraded: false, warnings: [] },
     });
     expect(d.eligibleTrays).toBe(2);
@@ -69,35 +81,53 @@ describe("GET /api/v1/nvlink", () => {
     expect(c.gpus.map((g) => g.degraded)).toEqual([false, false, true, false]);
     expect(c.gpus[2]!.fabric!.health).toMatchObject({ summary: "Limited Capacity", bandwidth: "Degraded" });
     expect(c.fabricHealth).toBe("Limited Capacity");
-    expect(d.trays.map((x) => [x.imex.state, x.imex.channels])).toEqual([["ready", 1], ["ready", 1], ["ready", 1], ["down", 0]]);
+    expect(d.trays.map((x) => [x.imex.state, x.imex.channels])).toEqual([
+      ["ready", 1],
+      ["ready", 1],
+      ["ready", 1],
+      ["down", 0],
+    ]);
     expect(d.trays.flatMap((x) => x.gpus).every((g) => g.class === "gb200-185g")).toBe(true);
   });
 
   it("lists the HGX board apart (its NVSwitch is not a domain) and the MIG node as having no fabric", async () => {
     const v = await view();
-    expect(v.standalone.map((s) => [s.node, s.reason])).toEqual([["hgx-01", "single-machine NVSwitch (cluster UUID is zero): not a multi-node NVLink domain"]]);
+    expect(v.standalone.map((s) => [s.node, s.reason])).toEqual([
+      ["hgx-01", "single-machine NVSwitch (cluster UUID is zero): not a multi-node NVLink domain"],
+    ]);
     const hgx = v.standalone[0]!;
     expect(hgx.gpus).toHaveLength(8);
-    expect(new Set(hgx.gpus.map((g) => `${g.joined} ${g.domain} ${g.notJoined}`))).toEqual(new Set(["false null not in a multi-node NVLink domain (cluster UUID is zero)"]));
+    expect(new Set(hgx.gpus.map((g) => `${g.joined} ${g.domain} ${g.notJoined}`))).toEqual(
+      new Set(["false null not in a multi-node NVLink domain (cluster UUID is zero)"]),
+    );
     expect(v.noFabric).toEqual(["mig-01"]);
   });
 
   it("shows the shards placed in the domain: the two eligible trays, the healthy one first", async () => {
     const d = (await view()).domains[0]!;
-    expect(d.shards.map((s) => ({ node: s.node, rank: s.rank, deployment: s.deployment, fabric: s.fabric, state: s.state }))).toEqual([
+    expect(
+      d.shards.map((s) => ({ node: s.node, rank: s.rank, deployment: s.deployment, fabric: s.fabric, state: s.state })),
+    ).toEqual([
       { node: "gb-tray-a", rank: 0, deployment: "big", fabric: `nvlink:${DOMAIN}`, state: "unknown" },
       { node: "gb-tray-c", rank: 1, deployment: "big", fabric: `nvlink:${DOMAIN}`, state: "unknown" },
     ]);
     expect(new Set(d.shards.map((s) => s.replicaId)).size).toBe(1);
     const replicas = (await t.admin("GET", "/api/v1/replicas")).json.items;
     expect(d.shards.map((s) => s.shardId)).toEqual(replicas[0].shards.map((s: { shardId: string }) => s.shardId));
-    await t.call("POST", "/api/v1/agents/gb-tray-a/status", { token: tokens["gb-tray-a"], body: { shards: [{ shardId: d.shards[0]!.shardId, replicaId: d.shards[0]!.replicaId, state: "ready" }] } });
+    await t.call("POST", "/api/v1/agents/gb-tray-a/status", {
+      token: tokens["gb-tray-a"],
+      body: { shards: [{ shardId: d.shards[0]!.shardId, replicaId: d.shards[0]!.replicaId, state: "ready" }] },
+    });
     expect((await view()).domains[0]!.shards.map((s) => s.state)).toEqual(["ready", "unknown"]);
   });
 
   it("adds the node's state to the reasons: cordoned, then lost", async () => {
     await t.admin("POST", "/api/v1/nodes/gb-tray-a/cordon");
-    expect(tray(await view(), "gb-tray-a")).toMatchObject({ state: "cordoned", eligible: false, reasons: ["node cordoned"] });
+    expect(tray(await view(), "gb-tray-a")).toMatchObject({
+      state: "cordoned",
+      eligible: false,
+      reasons: ["node cordoned"],
+    });
     await t.admin("POST", "/api/v1/nodes/gb-tray-a/uncordon");
     expect(tray(await view(), "gb-tray-a")).toMatchObject({ state: "ready", eligible: true, reasons: [] });
     t.clock.advance(181_000);
@@ -110,8 +140,20 @@ describe("GET /api/v1/nvlink", () => {
   });
 
   it("shows a fabric manager restart within one heartbeat: every card In Progress, every one named", async () => {
-    const uuids = (await t.admin("GET", "/api/v1/nodes/gb-tray-a")).json.inventory.gpus.map((g: { uuid: string; fabric: object }) => ({ uuid: g.uuid, fabric: { ...g.fabric, state: "In Progress", status: "N/A" } }));
-    expect((await t.call("POST", "/api/v1/agents/gb-tray-a/heartbeat", { token: tokens["gb-tray-a"], body: { gpus: uuids } })).status).toBe(200);
+    const uuids = (await t.admin("GET", "/api/v1/nodes/gb-tray-a")).json.inventory.gpus.map(
+      (g: { uuid: string; fabric: object }) => ({
+        uuid: g.uuid,
+        fabric: { ...g.fabric, state: "In Progress", status: "N/A" },
+      }),
+    );
+    expect(
+      (
+        await t.call("POST", "/api/v1/agents/gb-tray-a/heartbeat", {
+          token: tokens["gb-tray-a"],
+          body: { gpus: uuids },
+        })
+      ).status,
+    ).toBe(200);
     const a = tray(await view(), "gb-tray-a");
     expect(a.reasons).toEqual([0, 1, 2, 3].map((i) => `GPU ${i} fabric In Progress`));
     expect(a.joined).toBe(0);

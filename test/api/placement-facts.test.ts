@@ -16,8 +16,15 @@ const heartbeat = (problems: string[]) =>
 
 beforeAll(async () => {
   t = await createTestApp();
-  token = (await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: { ...registerBody("n1", inv), labels: { pool: "p" } } })).json.nodeToken;
-  await t.admin("PUT", "/api/v1/models/m", { body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } } });
+  token = (
+    await t.call("POST", "/api/v1/agents/register", {
+      token: t.adminToken,
+      body: { ...registerBody("n1", inv), labels: { pool: "p" } },
+    })
+  ).json.nodeToken;
+  await t.admin("PUT", "/api/v1/models/m", {
+    body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
+  });
   await poll(); // placement has seen (and kept) the node's inventory
 });
 afterAll(() => t.close());
@@ -28,7 +35,9 @@ describe("placement and a node's changing inventory", () => {
     await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 1, pool: "p" } } });
     await t.settle();
     expect((await poll()).json.shards).toEqual([]);
-    expect((await t.admin("GET", "/api/v1/deployments/d")).json.status.pending[0].reason).toContain("in use by another process");
+    expect((await t.admin("GET", "/api/v1/deployments/d")).json.status.pending[0].reason).toContain(
+      "in use by another process",
+    );
     await heartbeat([]);
     await t.settle();
     expect((await poll()).json.shards).toHaveLength(1);
@@ -38,9 +47,16 @@ describe("placement and a node's changing inventory", () => {
 describe("placement's facts cache and a node registered again after it was deleted", () => {
   it("reads the new inventory, though its version starts over at 1 (another instance never saw the gap)", async () => {
     const u = await createTestApp();
-    const reg = (xml: string) => u.call("POST", "/api/v1/agents/register", { token: u.adminToken, body: { ...registerBody("n2", inventoryFromCapture(xml)), labels: { pool: "p" } } });
+    const reg = (xml: string) =>
+      u.call("POST", "/api/v1/agents/register", {
+        token: u.adminToken,
+        body: { ...registerBody("n2", inventoryFromCapture(xml)), labels: { pool: "p" } },
+      });
     const otherInstance: FactsCache = new Map();
-    const classes = async () => (await readPlacementRows(u.store.db, otherInstance)).nodes.find((n) => n.id === "n2")!.facts.devices.map((d) => d.class);
+    const classes = async () =>
+      (await readPlacementRows(u.store.db, otherInstance)).nodes
+        .find((n) => n.id === "n2")!
+        .facts.devices.map((d) => d.class);
     await reg(GB200_XML);
     expect(new Set(await classes())).toEqual(new Set(["gb200-185g"]));
     expect((await u.admin("DELETE", "/api/v1/nodes/n2")).status).toBe(204);

@@ -42,15 +42,25 @@ describe("admin tokens", () => {
     const byJoin = await t.call("POST", "/api/v1/tokens", { token: join.json.token, body: { name: "x" } });
     expect(byJoin.status).toBe(403);
     expect(byJoin.json.detail).toContain("a join token was sent");
-    expect((await t.call("GET", "/api/v1/tokens", { headers: { authorization: "Basic YWRtaW46YWRtaW4=" } })).status).toBe(401);
+    expect(
+      (await t.call("GET", "/api/v1/tokens", { headers: { authorization: "Basic YWRtaW46YWRtaW4=" } })).status,
+    ).toBe(401);
   });
 });
 
 describe("join tokens", () => {
   it("creates, lists with uses and expiry, and revokes", async () => {
-    const r = await t.admin("POST", "/api/v1/join-tokens", { body: { name: "rack-12", expiresInS: 3600, maxUses: 18 } });
+    const r = await t.admin("POST", "/api/v1/join-tokens", {
+      body: { name: "rack-12", expiresInS: 3600, maxUses: 18 },
+    });
     expect(r.status).toBe(201);
-    expect(r.json).toMatchObject({ name: "rack-12", maxUses: 18, uses: 0, usable: true, expiresAt: t.clock.now() + 3_600_000 });
+    expect(r.json).toMatchObject({
+      name: "rack-12",
+      maxUses: 18,
+      uses: 0,
+      usable: true,
+      expiresAt: t.clock.now() + 3_600_000,
+    });
     expect(r.json.token).toMatch(/^llmgw_join_/);
     const list = await t.admin("GET", "/api/v1/join-tokens");
     expect(list.json.items.find((j: { id: string }) => j.id === r.json.id)).toMatchObject({ uses: 0, usable: true });

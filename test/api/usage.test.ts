@@ -8,12 +8,28 @@ let t: TestApp;
 const H = Date.UTC(2026, 10, 30, 12);
 beforeAll(async () => {
   t = await createTestApp();
-  const row = (keyName: string, model: string, hours: number, requests: number, promptTokens: number, completionTokens: number) => ({ keyName, model, hourStart: H + hours * HOUR_MS, requests, promptTokens, completionTokens });
-  await writeUsage(t.store, [row("team-a", "llama", 0, 10, 1000, 100), row("team-a", "qwen", 0, 1, 10, 1), row("team-b", "llama", 1, 5, 500, 50), row("team-a", "llama", 2, 2, 20, 2)]);
+  const row = (
+    keyName: string,
+    model: string,
+    hours: number,
+    requests: number,
+    promptTokens: number,
+    completionTokens: number,
+  ) => ({ keyName, model, hourStart: H + hours * HOUR_MS, requests, promptTokens, completionTokens });
+  await writeUsage(t.store, [
+    row("team-a", "llama", 0, 10, 1000, 100),
+    row("team-a", "qwen", 0, 1, 10, 1),
+    row("team-b", "llama", 1, 5, 500, 50),
+    row("team-a", "llama", 2, 2, 20, 2),
+  ]);
 });
 afterAll(() => t.close());
 
-const get = async (query = "") => (await t.admin("GET", `/api/v1/usage${query}`)).json as { items: { key: string; model: string; hourStart: number }[]; totals: object };
+const get = async (query = "") =>
+  (await t.admin("GET", `/api/v1/usage${query}`)).json as {
+    items: { key: string; model: string; hourStart: number }[];
+    totals: object;
+  };
 
 describe("GET /api/v1/usage", () => {
   it("lists every row by hour, key and model, with totals", async () => {
@@ -51,7 +67,8 @@ describe("GET /api/v1/usage", () => {
   it("is for admins only", async () => {
     expect((await t.call("GET", "/api/v1/usage")).status).toBe(401);
     const join = (await t.admin("POST", "/api/v1/join-tokens", { body: {} })).json.token;
-    const node = (await t.call("POST", "/api/v1/agents/register", { token: join, body: registerBody("u1") })).json.nodeToken;
+    const node = (await t.call("POST", "/api/v1/agents/register", { token: join, body: registerBody("u1") })).json
+      .nodeToken;
     expect((await t.call("GET", "/api/v1/usage", { token: node })).status).toBe(403);
   });
 });

@@ -8,19 +8,23 @@ let session: { cookie: string; csrf: string };
 beforeAll(async () => {
   t = await createTestApp();
   const join = await t.admin("POST", "/api/v1/join-tokens", { body: {} });
-  for (const id of ["n1", "n2"]) await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: registerBody(id) });
+  for (const id of ["n1", "n2"])
+    await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: registerBody(id) });
   session = await login(t);
 });
 afterAll(() => t.close());
 
 const adminState = async (id: string) => (await t.admin("GET", `/api/v1/nodes/${id}`)).json.adminState;
-const eventTypes = async (id: string) => (await t.admin("GET", `/api/v1/events?node=${id}`)).json.items.map((e: { type: string }) => e.type);
+const eventTypes = async (id: string) =>
+  (await t.admin("GET", `/api/v1/events?node=${id}`)).json.items.map((e: { type: string }) => e.type);
 
 describe("node actions from the console", () => {
   it("shows cordon, uncordon and drain as POST forms carrying the session's CSRF token", async () => {
     const r = await get(t, "/admin/nodes/n1", session.cookie);
     for (const verb of ["cordon", "uncordon", "drain"]) {
-      expect(r.text).toContain(`<form method="post" action="/admin/nodes/n1/${verb}"><input type="hidden" name="_csrf" value="${session.csrf}"/>`);
+      expect(r.text).toContain(
+        `<form method="post" action="/admin/nodes/n1/${verb}"><input type="hidden" name="_csrf" value="${session.csrf}"/>`,
+      );
     }
   });
 
@@ -54,7 +58,9 @@ describe("node actions from the console", () => {
   });
 
   it("cordons with the right token, once, with an event, and the node page says so", async () => {
-    const r = await post(t, "/admin/nodes/n1/cordon", { _csrf: session.csrf }, session.cookie, { origin: "http://localhost" });
+    const r = await post(t, "/admin/nodes/n1/cordon", { _csrf: session.csrf }, session.cookie, {
+      origin: "http://localhost",
+    });
     expect(r.status).toBe(303);
     expect(r.location).toBe("/admin/nodes/n1?done=cordon");
     expect(await adminState("n1")).toBe("cordoned");

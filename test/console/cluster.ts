@@ -28,11 +28,19 @@ export function gb200Tray(nodeId: string, tray: number, opts: { out?: boolean; d
   const gpus = withTopo(inv, GB200_TOPO).map((g): Gpu => {
     const fabric = g.fabric!;
     const platform = { ...g.platform, trayIndex: tray, slotNumber: 10 + tray };
-    if (opts.out && g.index === 2) return { ...g, platform, fabric: { ...fabric, state: "In Progress", status: undefined } };
-    if (opts.degraded && g.index === 1) return { ...g, platform, fabric: { ...fabric, health: { ...fabric.health, summary: "Limited Capacity", bandwidth: "Degraded" } } };
+    if (opts.out && g.index === 2)
+      return { ...g, platform, fabric: { ...fabric, state: "In Progress", status: undefined } };
+    if (opts.degraded && g.index === 1)
+      return {
+        ...g,
+        platform,
+        fabric: { ...fabric, health: { ...fabric.health, summary: "Limited Capacity", bandwidth: "Degraded" } },
+      };
     return { ...g, platform };
   });
-  const imex = opts.out ? { state: "down" as const, channels: 0 } : { state: "ready" as const, domainState: "UP", channels: 1 };
+  const imex = opts.out
+    ? { state: "down" as const, channels: 0 }
+    : { state: "ready" as const, domainState: "UP", channels: 1 };
   return { ...inv, gpus, imex, fabrics: [] };
 }
 

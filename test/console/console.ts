@@ -13,8 +13,18 @@ export const get = (t: TestApp, path: string, cookie?: string, headers: Record<s
   send(t, path, { headers: { ...(cookie ? { cookie } : {}), ...headers } });
 
 /** POST a form (urlencoded, as browsers send it). */
-export const post = (t: TestApp, path: string, form: Record<string, string>, cookie?: string, headers: Record<string, string> = {}) =>
-  send(t, path, { method: "POST", body: new URLSearchParams(form), headers: { ...(cookie ? { cookie } : {}), ...headers } });
+export const post = (
+  t: TestApp,
+  path: string,
+  form: Record<string, string>,
+  cookie?: string,
+  headers: Record<string, string> = {},
+) =>
+  send(t, path, {
+    method: "POST",
+    body: new URLSearchParams(form),
+    headers: { ...(cookie ? { cookie } : {}), ...headers },
+  });
 
 /** The `name=value` part of the session cookie a response sets. */
 export function sessionCookie(p: Page): string | undefined {

@@ -13,7 +13,9 @@ beforeAll(async () => {
     if (r.status !== 201) throw new Error(`register ${body.nodeId}: ${r.text}`);
   }
   await t.admin("PUT", "/api/v1/models/llama-405b", { body: { spec: NVL_MODEL } });
-  await t.admin("PUT", "/api/v1/deployments/big", { body: { spec: { model: "llama-405b", replicas: 2, pool: "prod" } } });
+  await t.admin("PUT", "/api/v1/deployments/big", {
+    body: { spec: { model: "llama-405b", replicas: 2, pool: "prod" } },
+  });
   await t.admin("POST", `/api/v1/nodes/${HGX_NODE}/cordon`);
   await t.settle();
   cookie = (await login(t)).cookie;
@@ -32,8 +34,12 @@ describe("/admin/nvlink", () => {
     expect(html).toContain('aria-label="Rack of NVLink domain 00000001-0000-0000-0000-000000000001.2"');
     expect(html).toContain('<div class="switch-band" data-state="partial"><strong>NVLink Switch</strong>');
     expect(html).toContain("15 of 16 GPUs joined");
-    expect(html).toContain('<div class="backplane" data-state="in" aria-hidden="true"><span class="light"></span></div>');
-    const order = [...html.matchAll(/<li class="tray" data-state="(\w+)" data-node="([\w-]+)" aria-label="([^"]+)"/g)].map((m) => [m[2], m[1], m[3]]);
+    expect(html).toContain(
+      '<div class="backplane" data-state="in" aria-hidden="true"><span class="light"></span></div>',
+    );
+    const order = [
+      ...html.matchAll(/<li class="tray" data-state="(\w+)" data-node="([\w-]+)" aria-label="([^"]+)"/g),
+    ].map((m) => [m[2], m[1], m[3]]);
     expect(order).toEqual([
       [TRAYS[0], "in", `Tray 1 (${TRAYS[0]}): in`],
       [TRAYS[1], "in", `Tray 2 (${TRAYS[1]}): in`],
@@ -44,7 +50,9 @@ describe("/admin/nvlink", () => {
 
   it("names every GPU chip's state in words and in data-state", async () => {
     const html = await page("/admin/nvlink");
-    const chips = [...html.matchAll(/<span class="chip" role="img" data-state="(\w+)" aria-label="([^"]+)"/g)].map((m) => [m[1], m[2]]);
+    const chips = [...html.matchAll(/<span class="chip" role="img" data-state="(\w+)" aria-label="([^"]+)"/g)].map(
+      (m) => [m[1], m[2]],
+    );
     expect(chips).toHaveLength(16);
     expect(chips.slice(8, 12)).toEqual([
       ["joined", "GPU 0: joined"],
@@ -52,13 +60,20 @@ describe("/admin/nvlink", () => {
       ["out", "GPU 2: not joined (fabric In Progress)"],
       ["joined", "GPU 3: joined"],
     ]);
-    expect(chips[13]).toEqual(["degraded", "GPU 1: joined, degraded bandwidth (fabric health Limited Capacity, bandwidth Degraded)"]);
+    expect(chips[13]).toEqual([
+      "degraded",
+      "GPU 1: joined, degraded bandwidth (fabric health Limited Capacity, bandwidth Degraded)",
+    ]);
   });
 
   it("says beside each tray what keeps it out, and why a degraded one is placed on last", async () => {
     const html = await page("/admin/nvlink");
-    expect(html).toContain(`<ul aria-label="What keeps ${OUT_TRAY} out"><li>GPU 2 fabric In Progress</li><li>IMEX down</li></ul>`);
-    expect(html).toContain(`<ul aria-label="Why ${DEGRADED_TRAY} is degraded"><li>GPU 1 fabric health Limited Capacity, bandwidth Degraded (placed on last)</li></ul>`);
+    expect(html).toContain(
+      `<ul aria-label="What keeps ${OUT_TRAY} out"><li>GPU 2 fabric In Progress</li><li>IMEX down</li></ul>`,
+    );
+    expect(html).toContain(
+      `<ul aria-label="Why ${DEGRADED_TRAY} is degraded"><li>GPU 1 fabric health Limited Capacity, bandwidth Degraded (placed on last)</li></ul>`,
+    );
     expect(html).toContain("3 of 4 trays can take multi-node shards");
   });
 
@@ -72,7 +87,9 @@ describe("/admin/nvlink", () => {
     const html = await page("/admin/nvlink");
     const href = /<link rel="stylesheet" href="([^"]+)"/.exec(html)![1]!;
     const css = (await get(t, href)).text;
-    expect(css).toMatch(/@media \(prefers-reduced-motion: reduce\) \{\s*\*, \*::before, \*::after \{ animation: none !important;/);
+    expect(css).toMatch(
+      /@media \(prefers-reduced-motion: reduce\) \{\s*\*, \*::before, \*::after \{ animation: none !important;/,
+    );
     expect(css).toContain("@keyframes pulse");
     expect(css).toContain("@keyframes flow");
   });
@@ -81,7 +98,7 @@ describe("/admin/nvlink", () => {
 describe("/admin/nodes/:id", () => {
   it("shows the GPUs with class, memory, NUMA node, nearest adapter and fabric", async () => {
     const html = await page(`/admin/nodes/${OUT_TRAY}`);
-    expect(html).toContain("GPU 2<div class=\"muted\">NVIDIA GB200</div>");
+    expect(html).toContain('GPU 2<div class="muted">NVIDIA GB200</div>');
     expect(html).toContain("gb200-185g");
     expect(html).toContain("185.0 GiB");
     expect(html).toContain("mlx5_0 (SYS)");
@@ -91,7 +108,9 @@ describe("/admin/nodes/:id", () => {
   it("draws the GPU-by-GPU NVLink matrix with NV# link counts", async () => {
     const html = await page(`/admin/nodes/${HGX_NODE}`);
     expect(html).toContain('<table class="matrix">');
-    expect(html).toContain('<td class="nv" title="GPU 0 to GPU 7: 18 NVLinks" aria-label="GPU 0 to GPU 7: 18 NVLinks">NV18</td>');
+    expect(html).toContain(
+      '<td class="nv" title="GPU 0 to GPU 7: 18 NVLinks" aria-label="GPU 0 to GPU 7: 18 NVLinks">NV18</td>',
+    );
     expect(html).toContain('<td class="self" aria-label="GPU 3: itself">X</td>');
     expect(html.match(/>NV18</g)).toHaveLength(56);
     expect(html).toContain('<span class="muted">no multi-node domain (single-machine NVSwitch)</span>');
@@ -133,9 +152,13 @@ describe("the other pages", () => {
     const html = await page("/admin");
     expect(html).toContain('<a href="/admin/nodes?state=ready" aria-label="4 ready">');
     expect(html).toContain('<a href="/admin/nodes?state=cordoned" aria-label="1 cordoned">');
-    expect(html).toContain('<th scope="row" class="mono">gb200-185g</th><td class="num">16</td><td class="num">8</td><td class="num">8</td><td class="num">0</td>');
+    expect(html).toContain(
+      '<th scope="row" class="mono">gb200-185g</th><td class="num">16</td><td class="num">8</td><td class="num">8</td><td class="num">0</td>',
+    );
     expect(html).toContain("<li>8 × node cordoned</li>");
-    expect(html).toMatch(/big<\/a>: 1 × needs 2 nodes with 4 free gb200-185g in one NVLink domain; domain [^<]* has 1 eligible: tray 3 GPU 2 fabric In Progress, tray 3 IMEX down/);
+    expect(html).toMatch(
+      /big<\/a>: 1 × needs 2 nodes with 4 free gb200-185g in one NVLink domain; domain [^<]* has 1 eligible: tray 3 GPU 2 fabric In Progress, tray 3 IMEX down/,
+    );
     expect(html).toContain(`${HGX_NODE}: ready → cordoned`);
   });
 
@@ -159,8 +182,12 @@ describe("the other pages", () => {
 
   it("plan: devices by class and what more fits", async () => {
     const html = await page("/admin/plan");
-    expect(html).toContain('<th scope="row">llama-405b</th><td>nvl-2x4</td><td class="mono">gb200-185g</td><td>prod</td>');
-    expect(html).toContain('<span class="badge" data-state="none" title="none fits">0</span></td><td>needs 2 nodes with 4 free gb200-185g in one NVLink domain');
+    expect(html).toContain(
+      '<th scope="row">llama-405b</th><td>nvl-2x4</td><td class="mono">gb200-185g</td><td>prod</td>',
+    );
+    expect(html).toContain(
+      '<span class="badge" data-state="none" title="none fits">0</span></td><td>needs 2 nodes with 4 free gb200-185g in one NVLink domain',
+    );
   });
 
   it("marks the current page in the nav and carries the refresh script", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SESSION_TTL_S } from "../../api/console/session.js";
 import { consoleSessions } from "../../api/db/schema.js";
 import { hashSecret } from "../../api/db/secrets.js";
-import { SESSION_TTL_S } from "../../api/console/session.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { registerBody } from "../helpers/inventory.js";
 import { csrfOf, get, login, post, sessionCookie } from "./console.js";
@@ -11,11 +11,20 @@ let nodeToken: string;
 beforeAll(async () => {
   t = await createTestApp();
   const join = await t.admin("POST", "/api/v1/join-tokens", { body: {} });
-  nodeToken = (await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: registerBody("n1") })).json.nodeToken;
+  nodeToken = (await t.call("POST", "/api/v1/agents/register", { token: join.json.token, body: registerBody("n1") }))
+    .json.nodeToken;
 });
 afterAll(() => t.close());
 
-const PAGES = ["/admin", "/admin/nodes", "/admin/nodes/n1", "/admin/nvlink", "/admin/deployments", "/admin/plan", "/admin/no-such-page"];
+const PAGES = [
+  "/admin",
+  "/admin/nodes",
+  "/admin/nodes/n1",
+  "/admin/nvlink",
+  "/admin/deployments",
+  "/admin/plan",
+  "/admin/no-such-page",
+];
 
 describe("login", () => {
   it("shows the form without a session", async () => {
@@ -47,7 +56,10 @@ describe("login", () => {
   });
 
   it("marks the cookie Secure over HTTPS, directly or behind a TLS-terminating proxy", async () => {
-    const direct = await t.app.request("https://console.example/admin/login", { method: "POST", body: new URLSearchParams({ token: t.adminToken }) });
+    const direct = await t.app.request("https://console.example/admin/login", {
+      method: "POST",
+      body: new URLSearchParams({ token: t.adminToken }),
+    });
     expect(direct.headers.get("set-cookie")).toMatch(/; Secure/);
     const proxied = await post(t, "/admin/login", { token: t.adminToken }, undefined, { "x-forwarded-proto": "https" });
     expect(proxied.headers.get("set-cookie")).toMatch(/; Secure/);
@@ -75,11 +87,19 @@ describe("login", () => {
     const r = await post(t, "/admin/login", { token: t.adminToken }, undefined, { origin: "https://evil.example" });
     expect(r.status).toBe(401);
     expect(r.headers.get("set-cookie")).toBeNull();
-    const fetched = await post(t, "/admin/login", { token: t.adminToken }, undefined, { "sec-fetch-site": "cross-site" });
+    const fetched = await post(t, "/admin/login", { token: t.adminToken }, undefined, {
+      "sec-fetch-site": "cross-site",
+    });
     expect(fetched.headers.get("set-cookie")).toBeNull();
   });
 
-  it.each(["https://evil.example/admin", "//evil.example/admin", "/api/v1/nodes", "/admin/../api", "javascript:alert(1)"])("never sends the browser off the console after login (next=%s)", async (next) => {
+  it.each([
+    "https://evil.example/admin",
+    "//evil.example/admin",
+    "/api/v1/nodes",
+    "/admin/../api",
+    "javascript:alert(1)",
+  ])("never sends the browser off the console after login (next=%s)", async (next) => {
     const r = await post(t, "/admin/login", { token: t.adminToken, next });
     expect(r.status).toBe(303);
     expect(r.location).toBe("/admin");

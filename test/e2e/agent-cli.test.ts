@@ -3,8 +3,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { tempDir } from "../helpers/db.js";
 import { HGX_SMI, writeAgentConfig } from "../helpers/agents.js";
+import { tempDir } from "../helpers/db.js";
 import { freePort, runLlmgw } from "../helpers/process.js";
 
 const tmp = tempDir();
@@ -16,7 +16,8 @@ describe("llmgw agent (command line)", () => {
     writeFileSync(cfg, "server: not-a-url\nrestart_limit: -1\nengines:\n  tgi: {}\nbogus: 1\n");
     const r = await runLlmgw(["agent", "--config", cfg]);
     expect(r.code).toBe(2);
-    for (const line of ["server: ", "restart_limit: ", "engines.tgi: unknown key", "bogus: unknown key"]) expect(r.output).toContain(line);
+    for (const line of ["server: ", "restart_limit: ", "engines.tgi: unknown key", "bogus: unknown key"])
+      expect(r.output).toContain(line);
   });
 
   it("says where to set the control plane when none is given, exit 2", async () => {
@@ -29,10 +30,18 @@ describe("llmgw agent (command line)", () => {
 
   it("--once against a control plane that is down exits 1 with one line saying so", async () => {
     const port = await freePort();
-    const { config } = writeAgentConfig({ nodeId: "lonely", server: `http://127.0.0.1:${port}`, joinToken: "llmgw_join_x", dir: tmp.dir, ports: [20000, 20009] });
+    const { config } = writeAgentConfig({
+      nodeId: "lonely",
+      server: `http://127.0.0.1:${port}`,
+      joinToken: "llmgw_join_x",
+      dir: tmp.dir,
+      ports: [20000, 20009],
+    });
     const r = await runLlmgw(["agent", "--config", config, "--once"], { env: HGX_SMI });
     expect(r.code).toBe(1);
     const last = r.output.trim().split("\n").at(-1)!;
-    expect(last).toMatch(new RegExp(`^llmgw: POST /api/v1/agents/register: cannot reach http://127.0.0.1:${port}: ECONNREFUSED$`));
+    expect(last).toMatch(
+      new RegExp(`^llmgw: POST /api/v1/agents/register: cannot reach http://127.0.0.1:${port}: ECONNREFUSED$`),
+    );
   });
 });

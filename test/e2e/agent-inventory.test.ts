@@ -15,7 +15,8 @@ const HGX = {
   FAKE_SMI_L: join(FIXTURES, "smi-L", "CRAFTED-hgx-8x-h100-from-k8stestinfra-xml.txt"),
   FAKE_SMI_TOPO: join(FIXTURES, "topo", "hgx-h100-8x-nv18-8nic-legend-spaces-sglang30401.txt"),
 };
-const inventory = (args: string[], env: Record<string, string> = HGX) => runLlmgw(["agent", "inventory", "--nvidia-smi", FAKE_SMI, "--ib-root", IB, ...args], { env });
+const inventory = (args: string[], env: Record<string, string> = HGX) =>
+  runLlmgw(["agent", "inventory", "--nvidia-smi", FAKE_SMI, "--ib-root", IB, ...args], { env });
 
 describe("llmgw agent inventory", () => {
   it("shows GPUs, classes, NVLink peers, fabric, IMEX and IB adapters as a table", async () => {
@@ -32,18 +33,32 @@ describe("llmgw agent inventory", () => {
 
   it("--json prints an inventory the shared schema accepts, with agent.yaml's fabrics", async () => {
     const cfg = join(tmp.dir, "agent.yaml");
-    writeFileSync(cfg, "fabrics:\n  - name: ib-east\n    hcas: [mlx5_0, mlx5_1]\nclass_overrides:\n  NVIDIA H100 80GB HBM3: h100-sxm-80g\n");
+    writeFileSync(
+      cfg,
+      "fabrics:\n  - name: ib-east\n    hcas: [mlx5_0, mlx5_1]\nclass_overrides:\n  NVIDIA H100 80GB HBM3: h100-sxm-80g\n",
+    );
     const r = await inventory(["--json", "--config", cfg]);
     expect(r.code).toBe(0);
     const inv = Inventory.parse(JSON.parse(r.output));
     expect(inv.gpus).toHaveLength(8);
-    expect(inv.gpus[3]).toMatchObject({ class: "h100-sxm-80g", nearestNic: "mlx5_3", pciBusId: expect.stringMatching(/^00000000:/) });
+    expect(inv.gpus[3]).toMatchObject({
+      class: "h100-sxm-80g",
+      nearestNic: "mlx5_3",
+      pciBusId: expect.stringMatching(/^00000000:/),
+    });
     expect(inv.fabrics).toEqual([{ fabric: "ib-east", hcas: ["mlx5_0", "mlx5_1"], rateGbps: 400 }]);
     expect(inv.hcas.map((h) => h.name)).toContain("mlx5_bond_0");
   });
 
   it("keeps going without nvidia-smi: a clear warning, no stack trace, IB still shown", async () => {
-    const r = await runLlmgw(["agent", "inventory", "--nvidia-smi", join(tmp.dir, "absent-nvidia-smi"), "--ib-root", IB]);
+    const r = await runLlmgw([
+      "agent",
+      "inventory",
+      "--nvidia-smi",
+      join(tmp.dir, "absent-nvidia-smi"),
+      "--ib-root",
+      IB,
+    ]);
     expect(r.code).toBe(0);
     expect(r.output).toContain("GPUs (0, via unavailable)");
     expect(r.output).toMatch(/could not read nvidia-smi -q -x: .*absent-nvidia-smi -q -x: not found/);
@@ -54,7 +69,9 @@ describe("llmgw agent inventory", () => {
   it("--no-gpu skips GPUs; no HCA is a warning", async () => {
     const r = await runLlmgw(["agent", "inventory", "--no-gpu", "--ib-root", join(tmp.dir, "no-ib")]);
     expect(r.output).toContain("GPUs (0, via none)");
-    expect(r.output).toContain("no InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain");
+    expect(r.output).toContain(
+      "no InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain",
+    );
   });
 
   it("refuses an invalid agent.yaml, naming every bad key", async () => {

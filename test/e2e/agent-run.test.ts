@@ -2,8 +2,16 @@
 // agents. Engines are detached by design, so every one is killed by its process group at the end.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  HGX_SMI,
+  killEngines,
+  liveEngines,
+  mockProfile,
+  recordedPid,
+  startAgent,
+  writeAgentConfig,
+} from "../helpers/agents.js";
 import { tempDir } from "../helpers/db.js";
-import { HGX_SMI, killEngines, mockProfile, liveEngines, recordedPid, startAgent, writeAgentConfig } from "../helpers/agents.js";
 import { freePort, killAll, type Proc, runLlmgw, startServe, stop, until } from "../helpers/process.js";
 
 const ADMIN = `llmgw_adm_${"e2eagent".repeat(5)}`;
@@ -21,13 +29,24 @@ const api = async (method: string, path: string, body?: unknown) => {
   });
   return { status: r.status, body: r.status === 204 ? undefined : ((await r.json()) as any) };
 };
-type Replica = { id: string; state: string; endpoint: string | null; shards: { shardId: string; nodeId: string; rank: number; state: string; httpPort: number }[] };
-const replicas = async (deployment: string): Promise<Replica[]> => (await api("GET", `/api/v1/replicas?deployment=${deployment}`)).body.items;
+type Replica = {
+  id: string;
+  state: string;
+  endpoint: string | null;
+  shards: { shardId: string; nodeId: string; rank: number; state: string; httpPort: number }[];
+};
+const replicas = async (deployment: string): Promise<Replica[]> =>
+  (await api("GET", `/api/v1/replicas?deployment=${deployment}`)).body.items;
 const readyReplicas = async (deployment: string, n: number) => {
-  await until(async () => (await replicas(deployment)).filter((r) => r.state === "ready").length === n, 30_000, `${n} ready replica(s) of ${deployment}`);
+  await until(
+    async () => (await replicas(deployment)).filter((r) => r.state === "ready").length === n,
+    30_000,
+    `${n} ready replica(s) of ${deployment}`,
+  );
   return replicas(deployment);
 };
-const debugEnv = async (port: number) => (await (await fetch(`http://127.0.0.1:${port}/debug/env`)).json()) as Record<string, string>;
+const debugEnv = async (port: number) =>
+  (await (await fetch(`http://127.0.0.1:${port}/debug/env`)).json()) as Record<string, string>;
 
 /** Ten ports starting at a free one (engines of different agents on this host must not collide). */
 const portRange = async (): Promise<[number, number]> => {
@@ -36,7 +55,14 @@ const portRange = async (): Promise<[number, number]> => {
 };
 
 async function launchAgent(nodeId: string, extra: Record<string, unknown> = {}) {
-  const { config, stateDir } = writeAgentConfig({ nodeId, server: server.url, joinToken, dir: tmp.dir, ports: await portRange(), extra });
+  const { config, stateDir } = writeAgentConfig({
+    nodeId,
+    server: server.url,
+    joinToken,
+    dir: tmp.dir,
+    ports: await portRange(),
+    extra,
+  });
   stateDirs.push(stateDir);
   const proc = startAgent(config);
   agents.set(nodeId, { proc, config, stateDir });
@@ -48,7 +74,12 @@ beforeAll(async () => {
   joinToken = (await api("POST", "/api/v1/join-tokens", { name: "e2e" })).body.token;
   await launchAgent("n1", { fabrics: [{ name: "ib-e2e", hcas: ["mlx5_0", "mlx5_1"] }] });
   await launchAgent("n2", { fabrics: [{ name: "ib-e2e", hcas: ["mlx5_0", "mlx5_1"] }] });
-  await until(async () => (await api("GET", "/api/v1/nodes")).body.items.filter((n: { state: string }) => n.state === "ready").length === 2, 30_000, "two ready nodes");
+  await until(
+    async () =>
+      (await api("GET", "/api/v1/nodes")).body.items.filter((n: { state: string }) => n.state === "ready").length === 2,
+    30_000,
+    "two ready nodes",
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -60,7 +91,9 @@ afterAll(async () => {
 
 describe("llmgw agent with real engines", () => {
   it("starts a deployment's engine with its GPUs, reports it ready, and the endpoint serves", async () => {
-    await api("PUT", "/api/v1/models/solo", { spec: { weightsPath: "/models/solo", profiles: [mockProfile("four", { tp: 4, gpusPerNode: 4 })] } });
+    await api("PUT", "/api/v1/models/solo", {
+      spec: { weightsPath: "/models/solo", profiles: [mockProfile("four", { tp: 4, gpusPerNode: 4 })] },
+    });
     await api("PUT", "/api/v1/deployments/solo", { spec: { model: "solo", replicas: 1 } });
     const [r] = await readyReplicas("solo", 1);
     const port = r!.shards[0]!.httpPort;
@@ -70,19 +103,30 @@ describe("llmgw agent with real engines", () => {
     expect(new Set(env.CUDA_VISIBLE_DEVICES!.split(",")).size).toBe(4);
     expect(env).toMatchObject({ LLMGW_RANK: "0", LLMGW_NNODES: "1" });
     const client = new OpenAI({ baseURL: `${r!.endpoint}/v1`, apiKey: "unused" });
-    const chat = await client.chat.completions.create({ model: "solo", messages: [{ role: "user", content: "hi" }], max_tokens: 3 });
+    const chat = await client.chat.completions.create({
+      model: "solo",
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 3,
+    });
     expect(chat.choices[0]!.message.content).toBe("token0 token1 token2");
   }, 60_000);
 
   it("starts both ranks of a two-node replica, with the leader's address and the IB fabric's NCCL settings", async () => {
-    await api("PUT", "/api/v1/models/duo", { spec: { weightsPath: "/models/duo", profiles: [mockProfile("two-nodes", { tp: 8, gpusPerNode: 4, nodes: 2 })] } });
+    await api("PUT", "/api/v1/models/duo", {
+      spec: { weightsPath: "/models/duo", profiles: [mockProfile("two-nodes", { tp: 8, gpusPerNode: 4, nodes: 2 })] },
+    });
     await api("PUT", "/api/v1/deployments/duo", { spec: { model: "duo", replicas: 1 } });
     const [r] = await readyReplicas("duo", 1);
     const byRank = [...r!.shards].sort((a, b) => a.rank - b.rank);
     expect(new Set(byRank.map((s) => s.nodeId))).toEqual(new Set(["n1", "n2"]));
     const [leader, worker] = await Promise.all(byRank.map((s) => debugEnv(s.httpPort)));
     for (const [rank, env] of [leader!, worker!].entries()) {
-      expect(env).toMatchObject({ LLMGW_RANK: String(rank), LLMGW_NNODES: "2", LLMGW_LEADER_ADDR: "127.0.0.1", NCCL_MNNVL_ENABLE: "0" });
+      expect(env).toMatchObject({
+        LLMGW_RANK: String(rank),
+        LLMGW_NNODES: "2",
+        LLMGW_LEADER_ADDR: "127.0.0.1",
+        NCCL_MNNVL_ENABLE: "0",
+      });
       expect(env.NCCL_IB_HCA).toMatch(/mlx5_[01]/);
     }
     expect(worker!.LLMGW_LEADER_PORT).toBe(leader!.LLMGW_LEADER_PORT);
@@ -96,7 +140,10 @@ describe("llmgw agent with real engines", () => {
     node.proc.child.kill("SIGKILL");
     await node.proc.exited;
     const client = new OpenAI({ baseURL: `${r!.endpoint}/v1`, apiKey: "unused" });
-    for (let i = 0; i < 3; i++) expect((await client.completions.create({ model: "solo", prompt: "still there?", max_tokens: 2 })).choices[0]!.text).toBe("token0 token1");
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await client.completions.create({ model: "solo", prompt: "still there?", max_tokens: 2 })).choices[0]!.text,
+      ).toBe("token0 token1");
 
     const again = startAgent(node.config);
     agents.set(shard.nodeId, { ...node, proc: again });
@@ -120,10 +167,21 @@ describe("llmgw agent with real engines", () => {
   }, 30_000);
 
   it("--once three times in a row converges to one engine per shard", async () => {
-    const { config, stateDir } = writeAgentConfig({ nodeId: "n3", server: server.url, joinToken, dir: tmp.dir, ports: await portRange(), extra: { labels: { role: "once" } } });
+    const { config, stateDir } = writeAgentConfig({
+      nodeId: "n3",
+      server: server.url,
+      joinToken,
+      dir: tmp.dir,
+      ports: await portRange(),
+      extra: { labels: { role: "once" } },
+    });
     stateDirs.push(stateDir);
-    await api("PUT", "/api/v1/models/oncemodel", { spec: { weightsPath: "/models/once", profiles: [mockProfile("one", {})] } });
-    await api("PUT", "/api/v1/deployments/oncemodel", { spec: { model: "oncemodel", replicas: 2, nodeSelector: { role: "once" } } });
+    await api("PUT", "/api/v1/models/oncemodel", {
+      spec: { weightsPath: "/models/once", profiles: [mockProfile("one", {})] },
+    });
+    await api("PUT", "/api/v1/deployments/oncemodel", {
+      spec: { model: "oncemodel", replicas: 2, nodeSelector: { role: "once" } },
+    });
     let first: number[] | undefined;
     for (let run = 1; run <= 3; run++) {
       const r = await runLlmgw(["agent", "--config", config, "--once"], { env: HGX_SMI });

@@ -15,12 +15,18 @@ describe("the build", () => {
       .filter((f) => f.endsWith(".js"))
       .map((f) => join(DIST, f))
       .find((f) => readFileSync(f, "utf8").includes("var ApiError = class"))!;
-    const line = readFileSync(chunk, "utf8").split("\n").findIndex((l) => l.includes("var ApiError = class"));
+    const line = readFileSync(chunk, "utf8")
+      .split("\n")
+      .findIndex((l) => l.includes("var ApiError = class"));
     const script = `import { findSourceMap } from "node:module";
 import { pathToFileURL } from "node:url";
 await import(pathToFileURL(process.argv[1]).href);
 process.stdout.write(JSON.stringify(findSourceMap(process.argv[1]).findEntry(Number(process.argv[2]), 0)));`;
-    const r = await promisify(execFile)(process.execPath, ["--enable-source-maps", "--input-type=module", "-e", script, chunk, String(line)], { cwd: ROOT });
+    const r = await promisify(execFile)(
+      process.execPath,
+      ["--enable-source-maps", "--input-type=module", "-e", script, chunk, String(line)],
+      { cwd: ROOT },
+    );
     const entry = JSON.parse(r.stdout) as { originalSource: string; originalLine: number };
     expect(entry.originalSource).toBe(`file://${join(ROOT, "api", "errors.ts")}`);
     const source = readFileSync(join(ROOT, "api", "errors.ts"), "utf8").split("\n");
@@ -30,6 +36,6 @@ process.stdout.write(JSON.stringify(findSourceMap(process.argv[1]).findEntry(Num
   it("turns source maps on in the CLI entry, before any command's code is loaded", () => {
     const entry = readFileSync(join(DIST, "llmgw.js"), "utf8");
     expect(entry.indexOf("process.setSourceMapsEnabled(true)")).toBeGreaterThan(0);
-    expect(entry.indexOf("process.setSourceMapsEnabled(true)")).toBeLessThan(entry.indexOf("import(\"./serve-"));
+    expect(entry.indexOf("process.setSourceMapsEnabled(true)")).toBeLessThan(entry.indexOf('import("./serve-'));
   });
 });

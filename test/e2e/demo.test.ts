@@ -56,15 +56,24 @@ describe("llmgw demo", () => {
     expect(p.curl![1]).toBe(`${p.url}/v1/chat/completions`);
     expect(p.curl![2]).toBe(p.key);
     expect(p.curl![3]).toContain('"model":"solo-chat"');
-    const r = await fetch(p.curl![1]!, { method: "POST", headers: { authorization: `Bearer ${p.curl![2]}`, "content-type": "application/json" }, body: p.curl![3] });
+    const r = await fetch(p.curl![1]!, {
+      method: "POST",
+      headers: { authorization: `Bearer ${p.curl![2]}`, "content-type": "application/json" },
+      body: p.curl![3],
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toMatch(/text\/event-stream/);
     const sse = await r.text();
     expect(sse).toContain('"content":" token1"');
     expect(sse.trim().endsWith("data: [DONE]")).toBe(true);
     expect((await fetch(`${p.url}/admin`)).status).toBeLessThan(500);
-    const replicas = (await (await fetch(`${p.url}/api/v1/replicas`, { headers: { authorization: `Bearer ${p.admin}` } })).json()) as { items: { state: string; shards: { nodeId: string }[] }[] };
-    expect(replicas.items.map((x) => [x.state, x.shards[0]!.nodeId]).sort()).toEqual([["ready", "duo"], ["ready", "solo"]]);
+    const replicas = (await (
+      await fetch(`${p.url}/api/v1/replicas`, { headers: { authorization: `Bearer ${p.admin}` } })
+    ).json()) as { items: { state: string; shards: { nodeId: string }[] }[] };
+    expect(replicas.items.map((x) => [x.state, x.shards[0]!.nodeId]).sort()).toEqual([
+      ["ready", "duo"],
+      ["ready", "solo"],
+    ]);
 
     const engines = [...liveEngines(stateDirsIn(p.dir!)).values()];
     expect(engines).toHaveLength(2);
@@ -75,7 +84,10 @@ describe("llmgw demo", () => {
 
   it("--exit-when-ready stops once ready, leaving nothing running", async () => {
     const file = join(tmp.dir, "one-node.yaml");
-    writeFileSync(file, "nodes:\n  - { id: solo, kind: l40s, uuid_prefix: '5050' }\nmodels:\n  - { name: solo-chat, replicas: 1, gpu_class: l40s-45g, about: one L40S }\n");
+    writeFileSync(
+      file,
+      "nodes:\n  - { id: solo, kind: l40s, uuid_prefix: '5050' }\nmodels:\n  - { name: solo-chat, replicas: 1, gpu_class: l40s-45g, about: one L40S }\n",
+    );
     const data = join(tmp.dir, "kept");
     const ready = demo(["--scenario", file, "--exit-when-ready", "--data", data]);
     const q = await printed(ready);
@@ -94,10 +106,23 @@ describe("llmgw demo", () => {
     const r = await runLlmgw(["demo", "--scenario", file]);
     expect(r.code).toBe(2);
     expect(r.output).toContain(`${file}: invalid scenario:`);
-    for (const bad of ["nodes.0.kind: Invalid option", "nodes.0.uuid_prefix: 4 lowercase hex digits", "nodes.0.colour: unknown key"]) expect(r.output).toContain(bad);
-    writeFileSync(file, "nodes:\n  - { id: b, kind: gb200, uuid_prefix: '0001' }\n  - { id: b, kind: l40s, uuid_prefix: '0001' }\n");
+    for (const bad of [
+      "nodes.0.kind: Invalid option",
+      "nodes.0.uuid_prefix: 4 lowercase hex digits",
+      "nodes.0.colour: unknown key",
+    ])
+      expect(r.output).toContain(bad);
+    writeFileSync(
+      file,
+      "nodes:\n  - { id: b, kind: gb200, uuid_prefix: '0001' }\n  - { id: b, kind: l40s, uuid_prefix: '0001' }\n",
+    );
     const twice = await runLlmgw(["demo", "--scenario", file]);
     expect(twice.code).toBe(2);
-    for (const bad of ["nodes.0.tray: a gb200 node needs its tray number", "nodes.1.id: node b appears twice", "nodes.1.uuid_prefix: uuid_prefix 0001 is used by another node"]) expect(twice.output).toContain(bad);
+    for (const bad of [
+      "nodes.0.tray: a gb200 node needs its tray number",
+      "nodes.1.id: node b appears twice",
+      "nodes.1.uuid_prefix: uuid_prefix 0001 is used by another node",
+    ])
+      expect(twice.output).toContain(bad);
   });
 });

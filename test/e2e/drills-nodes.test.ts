@@ -16,7 +16,13 @@ beforeAll(async () => {
   - { id: l40s-b, kind: l40s, uuid_prefix: f002 }
   - { id: l40s-c, kind: l40s, uuid_prefix: f003 }
 `,
-    serveEnv: { LLMGW_NODE_LOST_AFTER_S: "10", LLMGW_REPAIR_GRACE_S: "4", LLMGW_SWEEP_INTERVAL_S: "1", LLMGW_HEARTBEAT_INTERVAL_S: "1", LLMGW_REPAIR_MAX_FRACTION: "1" },
+    serveEnv: {
+      LLMGW_NODE_LOST_AFTER_S: "10",
+      LLMGW_REPAIR_GRACE_S: "4",
+      LLMGW_SWEEP_INTERVAL_S: "1",
+      LLMGW_HEARTBEAT_INTERVAL_S: "1",
+      LLMGW_REPAIR_MAX_FRACTION: "1",
+    },
   });
 }, 60_000);
 afterAll(async () => {
@@ -42,9 +48,20 @@ describe("drills: nodes lost", () => {
     expect((await c.replicas("m")).map((r) => r.id)).toContain(before[0]!.id);
 
     let after: Awaited<ReturnType<SimCluster["ready"]>> = [];
-    await until(async () => (after = await c.ready("m", 2)).every((r) => r.id !== before[0]!.id), 30_000, "the lost node's replica re-placed");
-    expect(after.map((r) => r.shards[0]!.nodeId).sort()).toEqual([...used].filter((n) => n !== victim).concat(spare).sort());
-    expect((await events("replica_repaired")).map((e) => e.message)).toContain(`replica ${before[0]!.id} freed for re-placement: node ${victim} lost for more than 4 s past 10 s of silence`);
+    await until(
+      async () => (after = await c.ready("m", 2)).every((r) => r.id !== before[0]!.id),
+      30_000,
+      "the lost node's replica re-placed",
+    );
+    expect(after.map((r) => r.shards[0]!.nodeId).sort()).toEqual(
+      [...used]
+        .filter((n) => n !== victim)
+        .concat(spare)
+        .sort(),
+    );
+    expect((await events("replica_repaired")).map((e) => e.message)).toContain(
+      `replica ${before[0]!.id} freed for re-placement: node ${victim} lost for more than 4 s past 10 s of silence`,
+    );
   }, 90_000);
 
   it("more than half of the fleet lost at once: nothing is evicted, and an event says why", async () => {
@@ -54,7 +71,9 @@ describe("drills: nodes lost", () => {
     // three of three nodes are now lost (one from the drill above): past lost + grace, with room to spare
     await until(async () => (await events("repair_held")).length > 0, 40_000, "the repair_held event");
     const held = (await events("repair_held"))[0]!.message;
-    expect(held).toMatch(/^[23] of 3 nodes are lost at once: not re-placing their [12] replica\(s\) \(a control-plane or network outage must not evict the fleet\)/);
+    expect(held).toMatch(
+      /^[23] of 3 nodes are lost at once: not re-placing their [12] replica\(s\) \(a control-plane or network outage must not evict the fleet\)/,
+    );
     expect((await c.replicas("m")).map((r) => r.id).sort()).toEqual(before.map((r) => r.id).sort());
     for (const n of hosts) expect(await c.nodeState(n)).toBe("lost");
   }, 90_000);

@@ -3,7 +3,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LLMGW, mockProfile, processAlive as alive } from "../../agent/sim/cluster.js";
+import { processAlive as alive, LLMGW, mockProfile } from "../../agent/sim/cluster.js";
 import { simDir } from "../../agent/sim/scenario.js";
 import { tempDir } from "../helpers/db.js";
 import { killAll, until } from "../helpers/process.js";
@@ -85,7 +85,11 @@ describe("drills: processes dying under a running cluster", () => {
     const pid = c.enginePid(nodeId, shardId);
     // the router's endpoint table follows the database within a second
     let res!: Response;
-    await until(async () => (res = await chat("slow", { stream: true, max_tokens: 400 })).status === 200, 10_000, "the router serving slow");
+    await until(
+      async () => (res = await chat("slow", { stream: true, max_tokens: 400 })).status === 200,
+      10_000,
+      "the router serving slow",
+    );
     const reader = res.body!.getReader();
     await reader.read();
     process.kill(pid, "SIGKILL");
@@ -108,7 +112,16 @@ describe("drills: processes dying under a running cluster", () => {
   it("an engine crash-looping past its restart limit: the replica is re-placed on the other node", async () => {
     // the engine fails at once on a node whose sim dir holds `engine-crashes` (a node-local fault, like a broken GPU)
     const mock = mockProfile("crashy", { gpuClass: "h100-80g", tp: 2, gpusPerNode: 2 }, ["--tokens-per-s", "0"]);
-    const wrapped = { ...mock, args: ["/bin/sh", "-c", 'if [ -e "$FAKE_SIM_DIR/engine-crashes" ]; then echo "simulated crash" >&2; exit 3; fi; exec "$@"', "sh", ...(mock.args as string[])] };
+    const wrapped = {
+      ...mock,
+      args: [
+        "/bin/sh",
+        "-c",
+        'if [ -e "$FAKE_SIM_DIR/engine-crashes" ]; then echo "simulated crash" >&2; exit 3; fi; exec "$@"',
+        "sh",
+        ...(mock.args as string[]),
+      ],
+    };
     expect(wrapped.args).toContain(LLMGW);
     await c.api("PUT", "/api/v1/models/crashy", { spec: { weightsPath: "/models/crashy", profiles: [wrapped] } });
     await c.api("PUT", "/api/v1/deployments/crashy", { spec: { model: "crashy", replicas: 1 } });
@@ -121,11 +134,17 @@ describe("drills: processes dying under a running cluster", () => {
 
     // restarted twice (exit 3 each time), then failed: the control plane frees the replica and places it elsewhere
     let moved: { id: string; shards: { nodeId: string }[] } | undefined;
-    await until(async () => !!(moved = (await c.ready("crashy")).find((r) => r.id !== first!.id)), 40_000, "a new ready replica");
+    await until(
+      async () => !!(moved = (await c.ready("crashy")).find((r) => r.id !== first!.id)),
+      40_000,
+      "a new ready replica",
+    );
     expect(moved!.shards.map((s) => s.nodeId)).toEqual([other]);
     expect((await c.replicas("crashy")).map((r) => r.id)).toEqual([moved!.id]);
     const events = (await c.api("GET", "/api/v1/events?limit=100")).body.items as { type: string; message: string }[];
-    expect(events.find((e) => e.type === "replica_repaired")?.message).toBe(`replica ${first!.id} freed for re-placement: a shard failed past its restart limit`);
+    expect(events.find((e) => e.type === "replica_repaired")?.message).toBe(
+      `replica ${first!.id} freed for re-placement: a shard failed past its restart limit`,
+    );
     expect(existsSync(join(simDir(tmp.dir, other), "engine-crashes"))).toBe(false);
   }, 90_000);
 });

@@ -4,7 +4,14 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/db.js";
-import { type Call, declareNvlinkDeployment, DOMAIN, parseMetrics, registerFleet, sampleValue } from "../helpers/nvlink-fleet.js";
+import {
+  type Call,
+  DOMAIN,
+  declareNvlinkDeployment,
+  parseMetrics,
+  registerFleet,
+  sampleValue,
+} from "../helpers/nvlink-fleet.js";
 import { freePort, startServe, stop, until } from "../helpers/process.js";
 
 const ADMIN = "metrics-e2e-admin-token-0000000000001";
@@ -15,7 +22,9 @@ const havePromtool = !promtool.error && promtool.status === 0;
 // CI installs prometheus (.ci/run): there a missing promtool is a failure, not a skip.
 const skipPromtool = !havePromtool && !process.env.CI;
 if (skipPromtool) {
-  console.warn("metrics.test.ts: promtool is not installed, so /metrics is not linted; `apt-get install -y prometheus` brings it");
+  console.warn(
+    "metrics.test.ts: promtool is not installed, so /metrics is not linted; `apt-get install -y prometheus` brings it",
+  );
 }
 
 const tmp = tempDir();
@@ -24,24 +33,48 @@ const call: Call = async (method, path, c = {}) => {
   const headers: Record<string, string> = { ...c.headers };
   if (c.token) headers.authorization = `Bearer ${c.token}`;
   if (c.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${server.url}${path}`, { method, headers, body: c.body === undefined ? undefined : JSON.stringify(c.body) });
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers,
+    body: c.body === undefined ? undefined : JSON.stringify(c.body),
+  });
   const text = await res.text();
-  return { status: res.status, json: /json/.test(res.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined };
+  return {
+    status: res.status,
+    json: /json/.test(res.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined,
+  };
 };
-const metrics = (token?: string) => fetch(`${server.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+const metrics = (token?: string) =>
+  fetch(`${server.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
 beforeAll(async () => {
-  server = await startServe(["--db", join(tmp.dir, "db.sqlite")], { env: { LLMGW_ADMIN_TOKEN: ADMIN, LLMGW_METRICS_TOKEN: SCRAPE } });
+  server = await startServe(["--db", join(tmp.dir, "db.sqlite")], {
+    env: { LLMGW_ADMIN_TOKEN: ADMIN, LLMGW_METRICS_TOKEN: SCRAPE },
+  });
   // engines "listen" on loopback ports nothing listens on: the routed request below fails fast with 502
   const first = await freePort();
   const tokens = await registerFleet(call, ADMIN, { mgmtAddr: "127.0.0.1", portRange: { first, last: first + 20 } });
   await declareNvlinkDeployment(call, ADMIN);
   let shards: { shardId: string; nodeId: string }[] = [];
-  await until(async () => (shards = (await call("GET", "/api/v1/replicas", { token: ADMIN })).json.items[0]?.shards ?? []).length === 2, 10_000, "the replica placed");
-  for (const s of shards) await call("POST", `/api/v1/agents/${s.nodeId}/status`, { token: tokens[s.nodeId], body: { shards: [{ shardId: s.shardId, state: "ready" }] } });
-  const key = (await call("PUT", "/api/v1/api-keys/scraper", { token: ADMIN, body: { spec: {} } })).json.secret as string;
+  await until(
+    async () =>
+      (shards = (await call("GET", "/api/v1/replicas", { token: ADMIN })).json.items[0]?.shards ?? []).length === 2,
+    10_000,
+    "the replica placed",
+  );
+  for (const s of shards)
+    await call("POST", `/api/v1/agents/${s.nodeId}/status`, {
+      token: tokens[s.nodeId],
+      body: { shards: [{ shardId: s.shardId, state: "ready" }] },
+    });
+  const key = (await call("PUT", "/api/v1/api-keys/scraper", { token: ADMIN, body: { spec: {} } })).json
+    .secret as string;
   const chat = { model: "big", messages: [{ role: "user", content: "hi" }] };
-  await until(async () => (await call("POST", "/v1/chat/completions", { token: key, body: chat })).status === 502, 10_000, "a routed request that fails upstream");
+  await until(
+    async () => (await call("POST", "/v1/chat/completions", { token: key, body: chat })).status === 502,
+    10_000,
+    "a routed request that fails upstream",
+  );
 });
 afterAll(async () => {
   await stop(server);
@@ -67,7 +100,9 @@ describe("/metrics of llmgw serve", () => {
     expect(sampleValue(samples, "llmgw_pending_replicas", { deployment: "big" })).toBe(1);
     expect(sampleValue(samples, "llmgw_shards", { state: "ready" })).toBe(2);
     expect(sampleValue(samples, "llmgw_placement_duration_seconds_count")).toBeGreaterThanOrEqual(1);
-    expect(sampleValue(samples, "llmgw_router_requests_total", { model: "big", code: "502" })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(samples, "llmgw_router_requests_total", { model: "big", code: "502" })).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
   it.skipIf(skipPromtool)("passes `promtool check metrics`", async () => {

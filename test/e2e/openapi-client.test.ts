@@ -52,8 +52,26 @@ describe("the live /openapi.json", () => {
       throw new Error(`generated client does not compile:\n${e.stdout}`);
     });
 
-    const join_ = await (await fetch(`${server.url}/api/v1/join-tokens`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: "{}" })).json();
-    const out = await run(process.execPath, ["--import", "tsx", join(DIR, "register.ts"), server.url, join_.token, ADMIN, JSON.stringify(registerBody("typed-client"))], { cwd: ROOT });
+    const join_ = await (
+      await fetch(`${server.url}/api/v1/join-tokens`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+        body: "{}",
+      })
+    ).json();
+    const out = await run(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(DIR, "register.ts"),
+        server.url,
+        join_.token,
+        ADMIN,
+        JSON.stringify(registerBody("typed-client")),
+      ],
+      { cwd: ROOT },
+    );
     expect(JSON.parse(out.stdout)).toEqual({ nodeId: "typed-client", imex: "ready", gpus: 8, missing: "not_found" });
   });
 });

@@ -19,21 +19,30 @@ afterAll(() => tmp.cleanup());
 
 /** Runs the installed `llmgw` from `elsewhere` with only the prefix's bin and node on PATH. */
 const installed = (args: string[], env: Record<string, string> = {}) =>
-  start(llmgw, args, { cwd: elsewhere, env: { PATH: `${join(prefix, "bin")}:${join(process.execPath, "..")}:/usr/bin:/bin`, ...env } });
+  start(llmgw, args, {
+    cwd: elsewhere,
+    env: { PATH: `${join(prefix, "bin")}:${join(process.execPath, "..")}:/usr/bin:/bin`, ...env },
+  });
 
 beforeAll(async () => {
   mkdirSync(elsewhere, { recursive: true });
   // dist/ is built by the tests' global setup; packing must not rebuild it under the other test files' feet
   const packed = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", tmp.dir], { cwd: ROOT });
   const tarball = join(tmp.dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename);
-  await run("npm", ["install", "--global", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund", tarball], { cwd: elsewhere, timeout: 240_000 });
+  await run(
+    "npm",
+    ["install", "--global", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund", tarball],
+    { cwd: elsewhere, timeout: 240_000 },
+  );
 }, 300_000);
 
 describe("the installed package", () => {
   it("prints its version, with the commit it was built from in a checkout", async () => {
     const p = installed(["--version"]);
     expect(await p.exited).toBe(0);
-    expect(p.output().trim()).toMatch(new RegExp(`^${version.replace(/\./g, "\\.")}( \\(commit [0-9a-f]{12}(-dirty)?\\))?$`));
+    expect(p.output().trim()).toMatch(
+      new RegExp(`^${version.replace(/\./g, "\\.")}( \\(commit [0-9a-f]{12}(-dirty)?\\))?$`),
+    );
   });
 
   it("runs agent inventory from any directory", async () => {

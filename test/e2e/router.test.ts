@@ -1,8 +1,16 @@
 // The OpenAI-compatible router with real mock-engine processes behind it and the official openai SDK in front.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { killAll, until } from "../helpers/process.js";
-import { failsOverBeforeTheFirstByte, metric as metricAt, post as postTo, refusesBadRequests, refusesModelsNotAllowed, sdk as sdkAt, servesChat } from "../helpers/router-cases.js";
 import { type Stack, startStack } from "../helpers/router.js";
+import {
+  failsOverBeforeTheFirstByte,
+  metric as metricAt,
+  post as postTo,
+  refusesBadRequests,
+  refusesModelsNotAllowed,
+  sdk as sdkAt,
+  servesChat,
+} from "../helpers/router-cases.js";
 
 let s: Stack;
 let key = "";
@@ -29,7 +37,13 @@ describe("router", () => {
 
   it("passes each streamed chunk on as it arrives (no buffering)", async () => {
     const times: number[] = [];
-    for await (const ch of await sdk().completions.create({ model: "chat", prompt: "count", max_tokens: 10, stream: true })) if (ch.choices[0]?.text) times.push(performance.now());
+    for await (const ch of await sdk().completions.create({
+      model: "chat",
+      prompt: "count",
+      max_tokens: 10,
+      stream: true,
+    }))
+      if (ch.choices[0]?.text) times.push(performance.now());
     expect(times).toHaveLength(10);
     // 50 tokens/s upstream: ten chunks over ~180 ms; a buffering proxy would deliver them in one burst
     expect(times.at(-1)! - times[0]!).toBeGreaterThan(100);
@@ -47,7 +61,8 @@ describe("router", () => {
       parts.push(got.value);
       await new Promise(setImmediate); // a slow reader: one chunk per turn of the event loop
     }
-    const text = (JSON.parse(Buffer.concat(parts).toString("utf8")) as { choices: { text: string }[] }).choices[0]!.text;
+    const text = (JSON.parse(Buffer.concat(parts).toString("utf8")) as { choices: { text: string }[] }).choices[0]!
+      .text;
     const words = text.split(" ");
     expect(words).toHaveLength(n);
     expect(words.every((w, i) => w === `token${i}`)).toBe(true);
@@ -56,9 +71,15 @@ describe("router", () => {
   it("answers bad requests in OpenAI's error shape", () => refusesBadRequests(s.url, key));
 
   it("says why a declared model has no ready replica (503)", async () => {
-    await s.api("PUT", "/api/v1/models/ghost", { spec: { weightsPath: "/m/ghost", profiles: [{ name: "big", engine: "vllm", gpuClass: "b300-288g" }] } });
+    await s.api("PUT", "/api/v1/models/ghost", {
+      spec: { weightsPath: "/m/ghost", profiles: [{ name: "big", engine: "vllm", gpuClass: "b300-288g" }] },
+    });
     await s.api("PUT", "/api/v1/deployments/ghost", { spec: { model: "ghost", replicas: 1 } });
-    await until(async () => (await post("/v1/chat/completions", { model: "ghost", messages: [] })).status === 503, 5000, "503 for ghost");
+    await until(
+      async () => (await post("/v1/chat/completions", { model: "ghost", messages: [] })).status === 503,
+      5000,
+      "503 for ghost",
+    );
     const r = await post("/v1/chat/completions", { model: "ghost", messages: [] });
     const body = (await r.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe("no_ready_replica");
@@ -70,7 +91,8 @@ describe("router", () => {
     await refusesModelsNotAllowed(s.url, await s.key("narrow", { models: ["other"] }));
 
     const limited = await s.key("limited", { requestsPerMinute: 2 });
-    for (let i = 0; i < 2; i++) expect((await post("/v1/completions", { model: "chat", prompt: "x", max_tokens: 1 }, limited)).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await post("/v1/completions", { model: "chat", prompt: "x", max_tokens: 1 }, limited)).status).toBe(200);
     const r429 = await post("/v1/completions", { model: "chat", prompt: "x", max_tokens: 1 }, limited);
     expect(r429.status).toBe(429);
     expect(Number(r429.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -80,10 +102,14 @@ describe("router", () => {
   it("a client that goes away aborts the upstream request, and the counters return to zero", async () => {
     const [slow] = await s.replicas("slow", 1, () => ["--tokens-per-s", "10"]);
     const ac = new AbortController();
-    const stream = await sdk().completions.create({ model: "slow", prompt: "long", max_tokens: 200, stream: true }, { signal: ac.signal });
+    const stream = await sdk().completions.create(
+      { model: "slow", prompt: "long", max_tokens: 200, stream: true },
+      { signal: ac.signal },
+    );
     for await (const _ of stream) break; // the first chunk, then the client leaves
     ac.abort();
-    const running = async () => Number(/vllm:num_requests_running\{[^}]*\} (\d+)/.exec(await (await fetch(`${slow!.url}/metrics`)).text())?.[1]);
+    const running = async () =>
+      Number(/vllm:num_requests_running\{[^}]*\} (\d+)/.exec(await (await fetch(`${slow!.url}/metrics`)).text())?.[1]);
     await until(async () => (await running()) === 0, 5000, "the engine's request to end");
     await until(async () => s.routing.router.balancer.outstanding().size === 0, 5000, "outstanding counts to drain");
     expect(await metric("llmgw_router_inflight", 'model="slow"')).toBe(0);
@@ -93,7 +119,13 @@ describe("router", () => {
     await s.replicas("fragile", 1, () => ["--fail-after", "1", "--tokens-per-s", "20"]);
     const seen: string[] = [];
     const run = async () => {
-      for await (const ch of await sdk().chat.completions.create({ model: "fragile", messages: [{ role: "user", content: "hi" }], max_tokens: 50, stream: true })) seen.push(ch.choices[0]?.delta.content ?? "");
+      for await (const ch of await sdk().chat.completions.create({
+        model: "fragile",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 50,
+        stream: true,
+      }))
+        seen.push(ch.choices[0]?.delta.content ?? "");
     };
     await expect(run()).rejects.toThrow(/mid-stream|terminated|upstream/i);
     expect(seen.length).toBeGreaterThanOrEqual(1);
@@ -123,6 +155,8 @@ describe("router", () => {
     expect(r.choices[0]!.text).toBe("token0 token1");
     const ready = await fetch(`${s.url}/readyz`);
     expect(ready.status).toBe(503);
-    expect(((await ready.json()) as { detail: string }).detail).toMatch(/database unreachable: [\s\S]*; the router keeps serving from its endpoint table of \d+ s ago/);
+    expect(((await ready.json()) as { detail: string }).detail).toMatch(
+      /database unreachable: [\s\S]*; the router keeps serving from its endpoint table of \d+ s ago/,
+    );
   });
 });

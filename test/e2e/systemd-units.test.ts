@@ -46,7 +46,9 @@ const haveAnalyzer = !analyzer.error && analyzer.status === 0;
 // CI installs systemd (.ci/run): there a missing systemd-analyze is a failure, not a skip.
 const skipVerify = !haveAnalyzer && !process.env.CI;
 if (skipVerify) {
-  console.warn("systemd-units.test.ts: systemd-analyze is not installed, so the units are not verified; `apt-get install -y systemd` brings it");
+  console.warn(
+    "systemd-units.test.ts: systemd-analyze is not installed, so the units are not verified; `apt-get install -y systemd` brings it",
+  );
 }
 
 const tmp = tempDir();
@@ -104,7 +106,9 @@ describe("docs/systemd units", () => {
   });
 
   it("never run the long-running agent and the sync timer together", () => {
-    expect(words(unit("llmgw-agent.service").Unit?.Conflicts)).toEqual(expect.arrayContaining(["llmgw-agent-sync.timer", "llmgw-agent-sync.service"]));
+    expect(words(unit("llmgw-agent.service").Unit?.Conflicts)).toEqual(
+      expect.arrayContaining(["llmgw-agent-sync.timer", "llmgw-agent-sync.service"]),
+    );
     expect(words(unit("llmgw-agent-sync.timer").Unit?.Conflicts)).toContain("llmgw-agent.service");
     expect(words(unit("llmgw-agent-sync.service").Unit?.Conflicts)).toContain("llmgw-agent.service");
   });
@@ -114,7 +118,9 @@ describe("docs/systemd units", () => {
     expect(s.ExecStart).toEqual([`${BIN} serve`]);
     expect(s.EnvironmentFile).toEqual(["-/etc/llmgw/server.env"]);
     expect(s.StateDirectory).toEqual(["llmgw-server"]);
-    const env = Object.fromEntries(words(s.Environment).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+    const env = Object.fromEntries(
+      words(s.Environment).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
     const config = loadServerConfig(env);
     expect(config).toMatchObject({ ok: true, warnings: [] });
     expect(config.ok && config.config.dbUrl).toBe("file:/var/lib/llmgw-server/llmgw.db");

@@ -32,7 +32,15 @@ const isObject = (v: Json | undefined): v is JsonObject => typeof v === "object"
  * serialize bodies; Terraform's jsonencode also writes object attributes in lexical order, compact. */
 function goJson(v: Json): string {
   const sorted = (x: Json): Json =>
-    Array.isArray(x) ? x.map(sorted) : isObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted(x[k]!)])) : x;
+    Array.isArray(x)
+      ? x.map(sorted)
+      : isObject(x)
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, sorted(x[k]!)]),
+          )
+        : x;
   return JSON.stringify(sorted(v));
 }
 const jsonencode = goJson;
@@ -71,14 +79,24 @@ type Plan = { action: "create" | "update" | "no-op"; attributes: string[] };
 /** resource "restapi_object" as configured in docs/terraform/restapi/main.tf (id_attribute "name" and create_method
  * "PUT" come from the provider block; update_method PUT, destroy_method DELETE, write_returns_object false). */
 type RestapiConfig = { path: string; create_path: string; ignore_changes_to: string[]; data: string };
-type RestapiState = { id: string; path: string; create_path: string | null; ignore_changes_to: string[] | null; data: string };
+type RestapiState = {
+  id: string;
+  path: string;
+  create_path: string | null;
+  ignore_changes_to: string[] | null;
+  data: string;
+};
 
 /**
  * getDelta of delta_checker.go: every key of `data` is compared with the response (objects recursively, lists as a
  * whole, a null in `data` matching an absent or null value), and every response key that `data` lacks is a change,
  * unless ignored. Returns what Read writes back into `data` when something changed.
  */
-function restapiDelta(recorded: JsonObject, actual: JsonObject, ignore: readonly string[]): { modified: JsonObject; changed: boolean } {
+function restapiDelta(
+  recorded: JsonObject,
+  actual: JsonObject,
+  ignore: readonly string[],
+): { modified: JsonObject; changed: boolean } {
   const modified: JsonObject = {};
   let changed = false;
   for (const [key, want] of Object.entries(recorded)) {
@@ -177,7 +195,9 @@ class RestapiObject {
   async plan(): Promise<Plan> {
     await this.refresh();
     if (!this.state) return { action: "create", attributes: [] };
-    const attributes = (["path", "create_path", "ignore_changes_to", "data"] as const).filter((a) => !isDeepStrictEqual(this.state![a], this.config[a]));
+    const attributes = (["path", "create_path", "ignore_changes_to", "data"] as const).filter(
+      (a) => !isDeepStrictEqual(this.state![a], this.config[a]),
+    );
     return { action: attributes.length ? "update" : "no-op", attributes };
   }
 
@@ -208,7 +228,13 @@ class RestapiObject {
    * configuration — so with no ignore_changes_to and no create_path. */
   async import(fullPath: string): Promise<void> {
     const cut = fullPath.lastIndexOf("/");
-    const s: RestapiState = { id: fullPath.slice(cut + 1), path: fullPath.slice(0, cut), create_path: null, ignore_changes_to: null, data: "" };
+    const s: RestapiState = {
+      id: fullPath.slice(cut + 1),
+      path: fullPath.slice(0, cut),
+      create_path: null,
+      ignore_changes_to: null,
+      data: "",
+    };
     s.data = `{ "id": "${s.id}" }`;
     if (!(await this.readObject(s))) throw new Error("Cannot import non-existent remote object");
     this.state = s;
@@ -301,7 +327,9 @@ class RestfulResource {
   async plan(): Promise<Plan> {
     await this.refresh();
     if (!this.state) return { action: "create", attributes: [] };
-    const attributes = (["path", "body", "check_existance"] as const).filter((a) => !isDeepStrictEqual(this.state![a], this.config[a]));
+    const attributes = (["path", "body", "check_existance"] as const).filter(
+      (a) => !isDeepStrictEqual(this.state![a], this.config[a]),
+    );
     return { action: attributes.length ? "update" : "no-op", attributes };
   }
 
@@ -341,7 +369,10 @@ class RestfulResource {
 // --- the configuration of docs/terraform/*/main.tf --------------------------------------------------------------
 
 const MODEL = "llama-8b";
-const modelSpec = { weightsPath: "/models/llama-3.1-8b", profiles: [{ name: "one-h100", engine: "vllm", gpuClass: "h100-80g" }] };
+const modelSpec = {
+  weightsPath: "/models/llama-3.1-8b",
+  profiles: [{ name: "one-h100", engine: "vllm", gpuClass: "h100-80g" }],
+};
 const deploymentSpec = { model: MODEL, replicas: 1, profiles: ["one-h100"] };
 const MODEL_PATH = `/api/v1/models/${MODEL}`;
 const DEPLOYMENT_PATH = "/api/v1/deployments/chat";
@@ -371,12 +402,14 @@ describe("docs/terraform/*/main.tf", () => {
       'path = "/api/v1/models" create_path = "/api/v1/models/{id}"',
       'path = "/api/v1/deployments" create_path = "/api/v1/deployments/{id}"',
       'ignore_changes_to = ["status", "metadata"]',
-      'data = jsonencode({ name = local.model_name spec = {',
+      "data = jsonencode({ name = local.model_name spec = {",
       'data = jsonencode({ name = "chat" spec = {',
     ]) {
       expect(restapi, s).toContain(s);
     }
-    expect(raw("restapi/main.tf")).not.toMatch(/^\s*(write_returns_object|create_returns_object|copy_keys|ignore_all_server_changes|update_method|destroy_method)\s*=/m);
+    expect(raw("restapi/main.tf")).not.toMatch(
+      /^\s*(write_returns_object|create_returns_object|copy_keys|ignore_all_server_changes|update_method|destroy_method)\s*=/m,
+    );
 
     const restful = tf("restful/main.tf");
     for (const s of [
@@ -390,7 +423,9 @@ describe("docs/terraform/*/main.tf", () => {
       expect(restful, s).toContain(s);
     }
     expect(restful.match(/check_existance = true/g)).toHaveLength(2);
-    expect(raw("restful/main.tf")).not.toMatch(/^\s*(read_path|update_path|delete_path|update_method|delete_method|write_only_attrs|output_attrs)\s*=/m);
+    expect(raw("restful/main.tf")).not.toMatch(
+      /^\s*(read_path|update_path|delete_path|update_method|delete_method|write_only_attrs|output_attrs)\s*=/m,
+    );
   });
 });
 
@@ -447,20 +482,35 @@ describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
     expect(wire.take()).toEqual([]);
     for (const r of both()) expect(await r.apply({ action: "create", attributes: [] })).toBe(201);
     const sent = wire.take();
-    expect(lines(sent)).toEqual([`PUT ${MODEL_PATH} 201`, `GET ${MODEL_PATH} 200`, `PUT ${DEPLOYMENT_PATH} 201`, `GET ${DEPLOYMENT_PATH} 200`]);
+    expect(lines(sent)).toEqual([
+      `PUT ${MODEL_PATH} 201`,
+      `GET ${MODEL_PATH} 200`,
+      `PUT ${DEPLOYMENT_PATH} 201`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+    ]);
     expect(sent[0]).toMatchObject({
       headers: { authorization: `Bearer ${t.adminToken}`, "content-type": "application/json" },
       body: '{"name":"llama-8b","spec":{"profiles":[{"engine":"vllm","gpuClass":"h100-80g","name":"one-h100"}],"weightsPath":"/models/llama-3.1-8b"}}',
     });
     expect(sent[2]!.body).toBe('{"name":"chat","spec":{"model":"llama-8b","profiles":["one-h100"],"replicas":1}}');
     expect(sent[1]!.headers).toEqual({ authorization: `Bearer ${t.adminToken}` });
-    expect(sent[1]!.json).toMatchObject({ name: MODEL, spec: modelSpec, status: { deployments: [] }, metadata: { version: 1 } });
+    expect(sent[1]!.json).toMatchObject({
+      name: MODEL,
+      spec: modelSpec,
+      status: { deployments: [] },
+      metadata: { version: 1 },
+    });
     expect(model.state).toMatchObject({ id: MODEL, data: model.config.data });
   });
 
   it("plan on unchanged config: Exists GET + Read GET per object, and no difference", async () => {
     for (const r of both()) expect(await r.plan()).toEqual({ action: "no-op", attributes: [] });
-    expect(lines(wire.take())).toEqual([`GET ${MODEL_PATH} 200`, `GET ${MODEL_PATH} 200`, `GET ${DEPLOYMENT_PATH} 200`, `GET ${DEPLOYMENT_PATH} 200`]);
+    expect(lines(wire.take())).toEqual([
+      `GET ${MODEL_PATH} 200`,
+      `GET ${MODEL_PATH} 200`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+    ]);
     // status and metadata are in every response; without ignore_changes_to each would be a difference.
     const api = (await t.admin("GET", MODEL_PATH)).json as JsonObject;
     expect(restapiDelta(JSON.parse(model.config.data) as JsonObject, api, []).changed).toBe(true);
@@ -468,8 +518,12 @@ describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
   });
 
   it("out-of-band change: the refresh reports it, and apply PUTs the config back (200) and reads it", async () => {
-    expect((await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, replicas: 3 } } })).status).toBe(200);
-    expect((await t.admin("PUT", MODEL_PATH, { body: { spec: { ...modelSpec, weightsPath: "/models/other" } } })).status).toBe(200);
+    expect((await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, replicas: 3 } } })).status).toBe(
+      200,
+    );
+    expect(
+      (await t.admin("PUT", MODEL_PATH, { body: { spec: { ...modelSpec, weightsPath: "/models/other" } } })).status,
+    ).toBe(200);
 
     const plans = [];
     for (const r of both()) plans.push(await r.plan());
@@ -482,7 +536,12 @@ describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
 
     for (const [i, r] of both().entries()) expect(await r.apply(plans[i]!)).toBe(200);
     const sent = wire.take();
-    expect(lines(sent)).toEqual([`PUT ${MODEL_PATH} 200`, `GET ${MODEL_PATH} 200`, `PUT ${DEPLOYMENT_PATH} 200`, `GET ${DEPLOYMENT_PATH} 200`]);
+    expect(lines(sent)).toEqual([
+      `PUT ${MODEL_PATH} 200`,
+      `GET ${MODEL_PATH} 200`,
+      `PUT ${DEPLOYMENT_PATH} 200`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+    ]);
     expect(sent[2]!.body).toBe(deployment.config.data);
     expect(sent[3]!.json).toMatchObject({ spec: deploymentSpec, metadata: { version: 3 } });
 
@@ -490,7 +549,9 @@ describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
   });
 
   it("out-of-band addition of a field the config leaves out (pool) is a difference too, and apply removes it", async () => {
-    expect((await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, pool: "batch" } } })).status).toBe(200);
+    expect(
+      (await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, pool: "batch" } } })).status,
+    ).toBe(200);
     const plan = await deployment.plan();
     expect(plan).toEqual({ action: "update", attributes: ["data"] });
     expect(await deployment.apply(plan)).toBe(200);
@@ -506,17 +567,33 @@ describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
     for (const r of both()) plans.push(await r.plan());
     expect(plans.map((p) => p.action)).toEqual(["create", "create"]);
     expect(model.state).toBeUndefined();
-    expect(lines(wire.take())).toEqual([`GET ${MODEL_PATH} 404`, `GET ${MODEL_PATH} 404`, `GET ${DEPLOYMENT_PATH} 404`, `GET ${DEPLOYMENT_PATH} 404`]);
+    expect(lines(wire.take())).toEqual([
+      `GET ${MODEL_PATH} 404`,
+      `GET ${MODEL_PATH} 404`,
+      `GET ${DEPLOYMENT_PATH} 404`,
+      `GET ${DEPLOYMENT_PATH} 404`,
+    ]);
 
     for (const [i, r] of both().entries()) expect(await r.apply(plans[i]!)).toBe(201);
-    expect(lines(wire.take())).toEqual([`PUT ${MODEL_PATH} 201`, `GET ${MODEL_PATH} 200`, `PUT ${DEPLOYMENT_PATH} 201`, `GET ${DEPLOYMENT_PATH} 200`]);
+    expect(lines(wire.take())).toEqual([
+      `PUT ${MODEL_PATH} 201`,
+      `GET ${MODEL_PATH} 200`,
+      `PUT ${DEPLOYMENT_PATH} 201`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+    ]);
     for (const r of both()) expect((await r.plan()).action).toBe("no-op");
     wire.take();
   });
 
   it("create over an object that already exists: the PUT replaces it (200) and the provider adopts it as created", async () => {
-    expect((await t.admin("PUT", "/api/v1/models/taken", { body: { spec: { ...modelSpec, weightsPath: "/theirs" } } })).status).toBe(201);
-    const taken = new RestapiObject(wire, t.adminToken, { ...model.config, data: jsonencode({ name: "taken", spec: modelSpec }) });
+    expect(
+      (await t.admin("PUT", "/api/v1/models/taken", { body: { spec: { ...modelSpec, weightsPath: "/theirs" } } }))
+        .status,
+    ).toBe(201);
+    const taken = new RestapiObject(wire, t.adminToken, {
+      ...model.config,
+      data: jsonencode({ name: "taken", spec: modelSpec }),
+    });
     expect(await taken.apply(await taken.plan())).toBe(200);
     expect(lines(wire.take())).toEqual(["PUT /api/v1/models/taken 200", "GET /api/v1/models/taken 200"]);
     expect((await t.admin("GET", "/api/v1/models/taken")).json.spec.weightsPath).toBe(modelSpec.weightsPath);
@@ -529,7 +606,13 @@ describe("Mastercard/restapi 2.0.1 (restapi_object)", () => {
     expect(lines(wire.take())).toEqual([`GET ${MODEL_PATH} 200`, `GET ${MODEL_PATH} 200`, `GET ${MODEL_PATH} 200`]);
     expect(model.state).toMatchObject({ id: MODEL, path: "/api/v1/models" });
     // With no ignore_changes_to in the imported state, Read writes the whole response (and `"id": null`) into data.
-    expect(Object.keys(JSON.parse(model.state!.data) as JsonObject)).toEqual(["id", "metadata", "name", "spec", "status"]);
+    expect(Object.keys(JSON.parse(model.state!.data) as JsonObject)).toEqual([
+      "id",
+      "metadata",
+      "name",
+      "spec",
+      "status",
+    ]);
     expect(JSON.parse(model.state!.data)).toMatchObject({ id: null, name: MODEL, spec: modelSpec });
 
     const plan = await model.plan();
@@ -558,8 +641,16 @@ describe("magodo/restful 0.25.2 (restful_resource)", () => {
   beforeAll(async () => {
     t = await createTestApp();
     wire = new Wire(t);
-    model = new RestfulResource(wire, t.adminToken, { path: MODEL_PATH, body: { spec: modelSpec }, check_existance: true });
-    deployment = new RestfulResource(wire, t.adminToken, { path: DEPLOYMENT_PATH, body: { spec: deploymentSpec }, check_existance: true });
+    model = new RestfulResource(wire, t.adminToken, {
+      path: MODEL_PATH,
+      body: { spec: modelSpec },
+      check_existance: true,
+    });
+    deployment = new RestfulResource(wire, t.adminToken, {
+      path: DEPLOYMENT_PATH,
+      body: { spec: deploymentSpec },
+      check_existance: true,
+    });
   });
   afterAll(() => t?.close());
 
@@ -585,11 +676,17 @@ describe("magodo/restful 0.25.2 (restful_resource)", () => {
   });
 
   it("check_existance: a create over an object someone else declared stops after the GET (200), sending no PUT", async () => {
-    expect((await t.admin("PUT", "/api/v1/models/taken", { body: { spec: { ...modelSpec, weightsPath: "/theirs" } } })).status).toBe(201);
+    expect(
+      (await t.admin("PUT", "/api/v1/models/taken", { body: { spec: { ...modelSpec, weightsPath: "/theirs" } } }))
+        .status,
+    ).toBe(201);
     const taken = new RestfulResource(wire, t.adminToken, { ...model.config, path: "/api/v1/models/taken" });
     await expect(taken.apply(await taken.plan())).rejects.toThrow("Resource already exists");
     expect(lines(wire.take())).toEqual(["GET /api/v1/models/taken 200"]);
-    expect((await t.admin("GET", "/api/v1/models/taken")).json).toMatchObject({ spec: { weightsPath: "/theirs" }, metadata: { version: 1 } });
+    expect((await t.admin("GET", "/api/v1/models/taken")).json).toMatchObject({
+      spec: { weightsPath: "/theirs" },
+      metadata: { version: 1 },
+    });
   });
 
   it("plan on unchanged config: one GET per resource; the response cut to the body's keys equals the body", async () => {
@@ -601,8 +698,12 @@ describe("magodo/restful 0.25.2 (restful_resource)", () => {
   });
 
   it("out-of-band change: the refresh reports it, and apply PUTs the body back (200) and reads it", async () => {
-    expect((await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, replicas: 3 } } })).status).toBe(200);
-    expect((await t.admin("PUT", MODEL_PATH, { body: { spec: { ...modelSpec, weightsPath: "/models/other" } } })).status).toBe(200);
+    expect((await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, replicas: 3 } } })).status).toBe(
+      200,
+    );
+    expect(
+      (await t.admin("PUT", MODEL_PATH, { body: { spec: { ...modelSpec, weightsPath: "/models/other" } } })).status,
+    ).toBe(200);
 
     const plans = [];
     for (const r of both()) plans.push(await r.plan());
@@ -615,7 +716,12 @@ describe("magodo/restful 0.25.2 (restful_resource)", () => {
 
     for (const [i, r] of both().entries()) expect(await r.apply(plans[i]!)).toBe(200);
     const sent = wire.take();
-    expect(lines(sent)).toEqual([`PUT ${MODEL_PATH} 200`, `GET ${MODEL_PATH} 200`, `PUT ${DEPLOYMENT_PATH} 200`, `GET ${DEPLOYMENT_PATH} 200`]);
+    expect(lines(sent)).toEqual([
+      `PUT ${MODEL_PATH} 200`,
+      `GET ${MODEL_PATH} 200`,
+      `PUT ${DEPLOYMENT_PATH} 200`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+    ]);
     expect(sent[2]!.body).toBe(goJson({ spec: deploymentSpec }));
     expect(sent[3]!.json).toMatchObject({ spec: deploymentSpec, metadata: { version: 3 } });
 
@@ -624,7 +730,9 @@ describe("magodo/restful 0.25.2 (restful_resource)", () => {
   });
 
   it("out-of-band addition of a field the body leaves out (pool) is NOT seen: the provider keeps only the body's keys", async () => {
-    expect((await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, pool: "batch" } } })).status).toBe(200);
+    expect(
+      (await t.admin("PUT", DEPLOYMENT_PATH, { body: { spec: { ...deploymentSpec, pool: "batch" } } })).status,
+    ).toBe(200);
     expect(await deployment.plan()).toEqual({ action: "no-op", attributes: [] });
     expect(wire.take()[0]!.json).toMatchObject({ spec: { pool: "batch" } });
     // The documented way out, writing the field with a null placeholder, is refused by llmgw.

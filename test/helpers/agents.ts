@@ -5,10 +5,20 @@ import { join } from "node:path";
 import { HGX_SMI, processAlive, recordedPid } from "../../agent/sim/cluster.js";
 import { LLMGW, start } from "./process.js";
 
-export { FAKE_SMI, HGX_SMI, IB_ROOT, killEngines, mockProfile, recordedPid, writeAgentConfig, type AgentSetup } from "../../agent/sim/cluster.js";
+export {
+  type AgentSetup,
+  FAKE_SMI,
+  HGX_SMI,
+  IB_ROOT,
+  killEngines,
+  mockProfile,
+  recordedPid,
+  writeAgentConfig,
+} from "../../agent/sim/cluster.js";
 
 /** Starts `llmgw agent --config <file>` as a real process on the HGX captures. */
-export const startAgent = (config: string, args: string[] = []) => start(process.execPath, [LLMGW, "agent", "--config", config, ...args], { env: HGX_SMI });
+export const startAgent = (config: string, args: string[] = []) =>
+  start(process.execPath, [LLMGW, "agent", "--config", config, ...args], { env: HGX_SMI });
 
 /**
  * The engines recorded in these state dirs (agents' and the demo's) whose process still runs, by `dir/shardId`: what a
@@ -33,4 +43,7 @@ export function liveEngines(stateDirs: string[]): Map<string, number> {
 }
 
 /** The agents' state dirs under a demo's (or a simulated cluster's) directory. */
-export const stateDirsIn = (dir: string) => readdirSync(dir).filter((n) => n.startsWith("state-")).map((n) => join(dir, n));
+export const stateDirsIn = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => n.startsWith("state-"))
+    .map((n) => join(dir, n));

@@ -1,12 +1,12 @@
 import { createApp } from "../../api/app.js";
+import { createBackground } from "../../api/background.js";
+import { appSettings, ServerConfig } from "../../api/config.js";
 import { expectedMigrations } from "../../api/db/journal.js";
+import { ensureAdminToken } from "../../api/db/tokens.js";
 import type { AppDeps, AppSettings } from "../../api/deps.js";
 import type { Log } from "../../api/log.js";
-import { ensureAdminToken } from "../../api/db/tokens.js";
-import { createBackground } from "../../api/background.js";
 import { applyMigrations, openDb } from "../../api/node.js";
 import { createPollHub } from "../../api/poll-hub.js";
-import { appSettings, ServerConfig } from "../../api/config.js";
 import { tempDbUrl } from "./db.js";
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };
@@ -40,7 +40,9 @@ export async function migratedDb() {
 }
 
 /** The app on a fresh, migrated temp-file database with one admin token, plus a small request helper. */
-export async function createTestApp(opts: { settings?: Partial<AppSettings>; log?: Log; docsScript?: AppDeps["docsScript"] } = {}) {
+export async function createTestApp(
+  opts: { settings?: Partial<AppSettings>; log?: Log; docsScript?: AppDeps["docsScript"] } = {},
+) {
   const migrated = await migratedDb();
   const { db, store } = migrated;
   const clock = testClock();
@@ -48,7 +50,17 @@ export async function createTestApp(opts: { settings?: Partial<AppSettings>; log
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
   const waiter = createPollHub(store, 50);
   const background = createBackground();
-  const app = createApp({ store, now: clock.now, log: opts.log ?? silentLog, settings, migrations: expectedMigrations, waiter, background: background.run, factsCache: new Map(), docsScript: opts.docsScript });
+  const app = createApp({
+    store,
+    now: clock.now,
+    log: opts.log ?? silentLog,
+    settings,
+    migrations: expectedMigrations,
+    waiter,
+    background: background.run,
+    factsCache: new Map(),
+    docsScript: opts.docsScript,
+  });
 
   async function call(method: string, path: string, c: Call = {}) {
     const headers: Record<string, string> = { ...c.headers };

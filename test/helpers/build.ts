@@ -4,5 +4,7 @@ import { join } from "node:path";
 
 /** vitest's global setup. */
 export default function setup() {
-  execFileSync(process.execPath, [join(import.meta.dirname, "..", "..", "scripts", "build.mjs")], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(process.execPath, [join(import.meta.dirname, "..", "..", "scripts", "build.mjs")], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
 }

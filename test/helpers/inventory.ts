@@ -17,7 +17,14 @@ export function inventoryFromCapture(xmlPath: string): Inventory {
   const smi = parseSmiXml(fixture(xmlPath));
   return {
     gpuSource: "nvidia-smi",
-    host: { osId: "ubuntu", osVersion: "24.04", osCodename: "noble", arch: "x86_64", cpuFlags: ["avx2", "avx512f"], nvidiaDriver: smi.driverVersion },
+    host: {
+      osId: "ubuntu",
+      osVersion: "24.04",
+      osCodename: "noble",
+      arch: "x86_64",
+      cpuFlags: ["avx2", "avx512f"],
+      nvidiaDriver: smi.driverVersion,
+    },
     memory: { totalMiB: 2_063_000, availableMiB: 2_000_000 },
     storage: [{ path: "/models", freeBytes: 5e12, totalBytes: 8e12, shared: true, fsType: "nfs4" }],
     weights: [{ path: "/models/llama-3.1-8b-instruct", sizeBytes: 16_069_000_000 }],
@@ -29,7 +36,16 @@ export function inventoryFromCapture(xmlPath: string): Inventory {
         name: "mlx5_0",
         hcaType: "MT4129",
         numaNode: 0,
-        ports: [{ port: 1, state: "ACTIVE", physState: "LinkUp", rateGbps: 400, linkLayer: "InfiniBand", gidPrefix: "fe80:0000:0000:0000" }],
+        ports: [
+          {
+            port: 1,
+            state: "ACTIVE",
+            physState: "LinkUp",
+            rateGbps: 400,
+            linkLayer: "InfiniBand",
+            gidPrefix: "fe80:0000:0000:0000",
+          },
+        ],
       },
     ],
     fabrics: [{ fabric: "ib-east", hcas: ["mlx5_0"], rateGbps: 400 }],
@@ -44,7 +60,10 @@ export function nodeInventory(nodeId: string, xmlPath = H100_XML): Inventory {
 }
 
 /** A registration body for `nodeId` with the given inventory. */
-export function registerBody(nodeId: string, inventory: Inventory = inventoryFromCapture(H100_XML)): RegisterRequestInput {
+export function registerBody(
+  nodeId: string,
+  inventory: Inventory = inventoryFromCapture(H100_XML),
+): RegisterRequestInput {
   return {
     nodeId,
     hostname: `${nodeId}.lab`,

@@ -1,9 +1,10 @@
 // A crafted fleet for the NVLink view and the cluster metrics, built in code from real captures (copies modified):
 // four trays of one GB200 domain (one healthy, one with GPU 2's fabric In Progress, one with GPU 2 degraded, one with
 // IMEX down), an HGX H100 board (its NVSwitch reports a zero cluster UUID) and an A100 in MIG mode (no fabric).
+
+import { composeGpus } from "../../agent/discovery/gpus.js";
 import { parseSmiList } from "../../agent/discovery/smi-list.js";
 import { parseSmiXml } from "../../agent/discovery/smi-xml.js";
-import { composeGpus } from "../../agent/discovery/gpus.js";
 import { createApp } from "../../api/app.js";
 import { createBackground } from "../../api/background.js";
 import { expectedMigrations } from "../../api/db/journal.js";
@@ -53,10 +54,17 @@ export function fleet(): { id: string; inventory: Inventory }[] {
       }),
     },
     { id: "gb-tray-a", inventory: gb200Tray("gb-tray-a", 1) },
-    { id: "gb-tray-d", inventory: gb200Tray("gb-tray-d", 4, (inv) => void (inv.imex = { state: "down", channels: 0 })) },
+    {
+      id: "gb-tray-d",
+      inventory: gb200Tray("gb-tray-d", 4, (inv) => void (inv.imex = { state: "down", channels: 0 })),
+    },
     {
       id: "gb-tray-b",
-      inventory: gb200Tray("gb-tray-b", 2, (inv) => void (inv.gpus[2]!.fabric = { ...inv.gpus[2]!.fabric!, state: "In Progress", status: "N/A" })),
+      inventory: gb200Tray(
+        "gb-tray-b",
+        2,
+        (inv) => void (inv.gpus[2]!.fabric = { ...inv.gpus[2]!.fabric!, state: "In Progress", status: "N/A" }),
+      ),
     },
     { id: "hgx-01", inventory: nodeInventory("hgx-01") },
     { id: "mig-01", inventory: migInventory() },
@@ -68,11 +76,19 @@ type CallOptions = { token?: string; body?: unknown; headers?: Record<string, st
 export type Call = (method: string, path: string, c?: CallOptions) => Promise<{ status: number; json?: any }>;
 
 /** Registers the fleet with a join token (`more` goes into every registration); returns each node's token. */
-export async function registerFleet(call: Call, adminToken: string, more: Record<string, unknown> = {}): Promise<Record<string, string>> {
-  const join = (await call("POST", "/api/v1/join-tokens", { token: adminToken, body: { name: "fleet" } })).json.token as string;
+export async function registerFleet(
+  call: Call,
+  adminToken: string,
+  more: Record<string, unknown> = {},
+): Promise<Record<string, string>> {
+  const join = (await call("POST", "/api/v1/join-tokens", { token: adminToken, body: { name: "fleet" } })).json
+    .token as string;
   const tokens: Record<string, string> = {};
   for (const n of fleet()) {
-    const r = await call("POST", "/api/v1/agents/register", { token: join, body: { ...registerBody(n.id, n.inventory), hostname: `${n.id}.lab`, ...more } });
+    const r = await call("POST", "/api/v1/agents/register", {
+      token: join,
+      body: { ...registerBody(n.id, n.inventory), hostname: `${n.id}.lab`, ...more },
+    });
     if (r.status !== 201) throw new Error(`register ${n.id}: ${r.status} ${JSON.stringify(r.json)}`);
     tokens[n.id] = r.json.nodeToken;
   }
@@ -82,8 +98,14 @@ export async function registerFleet(call: Call, adminToken: string, more: Record
 /** A model whose one profile needs two GB200 trays of one NVLink domain, and a deployment asking for two replicas. */
 export async function declareNvlinkDeployment(call: Call, adminToken: string) {
   const profile = { name: "nvl-2x4", engine: "vllm", gpuClass: GB200_CLASS, tp: 8, gpusPerNode: 4, nodes: 2 };
-  const m = await call("PUT", "/api/v1/models/big", { token: adminToken, body: { spec: { weightsPath: "/models/big", profiles: [profile] } } });
-  const d = await call("PUT", "/api/v1/deployments/big", { token: adminToken, body: { spec: { model: "big", replicas: 2, pool: "prod" } } });
+  const m = await call("PUT", "/api/v1/models/big", {
+    token: adminToken,
+    body: { spec: { weightsPath: "/models/big", profiles: [profile] } },
+  });
+  const d = await call("PUT", "/api/v1/deployments/big", {
+    token: adminToken,
+    body: { spec: { model: "big", replicas: 2, pool: "prod" } },
+  });
   if (m.status !== 201 || d.status !== 201) throw new Error(`declare: ${m.status} ${d.status}`);
 }
 
@@ -95,19 +117,43 @@ export function metricsApp(t: TestApp, settings: Partial<AppSettings> = {}) {
   const routing = createRouter(t.store, { now: t.clock.now, log: silentLog, usageFlushMs: 60_000 });
   const factsCache: FactsCache = new Map();
   const s = { ...defaultSettings(), ...settings };
-  const cluster = createClusterMetrics(routing.registry, { db: t.store.db, now: t.clock.now, lostAfterS: s.nodeLostAfterS, log: silentLog, factsCache });
+  const cluster = createClusterMetrics(routing.registry, {
+    db: t.store.db,
+    now: t.clock.now,
+    lostAfterS: s.nodeLostAfterS,
+    log: silentLog,
+    factsCache,
+  });
   const background = createBackground();
   const app = createApp({
-    store: t.store, now: t.clock.now, log: silentLog, settings: s, migrations: expectedMigrations, waiter: createPollHub(t.store, 50),
-    background: background.run, factsCache, router: routing.router, metricsText: () => cluster.text(), observePlacement: cluster.observePlacement,
+    store: t.store,
+    now: t.clock.now,
+    log: silentLog,
+    settings: s,
+    migrations: expectedMigrations,
+    waiter: createPollHub(t.store, 50),
+    background: background.run,
+    factsCache,
+    router: routing.router,
+    metricsText: () => cluster.text(),
+    observePlacement: cluster.observePlacement,
   });
   const call = async (method: string, path: string, c: CallOptions = {}) => {
     const headers: Record<string, string> = { ...c.headers };
     if (c.token) headers.authorization = `Bearer ${c.token}`;
     if (c.body !== undefined) headers["content-type"] = "application/json";
-    const res = await app.request(path, { method, headers, body: c.body === undefined ? undefined : JSON.stringify(c.body) });
+    const res = await app.request(path, {
+      method,
+      headers,
+      body: c.body === undefined ? undefined : JSON.stringify(c.body),
+    });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, text, json: /json/.test(res.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined };
+    return {
+      status: res.status,
+      headers: res.headers,
+      text,
+      json: /json/.test(res.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined,
+    };
   };
   return {
     app,
@@ -130,7 +176,8 @@ export function parseMetrics(text: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, ch: string) => (ch === "n" ? "\n" : ch));
+    for (const l of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, ch: string) => (ch === "n" ? "\n" : ch));
     out.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return out;

@@ -1,11 +1,16 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 /** The built CLI (test/helpers/build.ts builds it before the tests run). */
 export const LLMGW = join(ROOT, "dist", "llmgw.js");
 
-export type Proc = { child: ChildProcess; output: () => string; waitFor: (re: RegExp, ms?: number) => Promise<RegExpMatchArray>; exited: Promise<number | null> };
+export type Proc = {
+  child: ChildProcess;
+  output: () => string;
+  waitFor: (re: RegExp, ms?: number) => Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+};
 
 const running = new Set<ChildProcess>();
 
@@ -26,7 +31,11 @@ export async function killAll(): Promise<void> {
 
 /** Starts a process, collecting stdout and stderr together. */
 export function start(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Proc {
-  const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(cmd, args, {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.add(child);
   child.once("exit", () => running.delete(child));
   let out = "";
@@ -37,17 +46,23 @@ export function start(cmd: string, args: string[], opts: { env?: Record<string, 
   };
   child.stdout!.on("data", onData);
   child.stderr!.on("data", onData);
-  const exited = new Promise<number | null>((ok) => child.on("exit", (code) => {
-    ok(code);
-    for (const w of waiters) w();
-  }));
+  const exited = new Promise<number | null>((ok) =>
+    child.on("exit", (code) => {
+      ok(code);
+      for (const w of waiters) w();
+    }),
+  );
   const waitFor = (re: RegExp, ms = 20_000) =>
     new Promise<RegExpMatchArray>((ok, fail) => {
-      const deadline = setTimeout(() => done(new Error(`timed out after ${ms} ms waiting for ${re}; output so far:\n${out}`)), ms);
+      const deadline = setTimeout(
+        () => done(new Error(`timed out after ${ms} ms waiting for ${re}; output so far:\n${out}`)),
+        ms,
+      );
       const check = () => {
         const m = out.match(re);
         if (m) done(undefined, m);
-        else if (child.exitCode !== null) done(new Error(`process exited (${child.exitCode}) before ${re}; output:\n${out}`));
+        else if (child.exitCode !== null)
+          done(new Error(`process exited (${child.exitCode}) before ${re}; output:\n${out}`));
       };
       const done = (err?: Error, m?: RegExpMatchArray) => {
         clearTimeout(deadline);
@@ -101,7 +116,11 @@ export async function until(fn: () => Promise<boolean>, ms = 20_000, what = "con
 /** A JSON caller of a real server's API with `token` unless another is given; an empty body (204) reads as undefined. */
 export function apiCaller(url: string, token: string) {
   return async (method: string, path: string, body?: unknown, as = token) => {
-    const r = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${as}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${as}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await r.text();
     return { status: r.status, headers: r.headers, body: (text ? JSON.parse(text) : undefined) as any };
   };

@@ -2,15 +2,15 @@
 // mock-engine processes: the test plays the agent (registers a node, polls its shards, starts the engines on the
 // ports placement chose, reports them ready).
 import { createApp } from "../../api/app.js";
-import { listen } from "../../api/http-server.js";
+import { createBackground } from "../../api/background.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
-import { createBackground } from "../../api/background.js";
+import { listen } from "../../api/http-server.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { createRouter, type RouterOptions } from "../../api/router/index.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
-import { defaultSettings, migratedDb, silentLog } from "./app.js";
 import { mockProfile } from "./agents.js";
+import { defaultSettings, migratedDb, silentLog } from "./app.js";
 import { nodeInventory, registerBody } from "./inventory.js";
 import { apiCaller, freePort, LLMGW, type Proc, start, until } from "./process.js";
 
@@ -24,8 +24,16 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
   const routing = createRouter(store, { now: Date.now, log: silentLog, tableTtlMs: 200, usageFlushMs: 60_000, ...o });
   const background = createBackground();
   const app = createApp({
-    store, now: Date.now, log: silentLog, settings: defaultSettings(), migrations: expectedMigrations, waiter: createPollHub(store, 50),
-    background: background.run, factsCache: new Map(), router: routing.router, metricsText: () => routing.registry.metrics(),
+    store,
+    now: Date.now,
+    log: silentLog,
+    settings: defaultSettings(),
+    migrations: expectedMigrations,
+    waiter: createPollHub(store, 50),
+    background: background.run,
+    factsCache: new Map(),
+    router: routing.router,
+    metricsText: () => routing.registry.metrics(),
   });
   const server = listen(app, routing.handler, "127.0.0.1", 0);
   await new Promise<void>((ok) => server.once("listening", () => ok()));
@@ -33,7 +41,13 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
   const engines: Proc[] = [];
   const api = apiCaller(url, admin);
   return {
-    url, admin, store, client, routing, api, engines,
+    url,
+    admin,
+    store,
+    client,
+    routing,
+    api,
+    engines,
     /** Makes an API key and returns its secret. */
     async key(name: string, spec: Record<string, unknown> = {}): Promise<string> {
       const r = await api("PUT", `/api/v1/api-keys/${name}`, { spec });
@@ -45,7 +59,14 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
      * per replica index), reports them ready and waits until the router sees them.
      */
     replicas: (model: string, count: number, engineArgs: (i: number) => string[] = () => []) =>
-      declareReplicas(api, engines, model, count, engineArgs, async () => (await routing.router.table.get()).ready.get(model)?.length === count),
+      declareReplicas(
+        api,
+        engines,
+        model,
+        count,
+        engineArgs,
+        async () => (await routing.router.table.get()).ready.get(model)?.length === count,
+      ),
     async close() {
       await routing.close().catch(() => undefined);
       await new Promise<void>((ok) => server.close(() => ok()));
@@ -70,20 +91,55 @@ export async function declareReplicas(
   const nodeId = `node-${model}`;
   const join = (await api("POST", "/api/v1/join-tokens", { name: nodeId })).body.token as string;
   const first = await freePort();
-  const reg = await api("POST", "/api/v1/agents/register", { ...registerBody(nodeId, nodeInventory(nodeId)), mgmtAddr: "127.0.0.1", labels: { pool: "prod", for: model }, portRange: { first, last: first + 40 } }, join);
+  const reg = await api(
+    "POST",
+    "/api/v1/agents/register",
+    {
+      ...registerBody(nodeId, nodeInventory(nodeId)),
+      mgmtAddr: "127.0.0.1",
+      labels: { pool: "prod", for: model },
+      portRange: { first, last: first + 40 },
+    },
+    join,
+  );
   const token = reg.body.nodeToken as string;
-  await api("PUT", `/api/v1/models/${model}`, { spec: { weightsPath: `/models/${model}`, profiles: [mockProfile("one")] } });
-  await api("PUT", `/api/v1/deployments/${model}`, { spec: { model, replicas: count, pool: "prod", nodeSelector: { for: model } } });
+  await api("PUT", `/api/v1/models/${model}`, {
+    spec: { weightsPath: `/models/${model}`, profiles: [mockProfile("one")] },
+  });
+  await api("PUT", `/api/v1/deployments/${model}`, {
+    spec: { model, replicas: count, pool: "prod", nodeSelector: { for: model } },
+  });
   let shards: StartShard[] = [];
-  await until(async () => (shards = (await api("GET", `/api/v1/agents/${nodeId}/assignments`, undefined, token)).body.shards).length === count, 10_000, "shards placed");
+  await until(
+    async () =>
+      (shards = (await api("GET", `/api/v1/agents/${nodeId}/assignments`, undefined, token)).body.shards).length ===
+      count,
+    10_000,
+    "shards placed",
+  );
   shards.sort((a, b) => (a.replicaId < b.replicaId ? -1 : 1));
   const started = shards.map((s, i) => {
-    const p = start(process.execPath, [LLMGW, "mock-engine", "--port", String(s.httpPort), "--model", model, "--host", "127.0.0.1", ...engineArgs(i)]);
+    const p = start(process.execPath, [
+      LLMGW,
+      "mock-engine",
+      "--port",
+      String(s.httpPort),
+      "--model",
+      model,
+      "--host",
+      "127.0.0.1",
+      ...engineArgs(i),
+    ]);
     engines.push(p);
     return p;
   });
   await Promise.all(started.map((p) => p.waitFor(/listening on/)));
-  await api("POST", `/api/v1/agents/${nodeId}/status`, { shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: "ready" })) }, token);
+  await api(
+    "POST",
+    `/api/v1/agents/${nodeId}/status`,
+    { shards: shards.map((s) => ({ shardId: s.shardId, replicaId: s.replicaId, state: "ready" })) },
+    token,
+  );
   await until(routed, 10_000, "router sees the replicas");
   return shards.map((s, i) => ({ shard: s, url: `http://127.0.0.1:${s.httpPort}`, proc: started[i]! }));
 }

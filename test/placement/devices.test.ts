@@ -11,16 +11,68 @@ const ids = (s: ReturnType<typeof chooseDevices>) => s?.devices.map((d) => d.id)
 
 describe("chooseDevices", () => {
   it.each([
-    { name: "all peers on one NUMA node", cs: cards(8, { peers: true, perNuma: 4 }), free: [0, 1, 2, 3, 4, 5, 6, 7], k: 4, want: [0, 1, 2, 3], peers: true, numa: true },
-    { name: "the NUMA node that still has room", cs: cards(8, { peers: true, perNuma: 4 }), free: [0, 2, 3, 4, 5, 6, 7], k: 4, want: [4, 5, 6, 7], peers: true, numa: true },
-    { name: "peers across NUMA nodes before one NUMA node without NVLink", cs: pairs(4), free: [0, 1, 2, 3], k: 2, want: [0, 1], peers: true, numa: false },
-    { name: "one NUMA node when no peers are left", cs: pairs(6), free: [0, 3, 4], k: 2, want: [0, 4], peers: false, numa: true },
-    { name: "lowest ids when nothing else holds", cs: pairs(4), free: [0, 3], k: 2, want: [0, 3], peers: false, numa: false },
-    { name: "unknown NUMA nodes never count as one", cs: cards(2, { peers: false, perNuma: 1 }).map((c) => ({ ...c, numaNode: null })), free: [0, 1], k: 2, want: [0, 1], peers: false, numa: false },
+    {
+      name: "all peers on one NUMA node",
+      cs: cards(8, { peers: true, perNuma: 4 }),
+      free: [0, 1, 2, 3, 4, 5, 6, 7],
+      k: 4,
+      want: [0, 1, 2, 3],
+      peers: true,
+      numa: true,
+    },
+    {
+      name: "the NUMA node that still has room",
+      cs: cards(8, { peers: true, perNuma: 4 }),
+      free: [0, 2, 3, 4, 5, 6, 7],
+      k: 4,
+      want: [4, 5, 6, 7],
+      peers: true,
+      numa: true,
+    },
+    {
+      name: "peers across NUMA nodes before one NUMA node without NVLink",
+      cs: pairs(4),
+      free: [0, 1, 2, 3],
+      k: 2,
+      want: [0, 1],
+      peers: true,
+      numa: false,
+    },
+    {
+      name: "one NUMA node when no peers are left",
+      cs: pairs(6),
+      free: [0, 3, 4],
+      k: 2,
+      want: [0, 4],
+      peers: false,
+      numa: true,
+    },
+    {
+      name: "lowest ids when nothing else holds",
+      cs: pairs(4),
+      free: [0, 3],
+      k: 2,
+      want: [0, 3],
+      peers: false,
+      numa: false,
+    },
+    {
+      name: "unknown NUMA nodes never count as one",
+      cs: cards(2, { peers: false, perNuma: 1 }).map((c) => ({ ...c, numaNode: null })),
+      free: [0, 1],
+      k: 2,
+      want: [0, 1],
+      peers: false,
+      numa: false,
+    },
     { name: "one device is always a good set", cs: pairs(2), free: [1], k: 1, want: [1], peers: true, numa: true },
   ])("$name", ({ cs, free, k, want, peers, numa }) => {
     const all = gpus("x", 8);
-    const set = chooseDevices(cs, all.filter((d) => free.includes(d.id)), k);
+    const set = chooseDevices(
+      cs,
+      all.filter((d) => free.includes(d.id)),
+      k,
+    );
     expect({ ids: ids(set), peers: set?.peers, numa: set?.numa }).toEqual({ ids: want, peers, numa });
   });
 

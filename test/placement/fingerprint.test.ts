@@ -1,8 +1,8 @@
 // The profile fingerprint: stable, and changed by exactly what changes an engine's command line.
 import { describe, expect, it } from "vitest";
 import { profileFingerprint } from "../../api/placement/fingerprint.js";
-import { fnv1a64 } from "../../shared/hash.js";
 import { canonicalJson } from "../../shared/canonical-json.js";
+import { fnv1a64 } from "../../shared/hash.js";
 import { model, profile } from "./builders.js";
 
 describe("profileFingerprint", () => {
@@ -13,7 +13,9 @@ describe("profileFingerprint", () => {
   it("is FNV-1a 64 over canonical JSON, as 16 hex digits", () => {
     expect(fnv1a64("")).toBe("cbf29ce484222325");
     expect(fnv1a64("a")).toBe("af63dc4c8601ec8c");
-    expect(canonicalJson({ b: [2, { d: 1, c: undefined, a: null }], a: "x" })).toBe('{"a":"x","b":[2,{"a":null,"d":1}]}');
+    expect(canonicalJson({ b: [2, { d: 1, c: undefined, a: null }], a: "x" })).toBe(
+      '{"a":"x","b":[2,{"a":null,"d":1}]}',
+    );
     expect(fp).toMatch(/^[0-9a-f]{16}$/);
   });
 
@@ -35,7 +37,10 @@ describe("profileFingerprint", () => {
     expect(profileFingerprint(m, { ...p, ...change })).not.toBe(fp);
   });
 
-  it.each([["weightsPath", { weightsPath: "/other" }], ["servedName", { servedName: "other" }]])("changes with the model's %s", (_, change) => {
+  it.each([
+    ["weightsPath", { weightsPath: "/other" }],
+    ["servedName", { servedName: "other" }],
+  ])("changes with the model's %s", (_, change) => {
     expect(profileFingerprint({ ...m, ...change }, p)).not.toBe(fp);
   });
 });

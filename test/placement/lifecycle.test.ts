@@ -7,7 +7,11 @@ import { a100Mig, deployment, hgx, input, l40s, MIG_CLASS, model, nvl72, profile
 const l70 = model("l70", [profile("tp4", "h100-80g", 4), profile("tp2", "h100-80g", 2)]);
 /** Three tp2 replicas of l70 placed on an HGX node by a first plan, r1 to r3. */
 function placed(): PlanInput {
-  const first = input({ nodes: [hgx("gpu-1")], models: [l70], deployments: [deployment("l70", "l70", 3, { profiles: ["tp2"] })] });
+  const first = input({
+    nodes: [hgx("gpu-1")],
+    models: [l70],
+    deployments: [deployment("l70", "l70", 3, { profiles: ["tp2"] })],
+  });
   return { ...first, replicas: plan(first).assign, nextSeq: 4 };
 }
 
@@ -34,12 +38,23 @@ describe("existing replicas", () => {
     const p = plan(x);
     expect(p.release).toEqual(["r1", "r2", "r3"]);
     expect(p.assign).toEqual([]);
-    expect(p.pending).toEqual([{ deployment: "l70", count: 3, reason: "needs 4 free h100-80g on one node; best node gpu-1 has 2 free (6 of 8 held by replicas)" }]);
+    expect(p.pending).toEqual([
+      {
+        deployment: "l70",
+        count: 3,
+        reason: "needs 4 free h100-80g on one node; best node gpu-1 has 2 free (6 of 8 held by replicas)",
+      },
+    ]);
   });
 
   it("a changed fingerprint replaces replicas one at a time, each new one ready before an old one goes", () => {
     const x = placed();
-    x.models = [model("l70", [profile("tp4", "h100-80g", 4), profile("tp2", "h100-80g", 2, 1, { args: ["--max-model-len", "8192"] })])];
+    x.models = [
+      model("l70", [
+        profile("tp4", "h100-80g", 4),
+        profile("tp2", "h100-80g", 2, 1, { args: ["--max-model-len", "8192"] }),
+      ]),
+    ];
     const first = plan(x);
     expect(first.release).toEqual([]);
     expect(first.assign.map((r) => r.id)).toEqual(["r4"]);
@@ -88,12 +103,22 @@ describe("existing replicas", () => {
   it("a missing model leaves every replica pending and releases the old ones", () => {
     const x = placed();
     x.models = [];
-    expect(plan(x)).toEqual({ assign: [], release: ["r1", "r2", "r3"], pending: [{ deployment: "l70", count: 3, reason: "model l70 does not exist" }] });
+    expect(plan(x)).toEqual({
+      assign: [],
+      release: ["r1", "r2", "r3"],
+      pending: [{ deployment: "l70", count: 3, reason: "model l70 does not exist" }],
+    });
   });
 
   it("an unknown allowed profile is skipped, and none known says so", () => {
-    const x = input({ nodes: [hgx("gpu-1")], models: [l70], deployments: [deployment("l70", "l70", 1, { profiles: ["tp16"] })] });
-    expect(plan(x).pending[0]!.reason).toBe("none of the allowed profiles (tp16) is a profile of model l70 (it has tp4, tp2)");
+    const x = input({
+      nodes: [hgx("gpu-1")],
+      models: [l70],
+      deployments: [deployment("l70", "l70", 1, { profiles: ["tp16"] })],
+    });
+    expect(plan(x).pending[0]!.reason).toBe(
+      "none of the allowed profiles (tp16) is a profile of model l70 (it has tp4, tp2)",
+    );
     x.deployments = [deployment("l70", "l70", 1, { profiles: ["tp16", "tp4"] })];
     expect(plan(x).assign[0]!.profile).toBe("tp4");
   });
@@ -109,9 +134,19 @@ describe("determinism", () => {
         model("small", [profile("mig", MIG_CLASS)]),
         model("l40", [profile("ib", "l40s-48g", 2, 2), profile("one", "l40s-48g", 1)]),
       ],
-      deployments: [deployment("small", "small", 3), deployment("big", "big", 2), deployment("l70", "l70", 3), deployment("l40", "l40", 3)],
+      deployments: [
+        deployment("small", "small", 3),
+        deployment("big", "big", 2),
+        deployment("l70", "l70", 3),
+        deployment("l40", "l40", 3),
+      ],
     });
-    return { ...x, replicas: plan(x).assign, nextSeq: 100, deployments: x.deployments.map((d) => ({ ...d, replicas: d.replicas + 1 })) };
+    return {
+      ...x,
+      replicas: plan(x).assign,
+      nextSeq: 100,
+      deployments: x.deployments.map((d) => ({ ...d, replicas: d.replicas + 1 })),
+    };
   };
 
   it("gives the same plan for the same input, whatever the order of its lists", () => {

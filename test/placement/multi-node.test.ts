@@ -2,10 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { plan } from "../../api/placement/plan.js";
 import type { PlaceNode } from "../../api/placement/types.js";
-import { deployment, DOMAIN, fabric, gb200Tray, hgx, input, model, nvl72, OTHER_DOMAIN, profile } from "./builders.js";
+import { DOMAIN, deployment, fabric, gb200Tray, hgx, input, model, nvl72, OTHER_DOMAIN, profile } from "./builders.js";
 
 const big = model("big", [profile("nvl", "gb200-185g", 4, 2)]);
-const out = (n: PlaceNode, reasons: string[]): PlaceNode => ({ ...n, nvlink: { ...n.nvlink, eligible: false, reasons } });
+const out = (n: PlaceNode, reasons: string[]): PlaceNode => ({
+  ...n,
+  nvlink: { ...n.nvlink, eligible: false, reasons },
+});
 const nodesOf = (p: ReturnType<typeof plan>) => p.assign.map((r) => r.shards.map((s) => s.nodeId));
 
 describe("multi-node placement", () => {
@@ -23,7 +26,8 @@ describe("multi-node placement", () => {
       replicas: 2,
       placed: [["gb-t01", "gb-t02"]],
       fabric: `nvlink:${DOMAIN}`,
-      reason: /^needs 2 nodes with 4 free gb200-185g in one NVLink domain; domain 9f3e….2 has 1 eligible: tray 0 GPU 2 fabric In Progress, 2 trays have fewer than 4 free; no InfiniBand fabric has 2 nodes with 4 free gb200-185g$/,
+      reason:
+        /^needs 2 nodes with 4 free gb200-185g in one NVLink domain; domain 9f3e….2 has 1 eligible: tray 0 GPU 2 fabric In Progress, 2 trays have fewer than 4 free; no InfiniBand fabric has 2 nodes with 4 free gb200-185g$/,
     },
     {
       name: "every tray out because IMEX is down: InfiniBand fallback",
@@ -37,16 +41,23 @@ describe("multi-node placement", () => {
       nodes: [hgx("h-a", { nvlink: { eligible: true, reasons: [], degraded: false } }), hgx("h-b")],
       replicas: 1,
       placed: [],
-      reason: /no node in pool prod with h100-80g is in an NVLink domain; no InfiniBand fabric has 2 nodes with 8 free h100-80g$/,
+      reason:
+        /no node in pool prod with h100-80g is in an NVLink domain; no InfiniBand fabric has 2 nodes with 8 free h100-80g$/,
     },
     {
       name: "a degraded domain is chosen last",
       nodes: [
-        ...nvl72(2, { prefix: "deg", domain: OTHER_DOMAIN }).map((n) => ({ ...n, nvlink: { ...n.nvlink, degraded: true } })),
+        ...nvl72(2, { prefix: "deg", domain: OTHER_DOMAIN }).map((n) => ({
+          ...n,
+          nvlink: { ...n.nvlink, degraded: true },
+        })),
         ...nvl72(3, { prefix: "ok" }),
       ],
       replicas: 2,
-      placed: [["ok-t00", "ok-t01"], ["deg-t00", "deg-t01"]],
+      placed: [
+        ["ok-t00", "ok-t01"],
+        ["deg-t00", "deg-t01"],
+      ],
     },
     {
       name: "a gang is never partial",
@@ -64,7 +75,9 @@ describe("multi-node placement", () => {
   ];
 
   it.each(cases)("$name", (c) => {
-    const m = c.nodes.some((n) => n.devices[0]?.class === "h100-80g") ? model("big", [profile("nvl", "h100-80g", 8, 2)]) : big;
+    const m = c.nodes.some((n) => n.devices[0]?.class === "h100-80g")
+      ? model("big", [profile("nvl", "h100-80g", 8, 2)])
+      : big;
     const p = plan(input({ nodes: c.nodes, models: [m], deployments: [deployment("big", "big", c.replicas)] }));
     expect(nodesOf(p)).toEqual(c.placed);
     for (const r of p.assign) {
@@ -80,8 +93,23 @@ describe("multi-node placement", () => {
   it("gives NVLink shards MNNVL env, no HCAs, and all shards rank 0's address and leader port", () => {
     const p = plan(input({ nodes: nvl72(2), models: [big], deployments: [deployment("big", "big", 1)] }));
     const [s0, s1] = p.assign[0]!.shards;
-    expect(s0).toMatchObject({ shardId: "r1-s0", rank: 0, nnodes: 2, httpPort: 8000, leaderPort: 8001, hcas: [], visibleDevices: "0,1,2,3" });
-    expect(s1).toMatchObject({ shardId: "r1-s1", rank: 1, nnodes: 2, httpPort: 8000, leaderPort: 8001, leaderAddr: s0!.leaderAddr });
+    expect(s0).toMatchObject({
+      shardId: "r1-s0",
+      rank: 0,
+      nnodes: 2,
+      httpPort: 8000,
+      leaderPort: 8001,
+      hcas: [],
+      visibleDevices: "0,1,2,3",
+    });
+    expect(s1).toMatchObject({
+      shardId: "r1-s1",
+      rank: 1,
+      nnodes: 2,
+      httpPort: 8000,
+      leaderPort: 8001,
+      leaderAddr: s0!.leaderAddr,
+    });
     expect(s1!.env).toEqual({ NCCL_MNNVL_ENABLE: "1", NCCL_CUMEM_ENABLE: "1" });
   });
 
@@ -97,10 +125,16 @@ describe("multi-node placement", () => {
   });
 
   it("falls back to all of the fabric's active HCAs when the cards list none of them", () => {
-    const nodes = [hgx("h-a"), hgx("h-b")].map((n) => ({ ...n, ibFabrics: [fabric("ib-west", ["ib9", "ib8", "ib7"], ["ib8"])] }));
+    const nodes = [hgx("h-a"), hgx("h-b")].map((n) => ({
+      ...n,
+      ibFabrics: [fabric("ib-west", ["ib9", "ib8", "ib7"], ["ib8"])],
+    }));
     const m = model("big", [profile("ib", "h100-80g", 8, 2)]);
     const p = plan(input({ nodes, models: [m], deployments: [deployment("big", "big", 1)] }));
-    expect(p.assign[0]!.shards.map((s) => s.hcas)).toEqual([["ib7", "ib9"], ["ib7", "ib9"]]);
+    expect(p.assign[0]!.shards.map((s) => s.hcas)).toEqual([
+      ["ib7", "ib9"],
+      ["ib7", "ib9"],
+    ]);
   });
 
   it("takes InfiniBand fabrics in name order and needs an active HCA on the node", () => {

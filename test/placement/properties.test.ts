@@ -3,7 +3,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { profileFingerprint } from "../../api/placement/fingerprint.js";
 import { plan } from "../../api/placement/plan.js";
-import type { Plan, PlaceDeployment, PlaceDevice, PlaceModel, PlaceNode, PlanInput } from "../../api/placement/types.js";
+import type {
+  PlaceDeployment,
+  PlaceDevice,
+  PlaceModel,
+  PlaceNode,
+  Plan,
+  PlanInput,
+} from "../../api/placement/types.js";
 import { cards, fabric, input, model, node, profile } from "./builders.js";
 
 const MIG_A = "a100-80g-mig-3g.40gb";
@@ -29,7 +36,9 @@ const arbNode = (i: number): fc.Arbitrary<PlaceNode> =>
       pool: fc.integer({ min: 0, max: 5 }).map((v) => (v === 5 ? "dev" : "prod")),
       rack: fc.constantFrom("a", "b"),
       down: fc.integer({ min: 0, max: 9 }),
-      engines: fc.integer({ min: 0, max: 5 }).map((v) => [["vllm", "sglang"], ["vllm"], ["sglang"], []][Math.max(0, v - 2)]!),
+      engines: fc
+        .integer({ min: 0, max: 5 })
+        .map((v) => [["vllm", "sglang"], ["vllm"], ["sglang"], []][Math.max(0, v - 2)]!),
       domain: fc.integer({ min: 0, max: 9 }),
       eligible: fc.integer({ min: 0, max: 3 }),
       degraded: fc.integer({ min: 0, max: 4 }),
@@ -41,13 +50,32 @@ const arbNode = (i: number): fc.Arbitrary<PlaceNode> =>
     })
     .map((r) => {
       const id = `n${i}`;
-      const cs = cards(r.kind === "mig" ? Math.min(r.count, 2) : r.count, { peers: r.peers, perNuma: r.perNuma, ...(r.kind === "mig" ? { cls: "a100-80g" } : {}) });
+      const cs = cards(r.kind === "mig" ? Math.min(r.count, 2) : r.count, {
+        peers: r.peers,
+        perNuma: r.perNuma,
+        ...(r.kind === "mig" ? { cls: "a100-80g" } : {}),
+      });
       const devices: PlaceDevice[] =
         r.kind === "mig"
           ? cs.flatMap((c) =>
-              r.migPer.map((cls, m) => ({ id: 1000 + 100 * c.index + m, label: `${c.index}/mig${m}`, class: cls, card: c.index, migIndex: m, uuid: `${m % 2 ? "" : "MIG-"}${id}-${c.index}-${m}`, problems: [] })),
+              r.migPer.map((cls, m) => ({
+                id: 1000 + 100 * c.index + m,
+                label: `${c.index}/mig${m}`,
+                class: cls,
+                card: c.index,
+                migIndex: m,
+                uuid: `${m % 2 ? "" : "MIG-"}${id}-${c.index}-${m}`,
+                problems: [],
+              })),
             )
-          : cs.map((c) => ({ id: c.index, label: String(c.index), class: r.kind, card: c.index, uuid: `GPU-${id}-${c.index}`, problems: [] }));
+          : cs.map((c) => ({
+              id: c.index,
+              label: String(c.index),
+              class: r.kind,
+              card: c.index,
+              uuid: `GPU-${id}-${c.index}`,
+              problems: [],
+            }));
       for (const s of r.sick) if (devices[s]) devices[s] = { ...devices[s]!, problems: ["uncorrectable ECC"] };
       return node(id, {
         pool: r.pool,
@@ -57,7 +85,13 @@ const arbNode = (i: number): fc.Arbitrary<PlaceNode> =>
         engines: [...r.engines],
         devices,
         cards: cs,
-        nvlink: { ...domainOf(r.kind, r.domain), eligible: r.eligible > 0, reasons: r.eligible > 0 ? [] : ["IMEX down"], degraded: r.degraded === 0, ...(r.tray === undefined ? {} : { trayIndex: r.tray }) },
+        nvlink: {
+          ...domainOf(r.kind, r.domain),
+          eligible: r.eligible > 0,
+          reasons: r.eligible > 0 ? [] : ["IMEX down"],
+          degraded: r.degraded === 0,
+          ...(r.tray === undefined ? {} : { trayIndex: r.tray }),
+        },
         ibFabrics: [...r.fabrics].map((f) => fabric(f, ["mlx5_0", "mlx5_1"], r.hcaDown ? ["mlx5_0"] : [])),
         weights: r.weights ? ["/models/m0"] : [],
         portRange: { first: 8000, last: 8000 + r.ports },
@@ -66,12 +100,21 @@ const arbNode = (i: number): fc.Arbitrary<PlaceNode> =>
 
 const arbProfile = (name: string) =>
   fc
-    .record({ cls: fc.constantFrom(...CLASSES, "gb200-185g"), k: fc.integer({ min: 1, max: 4 }), n: fc.constantFrom(1, 2, 2, 3), engine: fc.constantFrom("vllm", "vllm", "sglang", "command") })
-    .map((r) => (r.cls.includes("-mig-") ? profile(name, r.cls, 1, r.n === 3 ? 2 : 1, { engine: r.engine }) : profile(name, r.cls, r.k, r.n, { engine: r.engine })));
+    .record({
+      cls: fc.constantFrom(...CLASSES, "gb200-185g"),
+      k: fc.integer({ min: 1, max: 4 }),
+      n: fc.constantFrom(1, 2, 2, 3),
+      engine: fc.constantFrom("vllm", "vllm", "sglang", "command"),
+    })
+    .map((r) =>
+      r.cls.includes("-mig-")
+        ? profile(name, r.cls, 1, r.n === 3 ? 2 : 1, { engine: r.engine })
+        : profile(name, r.cls, r.k, r.n, { engine: r.engine }),
+    );
 
-const arbModels: fc.Arbitrary<PlaceModel[]> = fc.tuple(fc.array(arbProfile("a"), { minLength: 1, maxLength: 1 }), arbProfile("b"), arbProfile("c"), arbProfile("d")).map(
-  ([[a], b, c, d]) => [model("m0", [a!, b]), model("m1", [c]), model("m2", [d, b])],
-);
+const arbModels: fc.Arbitrary<PlaceModel[]> = fc
+  .tuple(fc.array(arbProfile("a"), { minLength: 1, maxLength: 1 }), arbProfile("b"), arbProfile("c"), arbProfile("d"))
+  .map(([[a], b, c, d]) => [model("m0", [a!, b]), model("m1", [c]), model("m2", [d, b])]);
 
 const arbDeployment = (i: number) =>
   fc
@@ -80,28 +123,41 @@ const arbDeployment = (i: number) =>
       replicas: fc.integer({ min: 0, max: 4 }),
       pool: fc.integer({ min: 0, max: 9 }).map((v) => (v === 9 ? "dev" : "prod")),
       selector: fc.integer({ min: 0, max: 3 }).map((v) => v === 0),
-      profiles: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.subarray(["b", "a", "c", "d", "zz"], { minLength: 1 }) }),
+      profiles: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.subarray(["b", "a", "c", "d", "zz"], { minLength: 1 }) },
+      ),
     })
-    .map(({ selector, profiles, ...d }): PlaceDeployment => ({
-      name: `d${i}`,
-      ...d,
-      ...(selector ? { nodeSelector: { rack: "a" } } : {}),
-      ...(profiles ? { profiles } : {}),
-    }));
+    .map(
+      ({ selector, profiles, ...d }): PlaceDeployment => ({
+        name: `d${i}`,
+        ...d,
+        ...(selector ? { nodeSelector: { rack: "a" } } : {}),
+        ...(profiles ? { profiles } : {}),
+      }),
+    );
 
 const arbScenario = fc
   .record({
     nodes: fc.integer({ min: 2, max: 8 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => arbNode(i)))),
     models: arbModels,
-    deployments: fc.integer({ min: 1, max: 4 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => arbDeployment(i)))),
+    deployments: fc
+      .integer({ min: 1, max: 4 })
+      .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => arbDeployment(i)))),
     resize: fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 4, maxLength: 4 }),
     drop: fc.boolean(),
   })
   .map(({ nodes, models, deployments, resize, drop }) => {
     const first = input({ nodes, models, deployments, nextSeq: 1 });
     const p = plan(first);
-    const later = deployments.map((d, i) => ({ ...d, replicas: resize[i] ?? d.replicas })).slice(0, drop ? -1 : undefined);
-    return { first, firstPlan: p, second: { ...first, deployments: later, replicas: p.assign, nextSeq: 1 + p.assign.length } };
+    const later = deployments
+      .map((d, i) => ({ ...d, replicas: resize[i] ?? d.replicas }))
+      .slice(0, drop ? -1 : undefined);
+    return {
+      first,
+      firstPlan: p,
+      second: { ...first, deployments: later, replicas: p.assign, nextSeq: 1 + p.assign.length },
+    };
   });
 
 /** Every invariant of a plan against its input. */
@@ -133,16 +189,27 @@ function check(x: PlanInput, p: Plan): void {
     const leader = nodes.get(r.shards[0]!.nodeId)!;
     for (const s of r.shards) {
       const n = nodes.get(s.nodeId)!;
-      expect(n.schedulable && n.pool === d.pool && (prof.engine === "command" || n.engines.includes(prof.engine))).toBe(true);
+      expect(n.schedulable && n.pool === d.pool && (prof.engine === "command" || n.engines.includes(prof.engine))).toBe(
+        true,
+      );
       for (const [k, v] of Object.entries(d.nodeSelector ?? {})) expect(n.labels[k]).toBe(v);
       expect(s.deviceIds).toHaveLength(prof.gpusPerNode);
-      for (const id of s.deviceIds) expect(n.devices.find((e) => e.id === id)).toMatchObject({ class: prof.gpuClass, problems: [] });
-      expect([s.shardId, s.replicaId, s.nnodes, s.leaderAddr, s.leaderPort]).toEqual([`${r.id}-s${s.rank}`, r.id, prof.nodes, leader.mgmtAddr, r.shards[0]!.leaderPort]);
+      for (const id of s.deviceIds)
+        expect(n.devices.find((e) => e.id === id)).toMatchObject({ class: prof.gpuClass, problems: [] });
+      expect([s.shardId, s.replicaId, s.nnodes, s.leaderAddr, s.leaderPort]).toEqual([
+        `${r.id}-s${s.rank}`,
+        r.id,
+        prof.nodes,
+        leader.mgmtAddr,
+        r.shards[0]!.leaderPort,
+      ]);
       expect(s.httpPort).toBeGreaterThanOrEqual(n.portRange.first);
       expect(s.httpPort).toBeLessThanOrEqual(n.portRange.last);
       if (s.fabric.startsWith("nvlink:")) expect(n.nvlink).toMatchObject({ domain: s.fabric.slice(7), eligible: true });
       if (s.fabric.startsWith("ib:")) {
-        const active = n.ibFabrics.filter((f) => f.name === s.fabric.slice(3)).flatMap((f) => f.hcas.filter((h) => h.active).map((h) => h.name));
+        const active = n.ibFabrics
+          .filter((f) => f.name === s.fabric.slice(3))
+          .flatMap((f) => f.hcas.filter((h) => h.active).map((h) => h.name));
         expect(s.hcas.length).toBeGreaterThan(0);
         for (const h of s.hcas) expect(active).toContain(h);
       }
@@ -192,7 +259,8 @@ describe("plan properties", () => {
         expect(plan(shuffled(second))).toEqual(p);
         expect(plan(shuffled(first))).toEqual(firstPlan);
         for (const r of [...firstPlan.assign, ...p.assign]) seen.add(r.shards[0]!.fabric.replace(/:.*/, ""));
-        for (const r of [...firstPlan.assign, ...p.assign]) if (r.shards[0]!.visibleDevices.startsWith("MIG-")) seen.add("mig");
+        for (const r of [...firstPlan.assign, ...p.assign])
+          if (r.shards[0]!.visibleDevices.startsWith("MIG-")) seen.add("mig");
         if (p.release.length) seen.add("release");
         if (p.pending.length) seen.add("pending");
       }),

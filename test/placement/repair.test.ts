@@ -12,12 +12,20 @@ const facts = (over: Partial<RepairFacts>): RepairFacts => ({
   maxFraction: 0.2,
   ...over,
 });
-const replica = (id: string, ...shards: [string, string?][]) => ({ id, shards: shards.map(([nodeId, state]) => ({ nodeId, state })) });
+const replica = (id: string, ...shards: [string, string?][]) => ({
+  id,
+  shards: shards.map(([nodeId, state]) => ({ nodeId, state })),
+});
 
 describe("chooseRepairs", () => {
   it("frees a replica whose shard failed past its restart limit", () => {
-    const r = chooseRepairs(facts({ replicas: [replica("r1", ["a", "ready"], ["b", "failed"]), replica("r2", ["c", "ready"])] }));
-    expect(r).toEqual({ release: [{ id: "r1", why: "a shard failed past its restart limit", failedOn: ["b"] }], deferred: 0 });
+    const r = chooseRepairs(
+      facts({ replicas: [replica("r1", ["a", "ready"], ["b", "failed"]), replica("r2", ["c", "ready"])] }),
+    );
+    expect(r).toEqual({
+      release: [{ id: "r1", why: "a shard failed past its restart limit", failedOn: ["b"] }],
+      deferred: 0,
+    });
   });
 
   it("frees a lost node's replicas only after the grace period", () => {
@@ -32,11 +40,19 @@ describe("chooseRepairs", () => {
     const silentMs = new Map(["a", "b", "c"].map((n) => [n, 60 * MIN]));
     const r = chooseRepairs(facts({ replicas, silentMs, nodeCount: 4, maxFraction: 1 }));
     expect(r.release).toEqual([]);
-    expect(r.held).toBe("3 of 4 nodes are lost at once: not re-placing their 3 replica(s) (a control-plane or network outage must not evict the fleet)");
+    expect(r.held).toBe(
+      "3 of 4 nodes are lost at once: not re-placing their 3 replica(s) (a control-plane or network outage must not evict the fleet)",
+    );
   });
 
   it("still frees failed shards while repairs on lost nodes are held", () => {
-    const r = chooseRepairs(facts({ replicas: [replica("r1", ["a", "failed"]), replica("r2", ["b"])], silentMs: new Map([["b", 60 * MIN]]), nodeCount: 1 }));
+    const r = chooseRepairs(
+      facts({
+        replicas: [replica("r1", ["a", "failed"]), replica("r2", ["b"])],
+        silentMs: new Map([["b", 60 * MIN]]),
+        nodeCount: 1,
+      }),
+    );
     expect(r.release.map((x) => x.id)).toEqual(["r1"]);
     expect(r.held).toBeDefined();
   });

@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { choose, createBalancer, hash32 } from "../../api/router/balancer.js";
 import type { Endpoint } from "../../api/router/types.js";
 
-const ep = (n: number): Endpoint => ({ replicaId: `r${n}`, deployment: "d", model: "m", url: `http://10.0.0.${n}:8000` });
+const ep = (n: number): Endpoint => ({
+  replicaId: `r${n}`,
+  deployment: "d",
+  model: "m",
+  url: `http://10.0.0.${n}:8000`,
+});
 const [A, B, C, D] = [ep(1), ep(2), ep(3), ep(4)] as [Endpoint, Endpoint, Endpoint, Endpoint];
 
 /** A `random` that returns `xs` in order and throws once they are used up (so extra draws fail the test). */
@@ -55,13 +60,55 @@ describe("choose", () => {
 
   // random draws: i = ⌊r1·n⌋, j = (i + 1 + ⌊r2·(n−1)⌋) mod n
   it.each<{ name: string; pool: Endpoint[]; load: Record<string, number>; random: number[]; want: Endpoint }>([
-    { name: "two endpoints: the less loaded (second choice)", pool: [A, B], load: { [A.url]: 3, [B.url]: 1 }, random: [0, 0], want: B },
-    { name: "two endpoints: the less loaded (first choice)", pool: [A, B], load: { [A.url]: 1, [B.url]: 3 }, random: [0, 0.9], want: A },
-    { name: "two endpoints, other order of draws", pool: [A, B], load: { [A.url]: 5, [B.url]: 2 }, random: [0.99, 0.5], want: B },
-    { name: "a tie goes to the first choice", pool: [A, B], load: { [A.url]: 2, [B.url]: 2 }, random: [0.6, 0], want: B },
-    { name: "four endpoints: A and C compared, C less loaded", pool: [A, B, C, D], load: { [A.url]: 4, [B.url]: 0, [C.url]: 1, [D.url]: 0 }, random: [0, 0.34], want: C },
-    { name: "four endpoints: D and A compared (wraps), the idle B is not among them", pool: [A, B, C, D], load: { [A.url]: 9, [B.url]: 0, [C.url]: 4, [D.url]: 7 }, random: [0.8, 0], want: D },
-    { name: "four endpoints: D and C compared", pool: [A, B, C, D], load: { [A.url]: 0, [B.url]: 0, [C.url]: 2, [D.url]: 3 }, random: [0.75, 0.99], want: C },
+    {
+      name: "two endpoints: the less loaded (second choice)",
+      pool: [A, B],
+      load: { [A.url]: 3, [B.url]: 1 },
+      random: [0, 0],
+      want: B,
+    },
+    {
+      name: "two endpoints: the less loaded (first choice)",
+      pool: [A, B],
+      load: { [A.url]: 1, [B.url]: 3 },
+      random: [0, 0.9],
+      want: A,
+    },
+    {
+      name: "two endpoints, other order of draws",
+      pool: [A, B],
+      load: { [A.url]: 5, [B.url]: 2 },
+      random: [0.99, 0.5],
+      want: B,
+    },
+    {
+      name: "a tie goes to the first choice",
+      pool: [A, B],
+      load: { [A.url]: 2, [B.url]: 2 },
+      random: [0.6, 0],
+      want: B,
+    },
+    {
+      name: "four endpoints: A and C compared, C less loaded",
+      pool: [A, B, C, D],
+      load: { [A.url]: 4, [B.url]: 0, [C.url]: 1, [D.url]: 0 },
+      random: [0, 0.34],
+      want: C,
+    },
+    {
+      name: "four endpoints: D and A compared (wraps), the idle B is not among them",
+      pool: [A, B, C, D],
+      load: { [A.url]: 9, [B.url]: 0, [C.url]: 4, [D.url]: 7 },
+      random: [0.8, 0],
+      want: D,
+    },
+    {
+      name: "four endpoints: D and C compared",
+      pool: [A, B, C, D],
+      load: { [A.url]: 0, [B.url]: 0, [C.url]: 2, [D.url]: 3 },
+      random: [0.75, 0.99],
+      want: C,
+    },
   ])("two random choices: $name", ({ pool, load, random, want }) => {
     expect(choose(pool, loads(load), { quarantined: none, random: seq(...random) })).toBe(want);
   });
@@ -122,7 +169,12 @@ describe("choose", () => {
       const session = sessionAt(0, 3); // A
       const load = loads({ [A.url]: mine, [B.url]: least, [C.url]: least + 20 });
       // the fallback's draws compare A with B: the less loaded B wins unless A is the session's and affine
-      const got = choose(pool, load, { quarantined: none, random: seq(0, 0), session, ...(slack !== undefined ? { slack } : {}) });
+      const got = choose(pool, load, {
+        quarantined: none,
+        random: seq(0, 0),
+        session,
+        ...(slack !== undefined ? { slack } : {}),
+      });
       expect(got).toBe(affine ? A : B);
     });
 
@@ -143,7 +195,12 @@ describe("createBalancer", () => {
     const d2 = b.begin(A.url);
     const d3 = b.begin(B.url);
     expect(b.inflight(A.url)).toBe(2);
-    expect(b.outstanding()).toEqual(new Map([[A.url, 2], [B.url, 1]]));
+    expect(b.outstanding()).toEqual(
+      new Map([
+        [A.url, 2],
+        [B.url, 1],
+      ]),
+    );
     d1();
     d1();
     d1();

@@ -2,10 +2,10 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { apiKeys } from "../../api/db/schema.js";
-import type { AppDeps } from "../../api/deps.js";
-import { createKeyStore, keysChanged } from "../../api/router/keys.js";
 import { hashSecret, newSecret } from "../../api/db/secrets.js";
+import type { AppDeps } from "../../api/deps.js";
 import { openDb } from "../../api/node.js";
+import { createKeyStore, keysChanged } from "../../api/router/keys.js";
 import { migratedDb, testClock } from "../helpers/app.js";
 
 let opened: Awaited<ReturnType<typeof migratedDb>>;
@@ -16,7 +16,17 @@ afterAll(() => opened.close());
 
 /** Stores a key (straight into the table, as another instance's API would) and returns its secret. */
 async function addKey(name: string, spec: object, secret = newSecret("key")) {
-  await opened.store.write((tx) => tx.insert(apiKeys).values({ name, spec: JSON.stringify(spec), version: 1, createdAt: 0, updatedAt: 0, hash: "", secretIssuedAt: 0 }));
+  await opened.store.write((tx) =>
+    tx.insert(apiKeys).values({
+      name,
+      spec: JSON.stringify(spec),
+      version: 1,
+      createdAt: 0,
+      updatedAt: 0,
+      hash: "",
+      secretIssuedAt: 0,
+    }),
+  );
   await setSecret(name, secret);
   return secret;
 }
@@ -24,7 +34,13 @@ const setSecret = async (name: string, secret: string) => {
   const hash = await hashSecret(secret);
   await opened.store.write((tx) => tx.update(apiKeys).set({ hash }).where(eq(apiKeys.name, name)));
 };
-const setSpec = (name: string, spec: object) => opened.store.write((tx) => tx.update(apiKeys).set({ spec: JSON.stringify(spec) }).where(eq(apiKeys.name, name)));
+const setSpec = (name: string, spec: object) =>
+  opened.store.write((tx) =>
+    tx
+      .update(apiKeys)
+      .set({ spec: JSON.stringify(spec) })
+      .where(eq(apiKeys.name, name)),
+  );
 
 /** A store whose reads can be made to fail, and a count of them. */
 function flakyStore() {
@@ -47,16 +63,28 @@ function flakyStore() {
 
 describe("createKeyStore", () => {
   it("finds a key by its secret, with the limits of its spec; other secrets are unknown", async () => {
-    const secret = await addKey("find-me", { models: ["m1"], requestsPerMinute: 10, tokensPerMinute: 1000, expiresAt: 5 });
+    const secret = await addKey("find-me", {
+      models: ["m1"],
+      requestsPerMinute: 10,
+      tokensPerMinute: 1000,
+      expiresAt: 5,
+    });
     const keys = createKeyStore(opened.store, { now: testClock().now });
-    expect(await keys.identify(secret)).toEqual({ name: "find-me", models: ["m1"], requestsPerMinute: 10, tokensPerMinute: 1000, expiresAt: 5 });
+    expect(await keys.identify(secret)).toEqual({
+      name: "find-me",
+      models: ["m1"],
+      requestsPerMinute: 10,
+      tokensPerMinute: 1000,
+      expiresAt: 5,
+    });
     expect(await keys.identify(newSecret("key"))).toBeUndefined();
   });
 
   it("does not read the database for a secret that is no API key, nor cache it", async () => {
     const f = flakyStore();
     const keys = createKeyStore(f.store, { now: testClock().now });
-    for (const s of ["", "sk-openai-style", "llmgw_adm_0000000000000000000000000000000000000000", "llmgw_node_x"]) expect(await keys.identify(s)).toBeUndefined();
+    for (const s of ["", "sk-openai-style", "llmgw_adm_0000000000000000000000000000000000000000", "llmgw_node_x"])
+      expect(await keys.identify(s)).toBeUndefined();
     expect(f.reads).toBe(0);
     expect(keys.size()).toBe(0);
   });
@@ -108,7 +136,11 @@ describe("createKeyStore", () => {
     const f = flakyStore();
     const clock = testClock();
     const lines: string[] = [];
-    const log = { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`) };
+    const log = {
+      info: (m: string) => lines.push(`info ${m}`),
+      warn: (m: string) => lines.push(`warn ${m}`),
+      error: (m: string) => lines.push(`error ${m}`),
+    };
     const keys = createKeyStore(f.store, { now: clock.now, ttlMs: 5000, log });
     const known = await addKey("survivor", { tokensPerMinute: 7 });
     const gone = newSecret("key");
@@ -128,7 +160,9 @@ describe("createKeyStore", () => {
     expect(f.reads - reads).toBe(3);
     // a secret never seen cannot be answered: the caller says 503, not 401
     await expect(keys.identify(newSecret("key"))).rejects.toThrow(/SQLITE_CANTOPEN/);
-    expect(lines.filter((l) => l.startsWith("warn"))).toEqual(["warn router: cannot read API keys; answering from the keys seen before"]);
+    expect(lines.filter((l) => l.startsWith("warn"))).toEqual([
+      "warn router: cannot read API keys; answering from the keys seen before",
+    ]);
 
     f.down = false;
     clock.advance(5000);

@@ -1,46 +1,102 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { applyMigrations, openDb } from "../../api/node.js";
-import { deployments, models, nodes, shards, shardStatus } from "../../api/db/schema.js";
-import { buildTable, createIsolateTableCache, createTableCache, type EndpointTable, readTable } from "../../api/router/table.js";
+import { deployments, models, nodes, shardStatus, shards } from "../../api/db/schema.js";
 import type { Log } from "../../api/log.js";
+import { applyMigrations, openDb } from "../../api/node.js";
+import {
+  buildTable,
+  createIsolateTableCache,
+  createTableCache,
+  type EndpointTable,
+  readTable,
+} from "../../api/router/table.js";
 import type { Endpoint } from "../../api/router/types.js";
 import { tempDbUrl } from "../helpers/db.js";
 
 type Row = Parameters<typeof buildTable>[0][number];
 const spec = (o: { model?: string; deployment?: string; leaderAddr?: string; httpPort?: number }) =>
-  JSON.stringify({ model: o.model ?? "m", deployment: o.deployment ?? "d", leaderAddr: o.leaderAddr ?? "10.0.0.1", httpPort: o.httpPort ?? 8000 });
-const row = (replicaId: string, rank: number, state: string | null, o: Parameters<typeof spec>[0] = {}): Row => ({ replicaId, rank, state, spec: spec(o) });
-const end = (replicaId: string, url: string, model = "m", deployment = "d"): Endpoint => ({ replicaId, deployment, model, url });
+  JSON.stringify({
+    model: o.model ?? "m",
+    deployment: o.deployment ?? "d",
+    leaderAddr: o.leaderAddr ?? "10.0.0.1",
+    httpPort: o.httpPort ?? 8000,
+  });
+const row = (replicaId: string, rank: number, state: string | null, o: Parameters<typeof spec>[0] = {}): Row => ({
+  replicaId,
+  rank,
+  state,
+  spec: spec(o),
+});
+const end = (replicaId: string, url: string, model = "m", deployment = "d"): Endpoint => ({
+  replicaId,
+  deployment,
+  model,
+  url,
+});
 const NONE = "no replica is ready yet";
 
 describe("buildTable", () => {
   it.each<{ name: string; rows: Row[]; want: Record<string, Endpoint[]> }>([
-    { name: "a one-shard ready replica", rows: [row("r1", 0, "ready")], want: { m: [end("r1", "http://10.0.0.1:8000")] } },
+    {
+      name: "a one-shard ready replica",
+      rows: [row("r1", 0, "ready")],
+      want: { m: [end("r1", "http://10.0.0.1:8000")] },
+    },
     { name: "a replica not ready yet", rows: [row("r1", 0, "loading")], want: {} },
     { name: "a shard without reported state", rows: [row("r1", 0, null)], want: {} },
     {
       name: "a multi-node replica ready only when every shard is",
-      rows: [row("r1", 0, "ready", { leaderAddr: "10.0.0.1" }), row("r1", 1, "ready", { leaderAddr: "10.0.0.1" }), row("r2", 0, "ready", { leaderAddr: "10.0.0.3" }), row("r2", 1, "starting", { leaderAddr: "10.0.0.3" })],
+      rows: [
+        row("r1", 0, "ready", { leaderAddr: "10.0.0.1" }),
+        row("r1", 1, "ready", { leaderAddr: "10.0.0.1" }),
+        row("r2", 0, "ready", { leaderAddr: "10.0.0.3" }),
+        row("r2", 1, "starting", { leaderAddr: "10.0.0.3" }),
+      ],
       want: { m: [end("r1", "http://10.0.0.1:8000")] },
     },
-    { name: "a failed follower keeps the replica out", rows: [row("r1", 1, "failed"), row("r1", 0, "ready")], want: {} },
+    {
+      name: "a failed follower keeps the replica out",
+      rows: [row("r1", 1, "failed"), row("r1", 0, "ready")],
+      want: {},
+    },
     { name: "no rank 0 among the shards: not ready", rows: [row("r1", 1, "ready"), row("r1", 2, "ready")], want: {} },
     {
       name: "rank 0's leaderAddr and httpPort make the url, whichever row comes first",
-      rows: [row("r1", 1, "ready", { leaderAddr: "10.9.9.9", httpPort: 1 }), row("r1", 0, "ready", { leaderAddr: "10.0.0.7", httpPort: 30001 })],
+      rows: [
+        row("r1", 1, "ready", { leaderAddr: "10.9.9.9", httpPort: 1 }),
+        row("r1", 0, "ready", { leaderAddr: "10.0.0.7", httpPort: 30001 }),
+      ],
       want: { m: [end("r1", "http://10.0.0.7:30001")] },
     },
-    { name: "an IPv6 leader address goes in brackets", rows: [row("r1", 0, "ready", { leaderAddr: "fd00::1", httpPort: 9000 })], want: { m: [end("r1", "http://[fd00::1]:9000")] } },
-    { name: "a host name as is", rows: [row("r1", 0, "ready", { leaderAddr: "gpu-7.example", httpPort: 9000 })], want: { m: [end("r1", "http://gpu-7.example:9000")] } },
+    {
+      name: "an IPv6 leader address goes in brackets",
+      rows: [row("r1", 0, "ready", { leaderAddr: "fd00::1", httpPort: 9000 })],
+      want: { m: [end("r1", "http://[fd00::1]:9000")] },
+    },
+    {
+      name: "a host name as is",
+      rows: [row("r1", 0, "ready", { leaderAddr: "gpu-7.example", httpPort: 9000 })],
+      want: { m: [end("r1", "http://gpu-7.example:9000")] },
+    },
     {
       name: "endpoints sorted by replica id",
-      rows: [row("r3", 0, "ready", { httpPort: 3 }), row("r1", 0, "ready", { httpPort: 1 }), row("r2", 0, "ready", { httpPort: 2 })],
+      rows: [
+        row("r3", 0, "ready", { httpPort: 3 }),
+        row("r1", 0, "ready", { httpPort: 1 }),
+        row("r2", 0, "ready", { httpPort: 2 }),
+      ],
       want: { m: [end("r1", "http://10.0.0.1:1"), end("r2", "http://10.0.0.1:2"), end("r3", "http://10.0.0.1:3")] },
     },
     {
       name: "grouped by served model, deployment kept",
-      rows: [row("r1", 0, "ready", { model: "a", deployment: "da" }), row("r2", 0, "ready", { model: "b", deployment: "db1", httpPort: 2 }), row("r3", 0, "ready", { model: "b", deployment: "db2", httpPort: 3 })],
-      want: { a: [end("r1", "http://10.0.0.1:8000", "a", "da")], b: [end("r2", "http://10.0.0.1:2", "b", "db1"), end("r3", "http://10.0.0.1:3", "b", "db2")] },
+      rows: [
+        row("r1", 0, "ready", { model: "a", deployment: "da" }),
+        row("r2", 0, "ready", { model: "b", deployment: "db1", httpPort: 2 }),
+        row("r3", 0, "ready", { model: "b", deployment: "db2", httpPort: 3 }),
+      ],
+      want: {
+        a: [end("r1", "http://10.0.0.1:8000", "a", "da")],
+        b: [end("r2", "http://10.0.0.1:2", "b", "db1"), end("r3", "http://10.0.0.1:3", "b", "db2")],
+      },
     },
   ])("ready: $name", ({ rows, want }) => {
     const t = buildTable(rows, [], 123);
@@ -49,12 +105,42 @@ describe("buildTable", () => {
   });
 
   it.each<{ name: string; declared: { served: string; pending: string | undefined }[]; want: string }>([
-    { name: "its pending reason", declared: [{ served: "m", pending: "no node has 8 free h100-80g" }], want: "no node has 8 free h100-80g" },
+    {
+      name: "its pending reason",
+      declared: [{ served: "m", pending: "no node has 8 free h100-80g" }],
+      want: "no node has 8 free h100-80g",
+    },
     { name: "a default without one", declared: [{ served: "m", pending: undefined }], want: NONE },
-    { name: "a missing model resource", declared: [{ served: "ghost", pending: "model ghost does not exist" }], want: "model ghost does not exist" },
-    { name: "a reason over a deployment without one", declared: [{ served: "m", pending: undefined }, { served: "m", pending: "why" }], want: "why" },
-    { name: "a reason not overwritten by a deployment without one", declared: [{ served: "m", pending: "why" }, { served: "m", pending: undefined }], want: "why" },
-    { name: "the first of several reasons", declared: [{ served: "m", pending: undefined }, { served: "m", pending: "first" }, { served: "m", pending: "second" }], want: "first" },
+    {
+      name: "a missing model resource",
+      declared: [{ served: "ghost", pending: "model ghost does not exist" }],
+      want: "model ghost does not exist",
+    },
+    {
+      name: "a reason over a deployment without one",
+      declared: [
+        { served: "m", pending: undefined },
+        { served: "m", pending: "why" },
+      ],
+      want: "why",
+    },
+    {
+      name: "a reason not overwritten by a deployment without one",
+      declared: [
+        { served: "m", pending: "why" },
+        { served: "m", pending: undefined },
+      ],
+      want: "why",
+    },
+    {
+      name: "the first of several reasons",
+      declared: [
+        { served: "m", pending: undefined },
+        { served: "m", pending: "first" },
+        { served: "m", pending: "second" },
+      ],
+      want: "first",
+    },
   ])("a declared model with no ready replica gets $name", ({ declared, want }) => {
     const t = buildTable([row("r1", 0, "starting")], declared, 0);
     expect(t.ready.size).toBe(0);
@@ -62,7 +148,14 @@ describe("buildTable", () => {
   });
 
   it("declares every served model with a deployment or a ready replica, and no other", () => {
-    const t = buildTable([row("r1", 0, "ready", { model: "served-only" })], [{ served: "a", pending: undefined }, { served: "b", pending: "x" }], 0);
+    const t = buildTable(
+      [row("r1", 0, "ready", { model: "served-only" })],
+      [
+        { served: "a", pending: undefined },
+        { served: "b", pending: "x" },
+      ],
+      0,
+    );
     expect([...t.declared.keys()].sort()).toEqual(["a", "b", "served-only"]);
     expect(t.declared.get("served-only")).toBe("");
     expect(t.declared.has("nope")).toBe(false);
@@ -78,23 +171,61 @@ describe("readTable", () => {
       const at = 1_700_000_000_000;
       await db.insert(nodes).values(
         ["n1", "n2"].map((id, i) => ({
-          id, hostname: id, mgmtAddr: `10.0.0.${i + 1}`, pool: "prod", labels: {}, agentVersion: "test", tokenHash: `hash-${id}`, inventory: "{}", registeredAt: at, lastSeenAt: at,
+          id,
+          hostname: id,
+          mgmtAddr: `10.0.0.${i + 1}`,
+          pool: "prod",
+          labels: {},
+          agentVersion: "test",
+          tokenHash: `hash-${id}`,
+          inventory: "{}",
+          registeredAt: at,
+          lastSeenAt: at,
         })),
       );
       await db.insert(models).values([
-        { name: "llama", spec: JSON.stringify({ servedName: "meta/llama", weightsPath: "/w" }), version: 1, createdAt: at, updatedAt: at },
+        {
+          name: "llama",
+          spec: JSON.stringify({ servedName: "meta/llama", weightsPath: "/w" }),
+          version: 1,
+          createdAt: at,
+          updatedAt: at,
+        },
         { name: "qwen", spec: JSON.stringify({ weightsPath: "/w" }), version: 1, createdAt: at, updatedAt: at },
       ]);
       await db.insert(deployments).values([
         { name: "llama-prod", model: "llama", spec: "{}", version: 1, createdAt: at, updatedAt: at },
-        { name: "qwen-prod", model: "qwen", spec: "{}", version: 1, createdAt: at, updatedAt: at, pending: [{ count: 1, reason: "no free gpu" }, { count: 1, reason: "pool empty" }] },
+        {
+          name: "qwen-prod",
+          model: "qwen",
+          spec: "{}",
+          version: 1,
+          createdAt: at,
+          updatedAt: at,
+          pending: [
+            { count: 1, reason: "no free gpu" },
+            { count: 1, reason: "pool empty" },
+          ],
+        },
         { name: "orphan", model: "ghost", spec: "{}", version: 1, createdAt: at, updatedAt: at },
       ]);
       const shard = (id: string, replicaId: string, nodeId: string, rank: number, leaderAddr: string) => ({
-        id, replicaId, nodeId, rank, spec: spec({ model: "meta/llama", deployment: "llama-prod", leaderAddr, httpPort: 8100 }),
+        id,
+        replicaId,
+        nodeId,
+        rank,
+        spec: spec({ model: "meta/llama", deployment: "llama-prod", leaderAddr, httpPort: 8100 }),
       });
       // r1: two nodes, both ready; r2: follower still loading; r3: no status reported at all
-      await db.insert(shards).values([shard("r1-s0", "r1", "n1", 0, "10.0.0.1"), shard("r1-s1", "r1", "n2", 1, "10.0.0.1"), shard("r2-s0", "r2", "n2", 0, "10.0.0.2"), shard("r2-s1", "r2", "n1", 1, "10.0.0.2"), shard("r3-s0", "r3", "n1", 0, "10.0.0.1")]);
+      await db
+        .insert(shards)
+        .values([
+          shard("r1-s0", "r1", "n1", 0, "10.0.0.1"),
+          shard("r1-s1", "r1", "n2", 1, "10.0.0.1"),
+          shard("r2-s0", "r2", "n2", 0, "10.0.0.2"),
+          shard("r2-s1", "r2", "n1", 1, "10.0.0.2"),
+          shard("r3-s0", "r3", "n1", 0, "10.0.0.1"),
+        ]);
       await db.insert(shardStatus).values([
         { nodeId: "n1", shardId: "r1-s0", replicaId: "r1", state: "ready", updatedAt: at },
         { nodeId: "n2", shardId: "r1-s1", replicaId: "r1", state: "ready", updatedAt: at },
@@ -105,8 +236,14 @@ describe("readTable", () => {
       ]);
       const t = await readTable(db, 42);
       expect(t.readAt).toBe(42);
-      expect(Object.fromEntries(t.ready)).toEqual({ "meta/llama": [end("r1", "http://10.0.0.1:8100", "meta/llama", "llama-prod")] });
-      expect(Object.fromEntries(t.declared)).toEqual({ "meta/llama": NONE, qwen: "no free gpu; pool empty", ghost: "model ghost does not exist" });
+      expect(Object.fromEntries(t.ready)).toEqual({
+        "meta/llama": [end("r1", "http://10.0.0.1:8100", "meta/llama", "llama-prod")],
+      });
+      expect(Object.fromEntries(t.declared)).toEqual({
+        "meta/llama": NONE,
+        qwen: "no free gpu; pool empty",
+        ghost: "model ghost does not exist",
+      });
     } finally {
       client.close();
       tmp.cleanup();
@@ -116,13 +253,21 @@ describe("readTable", () => {
 
 describe("createTableCache", () => {
   const T0 = 1_000_000;
-  const table = (readAt: number, tag = String(readAt)): EndpointTable => ({ ready: new Map([[tag, []]]), declared: new Map(), readAt });
+  const table = (readAt: number, tag = String(readAt)): EndpointTable => ({
+    ready: new Map([[tag, []]]),
+    declared: new Map(),
+    readAt,
+  });
 
   /** A clock, a log that keeps what it was told, and a `read` whose results the test hands out. */
   function setup() {
     let t = T0;
     const lines: { level: string; msg: string }[] = [];
-    const log: Log = { info: (msg) => lines.push({ level: "info", msg }), warn: (msg) => lines.push({ level: "warn", msg }), error: (msg) => lines.push({ level: "error", msg }) };
+    const log: Log = {
+      info: (msg) => lines.push({ level: "info", msg }),
+      warn: (msg) => lines.push({ level: "warn", msg }),
+      error: (msg) => lines.push({ level: "error", msg }),
+    };
     const waiting: { ok: (t: EndpointTable) => void; fail: (e: unknown) => void }[] = [];
     const read = vi.fn(() => new Promise<EndpointTable>((ok, fail) => waiting.push({ ok, fail })));
     const next = () => {
@@ -131,10 +276,22 @@ describe("createTableCache", () => {
       return w;
     };
     return {
-      now: () => t, advance: (ms: number) => (t += ms), log, lines, read,
+      now: () => t,
+      advance: (ms: number) => (t += ms),
+      log,
+      lines,
+      read,
       /** Completes the oldest read in flight with a table read now. */
-      answer: async (tag?: string) => { const tb = table(t, tag); next().ok(tb); await flush(); return tb; },
-      failWith: async (msg: string) => { next().fail(new Error(msg)); await flush(); },
+      answer: async (tag?: string) => {
+        const tb = table(t, tag);
+        next().ok(tb);
+        await flush();
+        return tb;
+      },
+      failWith: async (msg: string) => {
+        next().fail(new Error(msg));
+        await flush();
+      },
       inFlight: () => waiting.length,
     };
   }
@@ -259,7 +416,11 @@ describe("createTableCache", () => {
 });
 
 describe("createIsolateTableCache (a Worker isolate)", () => {
-  const table = (readAt: number, tag: string): EndpointTable => ({ ready: new Map([[tag, []]]), declared: new Map(), readAt });
+  const table = (readAt: number, tag: string): EndpointTable => ({
+    ready: new Map([[tag, []]]),
+    declared: new Map(),
+    readAt,
+  });
   const silent: Log = { info() {}, warn() {}, error() {} };
 
   it("keeps the table for its time to live, then the request that finds it old reads its own", async () => {

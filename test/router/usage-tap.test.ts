@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { jsonTap, sseTap, type Tap, usageOf } from "../../api/router/usage-tap.js";
 import type { Usage } from "../../api/router/types.js";
+import { jsonTap, sseTap, type Tap, usageOf } from "../../api/router/usage-tap.js";
 
 const enc = new TextEncoder();
 const dec = (b: Uint8Array) => Buffer.from(b).toString("utf8");
@@ -15,7 +15,8 @@ function run(tap: Tap, chunks: (string | Uint8Array)[]) {
 }
 
 /** `bytes` cut into pieces of `size` bytes (so multi-byte characters and event ends fall anywhere). */
-const pieces = (bytes: Uint8Array, size: number) => Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+const pieces = (bytes: Uint8Array, size: number) =>
+  Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
 
 const u = (promptTokens: number, completionTokens: number): Usage => ({ promptTokens, completionTokens });
 
@@ -27,9 +28,17 @@ describe("usageOf", () => {
     ["zero tokens", { usage: { prompt_tokens: 0, completion_tokens: 0 } }, u(0, 0)],
     ["fractions rounded", { usage: { prompt_tokens: 2.4, completion_tokens: 2.6 } }, u(2, 3)],
     ["negative counts → 0", { usage: { prompt_tokens: -3, completion_tokens: -1 } }, u(0, 0)],
-    ["NaN and Infinity → 0", { usage: { prompt_tokens: Number.NaN, completion_tokens: Number.POSITIVE_INFINITY } }, u(0, 0)],
+    [
+      "NaN and Infinity → 0",
+      { usage: { prompt_tokens: Number.NaN, completion_tokens: Number.POSITIVE_INFINITY } },
+      u(0, 0),
+    ],
     ["counts as strings → 0", { usage: { prompt_tokens: "12", completion_tokens: "3" } }, u(0, 0)],
-    ["null counts fall back to the Responses names", { usage: { prompt_tokens: null, input_tokens: 4, completion_tokens: null, output_tokens: 6 } }, u(4, 6)],
+    [
+      "null counts fall back to the Responses names",
+      { usage: { prompt_tokens: null, input_tokens: 4, completion_tokens: null, output_tokens: 6 } },
+      u(4, 6),
+    ],
     ["no usage", { id: "x", choices: [] }, undefined],
     ["usage: null (a stream chunk before the last)", { usage: null }, undefined],
     ["usage is a string", { usage: "lots" }, undefined],
@@ -44,7 +53,11 @@ describe("usageOf", () => {
 });
 
 describe("jsonTap", () => {
-  const body = JSON.stringify({ id: "chatcmpl-1", choices: [{ message: { content: "héllo 🦙" } }], usage: { prompt_tokens: 3, completion_tokens: 4 } });
+  const body = JSON.stringify({
+    id: "chatcmpl-1",
+    choices: [{ message: { content: "héllo 🦙" } }],
+    usage: { prompt_tokens: 3, completion_tokens: 4 },
+  });
 
   it("passes every chunk through unchanged and reads usage at the end", () => {
     const tap = jsonTap();
@@ -66,11 +79,34 @@ describe("jsonTap", () => {
   });
 
   it.each([
-    ["usage with nested details", { id: "x", usage: { prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } } }, u(3, 4)],
-    ["usage before other keys", { usage: { prompt_tokens: 5, completion_tokens: 6 }, choices: [{ message: { content: "x".repeat(5000) } }] }, u(5, 6)],
-    ["content that quotes a usage object", { choices: [{ message: { content: 'say "usage": {"prompt_tokens": 999}' } }], usage: { prompt_tokens: 1, completion_tokens: 2 } }, u(1, 2)],
-    ["strings with braces and escapes inside usage", { usage: { note: '}{"\\', prompt_tokens: 7, completion_tokens: 8 } }, u(7, 8)],
-    ["usage: null, content quoting one", { choices: [{ message: { content: '"usage":{"prompt_tokens":9}' } }], usage: null }, undefined],
+    [
+      "usage with nested details",
+      { id: "x", usage: { prompt_tokens: 3, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 1 } } },
+      u(3, 4),
+    ],
+    [
+      "usage before other keys",
+      { usage: { prompt_tokens: 5, completion_tokens: 6 }, choices: [{ message: { content: "x".repeat(5000) } }] },
+      u(5, 6),
+    ],
+    [
+      "content that quotes a usage object",
+      {
+        choices: [{ message: { content: 'say "usage": {"prompt_tokens": 999}' } }],
+        usage: { prompt_tokens: 1, completion_tokens: 2 },
+      },
+      u(1, 2),
+    ],
+    [
+      "strings with braces and escapes inside usage",
+      { usage: { note: '}{"\\', prompt_tokens: 7, completion_tokens: 8 } },
+      u(7, 8),
+    ],
+    [
+      "usage: null, content quoting one",
+      { choices: [{ message: { content: '"usage":{"prompt_tokens":9}' } }], usage: null },
+      undefined,
+    ],
   ])("reads the usage object only: %s", (_, obj, want) => {
     const r = run(jsonTap(), pieces(enc.encode(JSON.stringify(obj)), 100));
     expect(r.usage).toEqual(want);
@@ -122,8 +158,19 @@ describe("jsonTap", () => {
 
 describe("sseTap", () => {
   const ev = (obj: unknown) => `data: ${JSON.stringify(obj)}\n\n`;
-  const chunk = (content: string, usage: unknown = null) => ev({ id: "c1", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content }, finish_reason: null }], usage });
-  const usageOnly = ev({ id: "c1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 } });
+  const chunk = (content: string, usage: unknown = null) =>
+    ev({
+      id: "c1",
+      object: "chat.completion.chunk",
+      choices: [{ index: 0, delta: { content }, finish_reason: null }],
+      usage,
+    });
+  const usageOnly = ev({
+    id: "c1",
+    object: "chat.completion.chunk",
+    choices: [],
+    usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
+  });
   const DONE = "data: [DONE]\n\n";
   const stream = [chunk("Hel"), chunk("lo, "), chunk("wörld 🦙"), usageOnly, DONE];
   const full = stream.join("");
@@ -154,7 +201,12 @@ describe("sseTap", () => {
   });
 
   it("reports the usage of the last event that carries one", () => {
-    const r = run(sseTap(false), [chunk("a", { prompt_tokens: 10, completion_tokens: 1 }), chunk("b", { prompt_tokens: 10, completion_tokens: 2 }), chunk("c"), DONE]);
+    const r = run(sseTap(false), [
+      chunk("a", { prompt_tokens: 10, completion_tokens: 1 }),
+      chunk("b", { prompt_tokens: 10, completion_tokens: 2 }),
+      chunk("c"),
+      DONE,
+    ]);
     expect(r.usage).toEqual(u(10, 2));
   });
 
@@ -173,21 +225,31 @@ describe("sseTap", () => {
     expect(r.all.toString("utf8")).toBe(events.join(""));
   });
 
-  it.each([1, 2, 3, 5, 7, 16, 64, 1000, 100_000])("dropUsageEvent: removes the usage-only event and keeps every other byte (chunks of %i bytes)", (size) => {
-    const r = run(sseTap(true), pieces(enc.encode(full), size));
-    expect(r.all.toString("utf8")).toBe(withoutUsage);
-    expect(r.usage).toEqual(u(10, 3));
-  });
+  it.each([1, 2, 3, 5, 7, 16, 64, 1000, 100_000])(
+    "dropUsageEvent: removes the usage-only event and keeps every other byte (chunks of %i bytes)",
+    (size) => {
+      const r = run(sseTap(true), pieces(enc.encode(full), size));
+      expect(r.all.toString("utf8")).toBe(withoutUsage);
+      expect(r.usage).toEqual(u(10, 3));
+    },
+  );
 
-  it.each([1, 2, 3, 5, 7, 16, 64, 1000, 100_000])("without dropUsageEvent the stream passes byte for byte (chunks of %i bytes)", (size) => {
-    const bytes = enc.encode(full);
-    const r = run(sseTap(false), pieces(bytes, size));
-    expect(r.all.equals(Buffer.from(bytes))).toBe(true);
-    expect(r.usage).toEqual(u(10, 3));
-  });
+  it.each([1, 2, 3, 5, 7, 16, 64, 1000, 100_000])(
+    "without dropUsageEvent the stream passes byte for byte (chunks of %i bytes)",
+    (size) => {
+      const bytes = enc.encode(full);
+      const r = run(sseTap(false), pieces(bytes, size));
+      expect(r.all.equals(Buffer.from(bytes))).toBe(true);
+      expect(r.usage).toEqual(u(10, 3));
+    },
+  );
 
   it("dropUsageEvent keeps usage that rides on a chunk with choices (continuous usage stats)", () => {
-    const events = [chunk("a", { prompt_tokens: 4, completion_tokens: 1 }), chunk("b", { prompt_tokens: 4, completion_tokens: 2 }), DONE];
+    const events = [
+      chunk("a", { prompt_tokens: 4, completion_tokens: 1 }),
+      chunk("b", { prompt_tokens: 4, completion_tokens: 2 }),
+      DONE,
+    ];
     const r = run(sseTap(true), events);
     expect(r.outs).toEqual(events);
     expect(r.usage).toEqual(u(4, 2));

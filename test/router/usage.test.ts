@@ -36,7 +36,14 @@ function countingStore() {
 
 function captureLog() {
   const lines: string[] = [];
-  return { lines, log: { info: (m: string) => lines.push(`info ${m}`), warn: (m: string) => lines.push(`warn ${m}`), error: (m: string) => lines.push(`error ${m}`) } };
+  return {
+    lines,
+    log: {
+      info: (m: string) => lines.push(`info ${m}`),
+      warn: (m: string) => lines.push(`warn ${m}`),
+      error: (m: string) => lines.push(`error ${m}`),
+    },
+  };
 }
 
 const rows = () => opened.db.select().from(usage).orderBy(usage.hourStart, usage.keyName, usage.model);
@@ -46,7 +53,8 @@ describe("createUsageRecorder", () => {
     const c = countingStore();
     const rec = createUsageRecorder(c.store, { log: captureLog().log, flushMs: 3_600_000 });
     for (let i = 0; i < 1000; i++) rec.record("team-a", "llama", { promptTokens: 10, completionTokens: 2 }, H + i);
-    for (let i = 0; i < 10; i++) rec.record("team-b", "llama", { promptTokens: 1, completionTokens: 1 }, H + HOUR_MS + i);
+    for (let i = 0; i < 10; i++)
+      rec.record("team-b", "llama", { promptTokens: 1, completionTokens: 1 }, H + HOUR_MS + i);
     rec.record("team-a", "qwen", { promptTokens: 5, completionTokens: 0 }, H + HOUR_MS - 1);
     expect(c.writes).toBe(0);
     expect(rec.pending()).toBe(3);
@@ -56,7 +64,14 @@ describe("createUsageRecorder", () => {
     expect(await rows()).toEqual([
       { keyName: "team-a", model: "llama", hourStart: H, requests: 1000, promptTokens: 10_000, completionTokens: 2000 },
       { keyName: "team-a", model: "qwen", hourStart: H, requests: 1, promptTokens: 5, completionTokens: 0 },
-      { keyName: "team-b", model: "llama", hourStart: H + HOUR_MS, requests: 10, promptTokens: 10, completionTokens: 10 },
+      {
+        keyName: "team-b",
+        model: "llama",
+        hourStart: H + HOUR_MS,
+        requests: 10,
+        promptTokens: 10,
+        completionTokens: 10,
+      },
     ]);
     await rec.flush();
     expect(c.writes).toBe(1); // nothing pending: no transaction
@@ -79,7 +94,9 @@ describe("createUsageRecorder", () => {
     rec.record("k", "m", { promptTokens: 1, completionTokens: 1 }, H);
     expect(rec.pending()).toBe(1);
     await rec.flush();
-    expect(await rows()).toEqual([{ keyName: "k", model: "m", hourStart: H, requests: 2, promptTokens: 4, completionTokens: 5 }]);
+    expect(await rows()).toEqual([
+      { keyName: "k", model: "m", hourStart: H, requests: 2, promptTokens: 4, completionTokens: 5 },
+    ]);
     expect(lines).toHaveLength(1);
     await rec.close();
   });
@@ -120,7 +137,9 @@ describe("createUsageRecorder", () => {
     rec.record("k", "m", { promptTokens: 2.6, completionTokens: -5 }, H);
     rec.record("k", "m", { promptTokens: Number.NaN, completionTokens: Infinity }, H);
     await rec.close();
-    expect(await rows()).toEqual([{ keyName: "k", model: "m", hourStart: H, requests: 2, promptTokens: 3, completionTokens: 0 }]);
+    expect(await rows()).toEqual([
+      { keyName: "k", model: "m", hourStart: H, requests: 2, promptTokens: 3, completionTokens: 0 },
+    ]);
   });
 
   it("writes thousands of rows in one transaction", async () => {

@@ -10,7 +10,10 @@ function fixtureGpus(): { file: string; name: string; mib: number }[] {
   const out: { file: string; name: string; mib: number }[] = [];
   for (const f of readdirSync(join(FIXTURES, "smi-xml"))) {
     const xml = fixture(`smi-xml/${f}`);
-    for (const block of xml.replace(/<mig_devices>[\s\S]*?<\/mig_devices>/g, "").split("<gpu id=").slice(1)) {
+    for (const block of xml
+      .replace(/<mig_devices>[\s\S]*?<\/mig_devices>/g, "")
+      .split("<gpu id=")
+      .slice(1)) {
       const name = /<product_name>([^<]+)<\/product_name>/.exec(block)![1]!;
       const mib = Number(/<fb_memory_usage>\s*<total>(\d+) MiB/.exec(block)![1]);
       out.push({ file: f, name, mib });
@@ -42,7 +45,8 @@ const EXPECTED: Record<string, string> = {
   "Quadro P400/1998": "p400-2g",
   "NVIDIA RTX A5000/24564": "rtx-a5000-24g",
   "NVIDIA RTX 4000 SFF Ada Generation/20475": "rtx-4000-sff-ada-generation-20g",
-  "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition/97887": "rtx-pro-6000-blackwell-max-q-workstation-edition-96g",
+  "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition/97887":
+    "rtx-pro-6000-blackwell-max-q-workstation-edition-96g",
   "NVIDIA GeForce RTX 4090/24564": "rtx-4090-24g",
   "NVIDIA TITAN V/12288": "titan-v-12g",
 };
@@ -101,7 +105,13 @@ describe("devicesOf", () => {
     health: { processes: [], problems: [] },
     ...(mig ? { mig } : {}),
   });
-  const inst = (index: number, profile: string) => ({ index, uuid: `MIG-${index}`, profile, memoryTotalMiB: 40000, processes: [] });
+  const inst = (index: number, profile: string) => ({
+    index,
+    uuid: `MIG-${index}`,
+    profile,
+    memoryTotalMiB: 40000,
+    processes: [],
+  });
 
   it("hands out whole cards, and each instance of a card in MIG mode instead of the card", () => {
     const devs = devicesOf([
@@ -120,6 +130,8 @@ describe("devicesOf", () => {
   it("never places a MIG card with nothing carved or a pending mode change", () => {
     expect(devicesOf([base(0, { current: "Enabled", pending: "Enabled", instances: [] })])).toEqual([]);
     expect(devicesOf([base(0, { current: "Disabled", pending: "Enabled", instances: [] })])).toEqual([]);
-    expect(devicesOf([base(0, { current: "Enabled", pending: "Disabled", instances: [inst(0, "7g.80gb")] })])).toEqual([]);
+    expect(devicesOf([base(0, { current: "Enabled", pending: "Disabled", instances: [inst(0, "7g.80gb")] })])).toEqual(
+      [],
+    );
   });
 });

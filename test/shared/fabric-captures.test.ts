@@ -19,17 +19,44 @@ function fabricBlock(text: string): GpuFabric | undefined {
     ...(field("Status") ? { status: field("Status") } : {}),
     ...(field("CliqueId") ? { cliqueId: field("CliqueId") } : {}),
     ...(field("ClusterUUID") ? { clusterUuid: field("ClusterUUID") } : {}),
-    ...(summary || bandwidth ? { health: { ...(summary ? { summary } : {}), ...(bandwidth ? { bandwidth } : {}) } } : {}),
+    ...(summary || bandwidth
+      ? { health: { ...(summary ? { summary } : {}), ...(bandwidth ? { bandwidth } : {}) } }
+      : {}),
   };
 }
 
 describe("the fabric rules on real nvidia-smi -q text", () => {
   it.each([
-    ["gb200-q-grep-fabric-FRAGMENT-clique32766-sirius-hostfacts.txt", true, "3482beb4-a3cd-48a4-9b6c-a6ba43bc59a4.32766", undefined],
-    ["mnnvl-q-grep-C3-fabric-summary-unhealthy-FRAGMENT-TRANSCRIBED-dra626.txt", true, "dc6e40c4-d722-4357-9ba6-5291dd461278.2", undefined],
-    ["q-fabric-status-insufficient-resources-FRAGMENT-DEDENTED-TRANSCRIBED-azhpc506.txt", false, undefined, "fabric status Insufficient Resources"],
-    ["h100-80gb-hbm3-q-fabric-completed-zero-cluster-gpuexporter.txt", false, undefined, "not in a multi-node NVLink domain (cluster UUID is zero)"],
-    ["hgx-8x-h100-80gb-hbm3-535.161.08-fabric-gpud.txt", false, undefined, "no cluster UUID reported (a single machine, or a driver older than 560)"],
+    [
+      "gb200-q-grep-fabric-FRAGMENT-clique32766-sirius-hostfacts.txt",
+      true,
+      "3482beb4-a3cd-48a4-9b6c-a6ba43bc59a4.32766",
+      undefined,
+    ],
+    [
+      "mnnvl-q-grep-C3-fabric-summary-unhealthy-FRAGMENT-TRANSCRIBED-dra626.txt",
+      true,
+      "dc6e40c4-d722-4357-9ba6-5291dd461278.2",
+      undefined,
+    ],
+    [
+      "q-fabric-status-insufficient-resources-FRAGMENT-DEDENTED-TRANSCRIBED-azhpc506.txt",
+      false,
+      undefined,
+      "fabric status Insufficient Resources",
+    ],
+    [
+      "h100-80gb-hbm3-q-fabric-completed-zero-cluster-gpuexporter.txt",
+      false,
+      undefined,
+      "not in a multi-node NVLink domain (cluster UUID is zero)",
+    ],
+    [
+      "hgx-8x-h100-80gb-hbm3-535.161.08-fabric-gpud.txt",
+      false,
+      undefined,
+      "no cluster UUID reported (a single machine, or a driver older than 560)",
+    ],
     ["titan-v-560.35.03-fabric-clique-na-gpud.txt", false, undefined, "no NVLink fabric reported"],
   ])("%s: joined %s, domain %s", (file, joined, key, reason) => {
     const f = fabricBlock(fixture(`smi-text/${file}`));
@@ -40,6 +67,11 @@ describe("the fabric rules on real nvidia-smi -q text", () => {
 
   it("carries an unhealthy summary into the node's fabric health", () => {
     const f = fabricBlock(fixture("smi-text/mnnvl-q-grep-C3-fabric-summary-unhealthy-FRAGMENT-TRANSCRIBED-dra626.txt"));
-    expect(nodeFabric([{ index: 0, fabric: f }, { index: 1, fabric: { ...f!, health: { summary: "Healthy" } } }])).toMatchObject({ health: "Unhealthy", joined: 2 });
+    expect(
+      nodeFabric([
+        { index: 0, fabric: f },
+        { index: 1, fabric: { ...f!, health: { summary: "Healthy" } } },
+      ]),
+    ).toMatchObject({ health: "Unhealthy", joined: 2 });
   });
 });

@@ -10,7 +10,11 @@ describe("compareText", () => {
 
 describe("byText", () => {
   it("sorts items by a key and keeps items with equal keys in their order", () => {
-    const items = [{ id: "n2", i: 0 }, { id: "n1", i: 1 }, { id: "n2", i: 2 }];
+    const items = [
+      { id: "n2", i: 0 },
+      { id: "n1", i: 1 },
+      { id: "n2", i: 2 },
+    ];
     expect(items.sort(byText((x) => x.id)).map((x) => x.i)).toEqual([1, 0, 2]);
   });
 });

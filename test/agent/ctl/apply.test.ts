@@ -44,7 +44,9 @@ describe("applyAll", () => {
     const again = await applyAll(fakeClient(stored).client, docs, { keepGoing: false });
     expect(again.applied.map((a) => a.outcome)).toEqual(["unchanged", "unchanged", "unchanged"]);
     expect(again.applied.some((a) => a.secret)).toBe(false);
-    const changed = await applyAll(fakeClient(stored).client, [{ ...docs[0]!, spec: { a: 2 } }, docs[1]!], { keepGoing: false });
+    const changed = await applyAll(fakeClient(stored).client, [{ ...docs[0]!, spec: { a: 2 } }, docs[1]!], {
+      keepGoing: false,
+    });
     expect(changed.applied.map((a) => a.outcome)).toEqual(["updated", "unchanged"]);
   });
 

@@ -18,12 +18,20 @@ describe("kindOf", () => {
   ])("%s -> %s", (word, kind) => expect(kindOf(word)).toBe(kind));
 
   it("lists the kinds when it does not know one", () => {
-    expect(() => kindOf("gadgets")).toThrow(new UsageError("unknown kind gadgets: one of models, deployments, replicas, nodes, api-keys, tokens, join-tokens"));
+    expect(() => kindOf("gadgets")).toThrow(
+      new UsageError(
+        "unknown kind gadgets: one of models, deployments, replicas, nodes, api-keys, tokens, join-tokens",
+      ),
+    );
   });
 });
 
 describe("positiveInt", () => {
-  it.each([["1", 1], ["600", 600], [" 42 ", 42]])("%j -> %i", (v, n) => expect(positiveInt(v, "--rpm")).toBe(n));
+  it.each([
+    ["1", 1],
+    ["600", 600],
+    [" 42 ", 42],
+  ])("%j -> %i", (v, n) => expect(positiveInt(v, "--rpm")).toBe(n));
   it.each(["0", "-1", "1.5", "ten", "", "1e3", "99999999999999999999"])("refuses %j", (v) => {
     expect(() => positiveInt(v, "--rpm")).toThrow(UsageError);
     expect(() => positiveInt(v, "--rpm")).toThrow(/^--rpm: expected a whole number of 1 or more/);
@@ -39,7 +47,9 @@ describe("durationS", () => {
     ["7d", 604800],
     [" 2 h", 7200],
   ])("%j -> %i s", (v, s) => expect(durationS(v, "--expires-in")).toBe(s));
-  it.each(["0", "0h", "1w", "-5m", "1.5h", "h", ""])("refuses %j", (v) => expect(() => durationS(v, "--expires-in")).toThrow(/^--expires-in: expected a duration/));
+  it.each(["0", "0h", "1w", "-5m", "1.5h", "h", ""])("refuses %j", (v) =>
+    expect(() => durationS(v, "--expires-in")).toThrow(/^--expires-in: expected a duration/),
+  );
 });
 
 describe("commaList", () => {
@@ -53,8 +63,13 @@ describe("commaList", () => {
 
 describe("resolveTarget", () => {
   it("takes flags over the environment, and the default server", () => {
-    expect(resolveTarget({ server: "http://a:1", token: "t1" }, { LLMGW_SERVER: "http://b:2", LLMGW_TOKEN: "t2" })).toEqual({ server: "http://a:1", token: "t1" });
-    expect(resolveTarget({}, { LLMGW_SERVER: "https://b:2", LLMGW_TOKEN: "t2" })).toEqual({ server: "https://b:2", token: "t2" });
+    expect(
+      resolveTarget({ server: "http://a:1", token: "t1" }, { LLMGW_SERVER: "http://b:2", LLMGW_TOKEN: "t2" }),
+    ).toEqual({ server: "http://a:1", token: "t1" });
+    expect(resolveTarget({}, { LLMGW_SERVER: "https://b:2", LLMGW_TOKEN: "t2" })).toEqual({
+      server: "https://b:2",
+      token: "t2",
+    });
     expect(resolveTarget({}, { LLMGW_TOKEN: "t2" })).toEqual({ server: DEFAULT_SERVER, token: "t2" });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiCallError } from "../../../agent/client.js";
-import { CtlError, errorLines, EXIT, exitCodeOf, UsageError } from "../../../agent/ctl/errors.js";
+import { CtlError, EXIT, errorLines, exitCodeOf, UsageError } from "../../../agent/ctl/errors.js";
 import type { Problem } from "../../../shared/schemas/problem.js";
 
 const problem = (status: number, code: Problem["code"], detail: string, errors?: Problem["errors"]): Problem => ({
@@ -30,7 +30,9 @@ describe("exitCodeOf", () => {
 
 describe("errorLines", () => {
   it("prints the problem's detail", () => {
-    expect(errorLines(new CtlError(404, "no model x", problem(404, "not_found", "no model x")))).toEqual(["no model x"]);
+    expect(errorLines(new CtlError(404, "no model x", problem(404, "not_found", "no model x")))).toEqual([
+      "no model x",
+    ]);
   });
 
   it("lists every invalid field by its path when there are several", () => {
@@ -46,7 +48,9 @@ describe("errorLines", () => {
   });
 
   it("keeps one invalid field on the detail's line", () => {
-    const p = problem(400, "validation_failed", "spec.replicas: Too small", [{ path: "spec.replicas", message: "Too small" }]);
+    const p = problem(400, "validation_failed", "spec.replicas: Too small", [
+      { path: "spec.replicas", message: "Too small" },
+    ]);
     expect(errorLines(new CtlError(400, p.detail, p))).toEqual(["spec.replicas: Too small"]);
   });
 

@@ -1,9 +1,9 @@
 // `llmgw ctl nvlink`'s text, on the view the API gives of the crafted fleet (test/helpers/nvlink-fleet.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatNvlink, gpuCell } from "../../../agent/ctl/format-nvlink.js";
-import { NvlinkView, type NvlinkGpu } from "../../../shared/schemas/nvlink.js";
+import { type NvlinkGpu, NvlinkView } from "../../../shared/schemas/nvlink.js";
 import { createTestApp, type TestApp } from "../../helpers/app.js";
-import { declareNvlinkDeployment, DOMAIN, registerFleet } from "../../helpers/nvlink-fleet.js";
+import { DOMAIN, declareNvlinkDeployment, registerFleet } from "../../helpers/nvlink-fleet.js";
 
 let t: TestApp;
 let out: string;
@@ -30,7 +30,9 @@ function section(head: string): string[] {
 describe("formatNvlink", () => {
   it("heads each domain with how many trays are eligible, then the trays in tray order", () => {
     const lines = out.split("\n");
-    expect(lines[0]).toBe(`NVLink domain ${DOMAIN}: 2 of 4 tray(s) eligible; degraded, so placed on after healthy domains`);
+    expect(lines[0]).toBe(
+      `NVLink domain ${DOMAIN}: 2 of 4 tray(s) eligible; degraded, so placed on after healthy domains`,
+    );
     expect(lines.slice(1, 6).map((l) => l.trim().split(/\s{2,}/))).toEqual([
       ["TRAY", "NODE", "STATE", "JOINED", "FABRIC HEALTH", "IMEX", "ELIGIBLE"],
       ["1", "gb-tray-a", "ready", "4/4", "Healthy", "ready, 1 channel(s)", "yes"],
@@ -55,25 +57,44 @@ describe("formatNvlink", () => {
   });
 
   it("lists the shards placed in the domain", () => {
-    expect(section("Shards").slice(1).map((l) => l.split(" | ").slice(1, 4))).toEqual([
+    expect(
+      section("Shards")
+        .slice(1)
+        .map((l) => l.split(" | ").slice(1, 4)),
+    ).toEqual([
       ["big", "0", "gb-tray-a"],
       ["big", "1", "gb-tray-c"],
     ]);
   });
 
   it("lists the nodes in no domain, and why", () => {
-    expect(section("Not in a multi-node domain")).toEqual(["hgx-01 | ready | 8 GPU(s) | single-machine NVSwitch (cluster UUID is zero): not a multi-node NVLink domain"]);
+    expect(section("Not in a multi-node domain")).toEqual([
+      "hgx-01 | ready | 8 GPU(s) | single-machine NVSwitch (cluster UUID is zero): not a multi-node NVLink domain",
+    ]);
     expect(out.trimEnd().split("\n").at(-1)).toBe("No NVLink fabric reported: mig-01");
   });
 
   it("says so when there is no domain at all", () => {
     expect(formatNvlink({ domains: [], standalone: [], noFabric: [] })).toBe("no multi-node NVLink domain\n");
-    expect(formatNvlink({ domains: [], standalone: [], noFabric: ["a", "b"] })).toBe("no multi-node NVLink domain\n\nNo NVLink fabric reported: a, b\n");
+    expect(formatNvlink({ domains: [], standalone: [], noFabric: ["a", "b"] })).toBe(
+      "no multi-node NVLink domain\n\nNo NVLink fabric reported: a, b\n",
+    );
   });
 });
 
 describe("gpuCell", () => {
-  const gpu = (over: Partial<NvlinkGpu>): NvlinkGpu => ({ index: 2, uuid: "GPU-x", class: "gb200-185g", module: 3, joined: true, domain: DOMAIN, notJoined: null, degraded: false, fabric: null, ...over });
+  const gpu = (over: Partial<NvlinkGpu>): NvlinkGpu => ({
+    index: 2,
+    uuid: "GPU-x",
+    class: "gb200-185g",
+    module: 3,
+    joined: true,
+    domain: DOMAIN,
+    notJoined: null,
+    degraded: false,
+    fabric: null,
+    ...over,
+  });
   it.each([
     [gpu({}), "2 joined"],
     [gpu({ degraded: true }), "2 joined, degraded"],

@@ -1,11 +1,30 @@
 import { describe, expect, it } from "vitest";
-import { ago, classList, formatNode, formatNodes, formatPlan, formatReplicas, formatStatus, grid, when } from "../../../agent/ctl/format.js";
-import { expiry, formatAdminTokens, formatApiKeys, formatApplied, formatDeployments, formatJoinTokens, formatModels, secretOutput } from "../../../agent/ctl/format-resources.js";
-import type { Capacity } from "../../../shared/schemas/plan.js";
+import {
+  ago,
+  classList,
+  formatNode,
+  formatNodes,
+  formatPlan,
+  formatReplicas,
+  formatStatus,
+  grid,
+  when,
+} from "../../../agent/ctl/format.js";
+import {
+  expiry,
+  formatAdminTokens,
+  formatApiKeys,
+  formatApplied,
+  formatDeployments,
+  formatJoinTokens,
+  formatModels,
+  secretOutput,
+} from "../../../agent/ctl/format-resources.js";
 import type { ApiKey } from "../../../shared/schemas/api-key.js";
 import type { Deployment } from "../../../shared/schemas/deployment.js";
 import type { Model } from "../../../shared/schemas/model.js";
 import type { Node, NodeSummary } from "../../../shared/schemas/node.js";
+import type { Capacity } from "../../../shared/schemas/plan.js";
 import type { ReplicaView } from "../../../shared/schemas/replica.js";
 import type { z } from "../../../shared/z.js";
 import { inventoryFromCapture } from "../../helpers/inventory.js";
@@ -19,7 +38,12 @@ const row = (s: string, first: string) =>
     .split("\n")
     .map((l) => l.trim().split(/\s{2,}/))
     .find((c) => c[0] === first);
-const metadata = (version: number) => ({ version, etag: `"${version}"`, createdAt: NOW - 3600 * S, updatedAt: NOW - 60 * S });
+const metadata = (version: number) => ({
+  version,
+  etag: `"${version}"`,
+  createdAt: NOW - 3600 * S,
+  updatedAt: NOW - 60 * S,
+});
 
 function summary(id: string, over: Partial<z.infer<typeof NodeSummary>> = {}): z.infer<typeof NodeSummary> {
   return {
@@ -64,7 +88,10 @@ describe("small helpers", () => {
 
   it.each([
     [{ "h100-80g": 8 }, "h100-80g × 8"],
-    [{ "a100-80g-mig-1g.10gb": 7, "a100-80g-mig-3g.40gb": 2, "a100-80g": 0 }, "a100-80g-mig-1g.10gb × 7, a100-80g-mig-3g.40gb × 2"],
+    [
+      { "a100-80g-mig-1g.10gb": 7, "a100-80g-mig-3g.40gb": 2, "a100-80g": 0 },
+      "a100-80g-mig-1g.10gb × 7, a100-80g-mig-3g.40gb × 2",
+    ],
     [{ b: 2, a: 2 }, "a × 2, b × 2"],
     [{}, "-"],
   ])("classList(%j)", (classes, want) => expect(classList(classes)).toBe(want));
@@ -78,12 +105,27 @@ describe("small helpers", () => {
 describe("formatNodes", () => {
   it("prints a node a line with its devices counted by class", () => {
     const out = formatNodes(
-      [summary("gpu-node-01"), summary("mig-01", { state: "lost", pool: "default", classes: { "a100-80g-mig-3g.40gb": 2, "a100-80g-mig-1g.10gb": 1 }, lastSeenAt: NOW - 600 * S }), summary("empty", { classes: {} })],
+      [
+        summary("gpu-node-01"),
+        summary("mig-01", {
+          state: "lost",
+          pool: "default",
+          classes: { "a100-80g-mig-3g.40gb": 2, "a100-80g-mig-1g.10gb": 1 },
+          lastSeenAt: NOW - 600 * S,
+        }),
+        summary("empty", { classes: {} }),
+      ],
       NOW,
     );
     expect(lines(out)[0]).toMatch(/^NODE +STATE +POOL +DEVICES +LAST SEEN$/);
     expect(row(out, "gpu-node-01")).toEqual(["gpu-node-01", "ready", "prod", "h100-80g × 8", "5s ago"]);
-    expect(row(out, "mig-01")).toEqual(["mig-01", "lost", "default", "a100-80g-mig-3g.40gb × 2, a100-80g-mig-1g.10gb × 1", "10m ago"]);
+    expect(row(out, "mig-01")).toEqual([
+      "mig-01",
+      "lost",
+      "default",
+      "a100-80g-mig-3g.40gb × 2, a100-80g-mig-1g.10gb × 1",
+      "10m ago",
+    ]);
     expect(row(out, "empty")?.[3]).toBe("-");
   });
 
@@ -95,9 +137,22 @@ describe("formatNode", () => {
   const node: z.infer<typeof Node> = {
     ...summary("gb-01", { state: "cordoned", adminState: "cordoned", classes: { "gb200-185g": 4 } }),
     mgmtInterface: "eth0",
-    devices: inventory.gpus.map((g) => ({ id: g.index, label: String(g.index), class: g.class, uuid: g.uuid, memoryTotalMiB: g.memoryTotalMiB })),
-    shards: [{ shardId: "r1-s0", replicaId: "r1", state: "loading", message: "loading weights", updatedAt: NOW - 30 * S }],
-    inventory: { ...inventory, gpus: inventory.gpus.map((g, i) => (i === 2 ? { ...g, health: { ...g.health, problems: ["2 retired pages pending"] } } : g)) },
+    devices: inventory.gpus.map((g) => ({
+      id: g.index,
+      label: String(g.index),
+      class: g.class,
+      uuid: g.uuid,
+      memoryTotalMiB: g.memoryTotalMiB,
+    })),
+    shards: [
+      { shardId: "r1-s0", replicaId: "r1", state: "loading", message: "loading weights", updatedAt: NOW - 30 * S },
+    ],
+    inventory: {
+      ...inventory,
+      gpus: inventory.gpus.map((g, i) =>
+        i === 2 ? { ...g, health: { ...g.health, problems: ["2 retired pages pending"] } } : g,
+      ),
+    },
   };
   const out = formatNode(node, NOW);
 
@@ -127,13 +182,21 @@ describe("formatNode", () => {
   });
 });
 
-const deployment = (name: string, over: Partial<z.infer<typeof Deployment>["status"]> = {}, pool?: string): z.infer<typeof Deployment> => ({
+const deployment = (
+  name: string,
+  over: Partial<z.infer<typeof Deployment>["status"]> = {},
+  pool?: string,
+): z.infer<typeof Deployment> => ({
   name,
   spec: { model: "llama-8b", replicas: 2, ...(pool ? { pool } : {}) },
   status: { phase: "Starting", desired: 2, placed: 2, ready: 1, pending: [], ...over },
   metadata: metadata(3),
 });
-const replica = (id: string, state: "ready" | "starting" | "failed", endpoint: string | null): z.infer<typeof ReplicaView> => ({
+const replica = (
+  id: string,
+  state: "ready" | "starting" | "failed",
+  endpoint: string | null,
+): z.infer<typeof ReplicaView> => ({
   id,
   deployment: "chat",
   profile: "tp2",
@@ -142,31 +205,72 @@ const replica = (id: string, state: "ready" | "starting" | "failed", endpoint: s
   state,
   endpoint,
   shards: [
-    { shardId: `${id}-s0`, nodeId: "gpu-node-01", rank: 0, devices: ["0", "1"], httpPort: 20000, fabric: "single", state: state === "ready" ? "ready" : "unknown", message: null },
-    { shardId: `${id}-s1`, nodeId: "gpu-node-02", rank: 1, devices: ["0", "1"], httpPort: 20000, fabric: "single", state: "ready", message: null },
+    {
+      shardId: `${id}-s0`,
+      nodeId: "gpu-node-01",
+      rank: 0,
+      devices: ["0", "1"],
+      httpPort: 20000,
+      fabric: "single",
+      state: state === "ready" ? "ready" : "unknown",
+      message: null,
+    },
+    {
+      shardId: `${id}-s1`,
+      nodeId: "gpu-node-02",
+      rank: 1,
+      devices: ["0", "1"],
+      httpPort: 20000,
+      fabric: "single",
+      state: "ready",
+      message: null,
+    },
   ],
 });
 
 describe("formatStatus", () => {
   it("shows desired / placed / ready, the pending reasons, and the replicas", () => {
     const out = formatStatus(
-      [deployment("chat", {}, "prod"), deployment("ghost", { phase: "Pending", desired: 3, placed: 1, ready: 0, pending: [{ count: 2, reason: "no node in pool default has 2 free h100-80g" }] })],
+      [
+        deployment("chat", {}, "prod"),
+        deployment("ghost", {
+          phase: "Pending",
+          desired: 3,
+          placed: 1,
+          ready: 0,
+          pending: [{ count: 2, reason: "no node in pool default has 2 free h100-80g" }],
+        }),
+      ],
       [replica("r1", "ready", "http://10.0.0.11:20000"), replica("r2", "starting", null)],
     );
     expect(row(out, "chat")).toEqual(["chat", "llama-8b", "prod", "Starting", "2", "2", "1"]);
     expect(row(out, "ghost")).toEqual(["ghost", "llama-8b", "default", "Pending", "3", "1", "0"]);
     expect(out).toMatch(/\nPending\n  ghost  2 pending  no node in pool default has 2 free h100-80g\n/);
-    expect(row(out, "r1")).toEqual(["r1", "chat", "tp2", "ready", "http://10.0.0.11:20000", "gpu-node-01[0,1] ready, gpu-node-02[0,1] ready"]);
+    expect(row(out, "r1")).toEqual([
+      "r1",
+      "chat",
+      "tp2",
+      "ready",
+      "http://10.0.0.11:20000",
+      "gpu-node-01[0,1] ready, gpu-node-02[0,1] ready",
+    ]);
     expect(row(out, "r2")?.slice(3, 5)).toEqual(["starting", "-"]);
   });
 
   it("says when there is nothing", () => expect(formatStatus([], [])).toBe("no deployments\n\nno replicas\n"));
-  it("has no Pending section when nothing is pending", () => expect(formatStatus([deployment("chat")], [])).not.toContain("Pending\n"));
+  it("has no Pending section when nothing is pending", () =>
+    expect(formatStatus([deployment("chat")], [])).not.toContain("Pending\n"));
 });
 
 describe("formatReplicas", () => {
   it("prints a replica a line", () => {
-    expect(row(formatReplicas([replica("r1", "failed", "http://x:1")]), "r1")?.slice(0, 5)).toEqual(["r1", "chat", "tp2", "failed", "http://x:1"]);
+    expect(row(formatReplicas([replica("r1", "failed", "http://x:1")]), "r1")?.slice(0, 5)).toEqual([
+      "r1",
+      "chat",
+      "tp2",
+      "failed",
+      "http://x:1",
+    ]);
     expect(formatReplicas([])).toBe("no replicas\n");
   });
 });
@@ -178,8 +282,23 @@ describe("formatPlan", () => {
       { class: "a100-80g-mig-3g.40gb", total: 2, free: 2, used: 0, unavailable: [] },
     ],
     profiles: [
-      { model: "llama-8b", profile: "one-h100", gpuClass: "h100-80g", pool: "prod", fits: 6, nodes: { "gpu-node-01": 4, "gpu-node-02": 2 } },
-      { model: "llama-70b", profile: "tp8", gpuClass: "h100-80g", pool: "prod", fits: 0, nodes: {}, reason: "no node has 8 free h100-80g" },
+      {
+        model: "llama-8b",
+        profile: "one-h100",
+        gpuClass: "h100-80g",
+        pool: "prod",
+        fits: 6,
+        nodes: { "gpu-node-01": 4, "gpu-node-02": 2 },
+      },
+      {
+        model: "llama-70b",
+        profile: "tp8",
+        gpuClass: "h100-80g",
+        pool: "prod",
+        fits: 0,
+        nodes: {},
+        reason: "no node has 8 free h100-80g",
+      },
     ],
   };
   const out = formatPlan(cap);
@@ -188,41 +307,91 @@ describe("formatPlan", () => {
     expect(row(out, "a100-80g-mig-3g.40gb")?.at(-1)).toBe("-");
   });
   it("shows what more fits, where, or why not", () => {
-    expect(row(out, "llama-8b")).toEqual(["llama-8b", "one-h100", "h100-80g", "prod", "6", "gpu-node-01 × 4, gpu-node-02 × 2"]);
+    expect(row(out, "llama-8b")).toEqual([
+      "llama-8b",
+      "one-h100",
+      "h100-80g",
+      "prod",
+      "6",
+      "gpu-node-01 × 4, gpu-node-02 × 2",
+    ]);
     expect(row(out, "llama-70b")?.at(-1)).toBe("no node has 8 free h100-80g");
   });
-  it("says when there is nothing", () => expect(formatPlan({ classes: [], profiles: [] })).toBe("no devices\n\nno model profiles\n"));
+  it("says when there is nothing", () =>
+    expect(formatPlan({ classes: [], profiles: [] })).toBe("no devices\n\nno model profiles\n"));
 });
 
 describe("resource tables", () => {
   it("formatModels", () => {
     const m: z.infer<typeof Model> = {
       name: "llama-70b",
-      spec: { servedName: "meta-llama/Llama-3.1-70B-Instruct", weightsPath: "/m", profiles: [{ name: "tp8", engine: "vllm", gpuClass: "h100-80g", tp: 8, gpusPerNode: 8 }, { name: "gb", engine: "sglang", gpuClass: "gb200-185g" }] },
+      spec: {
+        servedName: "meta-llama/Llama-3.1-70B-Instruct",
+        weightsPath: "/m",
+        profiles: [
+          { name: "tp8", engine: "vllm", gpuClass: "h100-80g", tp: 8, gpusPerNode: 8 },
+          { name: "gb", engine: "sglang", gpuClass: "gb200-185g" },
+        ],
+      },
       status: { deployments: ["chat", "batch"] },
       metadata: metadata(2),
     };
-    expect(row(formatModels([m]), "llama-70b")).toEqual(["llama-70b", "meta-llama/Llama-3.1-70B-Instruct", "tp8 (vllm, h100-80g), gb (sglang, gb200-185g)", "2", "chat, batch"]);
+    expect(row(formatModels([m]), "llama-70b")).toEqual([
+      "llama-70b",
+      "meta-llama/Llama-3.1-70B-Instruct",
+      "tp8 (vllm, h100-80g), gb (sglang, gb200-185g)",
+      "2",
+      "chat, batch",
+    ]);
     expect(formatModels([])).toBe("no models\n");
   });
 
   it("formatDeployments", () => {
-    expect(row(formatDeployments([deployment("chat")]), "chat")).toEqual(["chat", "llama-8b", "default", "Starting", "1/2", "3"]);
+    expect(row(formatDeployments([deployment("chat")]), "chat")).toEqual([
+      "chat",
+      "llama-8b",
+      "default",
+      "Starting",
+      "1/2",
+      "3",
+    ]);
   });
 
   it("formatApiKeys: models, limits, expiry, never the secret", () => {
-    const key = (name: string, spec: ApiKey["spec"]): ApiKey => ({ name, spec, status: { expired: false, secretIssuedAt: NOW - 120 * S }, metadata: metadata(1) });
-    const out = formatApiKeys([key("all", {}), key("none", { models: [] }), key("team", { models: ["a", "b"], requestsPerMinute: 600, tokensPerMinute: 200000, expiresAt: NOW - S })], NOW);
+    const key = (name: string, spec: ApiKey["spec"]): ApiKey => ({
+      name,
+      spec,
+      status: { expired: false, secretIssuedAt: NOW - 120 * S },
+      metadata: metadata(1),
+    });
+    const out = formatApiKeys(
+      [
+        key("all", {}),
+        key("none", { models: [] }),
+        key("team", { models: ["a", "b"], requestsPerMinute: 600, tokensPerMinute: 200000, expiresAt: NOW - S }),
+      ],
+      NOW,
+    );
     expect(row(out, "all")).toEqual(["all", "all", "-", "-", "never", "2m ago", "1"]);
     expect(row(out, "none")?.[1]).toBe("none");
     expect(row(out, "team")).toEqual(["team", "a, b", "600", "200000", "expired 1s ago", "2m ago", "1"]);
   });
 
   it("formatAdminTokens and formatJoinTokens", () => {
-    expect(row(formatAdminTokens([{ id: "tok_1", name: "ci", createdAt: NOW, lastUsedAt: null }], NOW), "tok_1")).toEqual(["tok_1", "ci", "2025-11-30 17:40Z", "never"]);
+    expect(
+      row(formatAdminTokens([{ id: "tok_1", name: "ci", createdAt: NOW, lastUsedAt: null }], NOW), "tok_1"),
+    ).toEqual(["tok_1", "ci", "2025-11-30 17:40Z", "never"]);
     const joins = formatJoinTokens(
       [
-        { id: "join_1", name: "rack-12", createdAt: NOW, expiresAt: NOW + 86400 * S, maxUses: 18, uses: 3, usable: true },
+        {
+          id: "join_1",
+          name: "rack-12",
+          createdAt: NOW,
+          expiresAt: NOW + 86400 * S,
+          maxUses: 18,
+          uses: 3,
+          usable: true,
+        },
         { id: "join_2", name: null, createdAt: NOW, expiresAt: null, maxUses: null, uses: 0, usable: true },
       ],
       NOW,
@@ -236,10 +405,20 @@ describe("apply and secrets", () => {
   it.each([
     [{ kind: "Model", name: "m" }, "created", undefined, "model/m created\n"],
     [{ kind: "Deployment", name: "d" }, "unchanged", undefined, "deployment/d unchanged\n"],
-    [{ kind: "ApiKey", name: "k" }, "created", "llmgw_key_x", "apikey/k created; its secret, shown once: llmgw_key_x\n"],
-  ] as const)("formatApplied %j %s", (doc, outcome, secret, want) => expect(formatApplied(doc, outcome, secret)).toBe(want));
+    [
+      { kind: "ApiKey", name: "k" },
+      "created",
+      "llmgw_key_x",
+      "apikey/k created; its secret, shown once: llmgw_key_x\n",
+    ],
+  ] as const)("formatApplied %j %s", (doc, outcome, secret, want) =>
+    expect(formatApplied(doc, outcome, secret)).toBe(want),
+  );
 
   it("puts a new secret alone on stdout and the note on stderr", () => {
-    expect(secretOutput("API key k created", "llmgw_key_x")).toEqual({ stdout: "llmgw_key_x\n", stderr: "API key k created; keep the secret above, it is not shown again\n" });
+    expect(secretOutput("API key k created", "llmgw_key_x")).toEqual({
+      stdout: "llmgw_key_x\n",
+      stderr: "API key k created; keep the secret above, it is not shown again\n",
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PROBES, type EngineProbe, probeEngines, versionFrom } from "../../../agent/discovery/engines.js";
-import type { RunResult, Runner } from "../../../agent/discovery/exec.js";
+import type { Runner, RunResult } from "../../../agent/discovery/exec.js";
 import { engines } from "../../../agent/engines/index.js";
 
 describe("versionFrom", () => {
@@ -13,7 +13,11 @@ describe("versionFrom", () => {
     ["trtllm-serve", "[TensorRT-LLM] TensorRT-LLM version: 1.0.0\n", "1.0.0"],
     ["llama.cpp build line alone", "version: 6123 (a1b2c3d4)\n", "6123"],
     ["llama.cpp release tag", "llama-server b6123\n", "b6123"],
-    ["llama.cpp with its compiler line", "version: 6123 (a1b2c3d4)\nbuilt with cc (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0 for x86_64-linux-gnu\n", "6123"],
+    [
+      "llama.cpp with its compiler line",
+      "version: 6123 (a1b2c3d4)\nbuilt with cc (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0 for x86_64-linux-gnu\n",
+      "6123",
+    ],
     ["SGLang release candidate", "0.5.2rc1\n", "0.5.2rc1"],
     ["TensorRT-LLM release candidate", "[TensorRT-LLM] TensorRT-LLM version: 1.1.0rc5\n", "1.1.0rc5"],
   ])("%s", (_, output, want) => expect(versionFrom(output)).toBe(want));
@@ -81,7 +85,13 @@ describe("probeEngines", () => {
   });
 
   it("prefers stdout over stderr", async () => {
-    const { run } = fakeRunner({ vllm: { ok: true, stdout: "0.11.0\n", stderr: "/usr/lib/python3.12/site-packages/x.py:1: FutureWarning: 9.9.9\n" } });
+    const { run } = fakeRunner({
+      vllm: {
+        ok: true,
+        stdout: "0.11.0\n",
+        stderr: "/usr/lib/python3.12/site-packages/x.py:1: FutureWarning: 9.9.9\n",
+      },
+    });
     const got = await probeEngines([{ engine: "vllm", command: ["vllm", "--version"] }], run, 1000);
     expect(got.versions).toEqual({ vllm: "0.11.0" });
   });

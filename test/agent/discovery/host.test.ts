@@ -163,7 +163,11 @@ describe("parseOsRelease", () => {
   });
 
   it("tolerates CRLF line ends and returns nothing for an empty file", () => {
-    expect(parseOsRelease(DEBIAN_12.replace(/\n/g, "\r\n"))).toEqual({ osId: "debian", osVersion: "12", osCodename: "bookworm" });
+    expect(parseOsRelease(DEBIAN_12.replace(/\n/g, "\r\n"))).toEqual({
+      osId: "debian",
+      osVersion: "12",
+      osCodename: "bookworm",
+    });
     expect(parseOsRelease("")).toEqual({});
   });
 });
@@ -173,7 +177,24 @@ describe("parseCpuinfo", () => {
     const r = parseCpuinfo(X86_CPUINFO);
     expect(r.cpuModel).toBe("Intel(R) Xeon(R) Platinum 8480+");
     expect(r.cpuCount).toBe(2);
-    expect(r.cpuFlags).toEqual(["amx_bf16", "amx_tile", "apic", "avx2", "avx512_bf16", "avx512f", "cx8", "de", "fpu", "mce", "msr", "pae", "pse", "sse2", "tsc", "vme"]);
+    expect(r.cpuFlags).toEqual([
+      "amx_bf16",
+      "amx_tile",
+      "apic",
+      "avx2",
+      "avx512_bf16",
+      "avx512f",
+      "cx8",
+      "de",
+      "fpu",
+      "mce",
+      "msr",
+      "pae",
+      "pse",
+      "sse2",
+      "tsc",
+      "vme",
+    ]);
     expect(r.cpuFlags).not.toContain("vnmi");
   });
 
@@ -192,7 +213,9 @@ describe("parseCpuinfo", () => {
   });
 
   it("keeps a model name that contains a colon whole", () => {
-    expect(parseCpuinfo("processor\t: 0\nmodel name\t: QEMU Virtual CPU version 2.5+: kvm64\n").cpuModel).toBe("QEMU Virtual CPU version 2.5+: kvm64");
+    expect(parseCpuinfo("processor\t: 0\nmodel name\t: QEMU Virtual CPU version 2.5+: kvm64\n").cpuModel).toBe(
+      "QEMU Virtual CPU version 2.5+: kvm64",
+    );
   });
 });
 
@@ -209,7 +232,9 @@ describe("parseMeminfo", () => {
   });
 
   it("throws without a MemTotal line", () => {
-    expect(() => parseMeminfo("MemFree:         8192000 kB\nMemAvailable:   9000000 kB\n")).toThrow("/proc/meminfo: no MemTotal line");
+    expect(() => parseMeminfo("MemFree:         8192000 kB\nMemAvailable:   9000000 kB\n")).toThrow(
+      "/proc/meminfo: no MemTotal line",
+    );
     expect(() => parseMeminfo("")).toThrow("/proc/meminfo: no MemTotal line");
   });
 });
@@ -267,17 +292,30 @@ describe("fsTypeOf", () => {
   });
 
   it("takes the last mount on a mount point: the NFS mount over its autofs trigger", () => {
-    const autofs = parseMounts("systemd-1 /models autofs rw,relatime 0 0\n10.0.0.5:/export /models nfs4 rw,relatime 0 0\n");
+    const autofs = parseMounts(
+      "systemd-1 /models autofs rw,relatime 0 0\n10.0.0.5:/export /models nfs4 rw,relatime 0 0\n",
+    );
     expect(fsTypeOf("/models/llama", autofs)).toBe("nfs4");
   });
 });
 
 describe("isSharedFs", () => {
-  it.each(["nfs", "nfs4", "lustre", "gpfs", "cephfs", "ceph", "beegfs", "fuse.juicefs", "fuse.glusterfs", "fuse.ceph-fuse", "wekafs"])("%s is shared", (t) =>
-    expect(isSharedFs(t)).toBe(true),
-  );
-  it.each(["ext4", "xfs", "overlay", "tmpfs", "btrfs", "zfs", "fuse", "fuse.sshfsX", "nfsd", "autofs"])("%s is not shared", (t) =>
-    expect(isSharedFs(t)).toBe(false),
+  it.each([
+    "nfs",
+    "nfs4",
+    "lustre",
+    "gpfs",
+    "cephfs",
+    "ceph",
+    "beegfs",
+    "fuse.juicefs",
+    "fuse.glusterfs",
+    "fuse.ceph-fuse",
+    "wekafs",
+  ])("%s is shared", (t) => expect(isSharedFs(t)).toBe(true));
+  it.each(["ext4", "xfs", "overlay", "tmpfs", "btrfs", "zfs", "fuse", "fuse.sshfsX", "nfsd", "autofs"])(
+    "%s is not shared",
+    (t) => expect(isSharedFs(t)).toBe(false),
   );
   it("is false for an unknown type", () => {
     expect(isSharedFs(undefined)).toBe(false);
@@ -323,7 +361,14 @@ describe("readers on a temp directory", () => {
 
     it("marks weights on a shared file system", async () => {
       await file("w/llama/a", 10);
-      const got = await readWeights([join(dir, "w")], [{ mountPoint: "/", fsType: "ext4" }, { mountPoint: dir, fsType: "nfs4" }], []);
+      const got = await readWeights(
+        [join(dir, "w")],
+        [
+          { mountPoint: "/", fsType: "ext4" },
+          { mountPoint: dir, fsType: "nfs4" },
+        ],
+        [],
+      );
       expect(got).toEqual([{ path: join(dir, "w/llama"), sizeBytes: 10, shared: true }]);
     });
 
@@ -345,7 +390,14 @@ describe("readers on a temp directory", () => {
   describe("readStorage", () => {
     it("reports free and total bytes and the file system type", async () => {
       const errors: Errors = [];
-      const got = await readStorage([dir], [{ mountPoint: "/", fsType: "ext4" }, { mountPoint: dir, fsType: "lustre" }], errors);
+      const got = await readStorage(
+        [dir],
+        [
+          { mountPoint: "/", fsType: "ext4" },
+          { mountPoint: dir, fsType: "lustre" },
+        ],
+        errors,
+      );
       expect(errors).toEqual([]);
       expect(got).toHaveLength(1);
       const s = got[0]!;
@@ -384,7 +436,14 @@ describe("readers on a temp directory", () => {
       const { host, memory } = await readHost(dir, errors);
       expect(errors).toEqual([]);
       expect(memory).toEqual({ totalMiB: 2_063_775, availableMiB: 2_000_000 });
-      expect(host).toMatchObject({ osId: "ubuntu", osVersion: "24.04", osCodename: "noble", cpuCount: 3, arch: hostArch, kernel: release() });
+      expect(host).toMatchObject({
+        osId: "ubuntu",
+        osVersion: "24.04",
+        osCodename: "noble",
+        cpuCount: 3,
+        arch: hostArch,
+        kernel: release(),
+      });
       expect(host.cpuFlags).toContain("sve2");
     });
 
@@ -399,7 +458,13 @@ describe("readers on a temp directory", () => {
       expect(errors).toHaveLength(1);
       expect(errors[0]!.source).toContain("proc/meminfo");
       expect(errors[0]!.message).toContain("ENOENT");
-      expect(host).toMatchObject({ osId: "rhel", osVersion: "9.4", cpuModel: "Intel(R) Xeon(R) Platinum 8480+", cpuCount: 2, arch: hostArch });
+      expect(host).toMatchObject({
+        osId: "rhel",
+        osVersion: "9.4",
+        cpuModel: "Intel(R) Xeon(R) Platinum 8480+",
+        cpuCount: 2,
+        arch: hostArch,
+      });
     });
 
     it("reports a meminfo without MemTotal and an empty root, one error per file", async () => {

@@ -116,7 +116,14 @@ describe("readInfiniband on built trees", () => {
         boardId: "MT_0000000838",
         numaNode: 1,
         ports: [
-          { port: 2, state: "ACTIVE", physState: "LinkUp", rateGbps: 400, linkLayer: "InfiniBand", gidPrefix: "fe80:0000:0000:0000" },
+          {
+            port: 2,
+            state: "ACTIVE",
+            physState: "LinkUp",
+            rateGbps: 400,
+            linkLayer: "InfiniBand",
+            gidPrefix: "fe80:0000:0000:0000",
+          },
           { port: 10, state: "DOWN", physState: "Disabled" },
         ],
       },
@@ -133,7 +140,9 @@ describe("readInfiniband on built trees", () => {
     await tree({ "not-a-dir": "x\n" });
     const { hcas, errors } = await readInfiniband(join(root, "not-a-dir"));
     expect(hcas).toEqual([]);
-    expect(errors).toEqual([{ source: "/sys/class/infiniband", message: `${join(root, "not-a-dir")}: not a directory` }]);
+    expect(errors).toEqual([
+      { source: "/sys/class/infiniband", message: `${join(root, "not-a-dir")}: not a directory` },
+    ]);
   });
 
   // Tests run as root, where chmod 000 does not stop reads; a file where a directory belongs fails for every user.
@@ -143,7 +152,7 @@ describe("readInfiniband on built trees", () => {
       "mlx5_0/ports/1/state": "4: ACTIVE\n",
       "mlx5_1/hca_type": "MT4129\n",
       "mlx5_1/ports": "not a directory\n",
-      "mlx5_2": "a file, not an adapter\n",
+      mlx5_2: "a file, not an adapter\n",
     });
     const { hcas, errors } = await readInfiniband(root);
     expect(hcas).toEqual([{ name: "mlx5_0", hcaType: "MT4129", ports: [{ port: 1, state: "ACTIVE" }] }]);

@@ -46,6 +46,8 @@ describe("parseSmiList", () => {
   it("names the source for lines it does not understand", () => {
     expect(() => parseSmiList("")).toThrow("nvidia-smi -L: no GPU listed");
     expect(() => parseSmiList("No devices were found\n")).toThrow(/^nvidia-smi -L: line 1 not understood/);
-    expect(() => parseSmiList("GPU 0: NVIDIA H100 (UUID: GPU-1)\n\u0000\u0001garbage")).toThrow(/^nvidia-smi -L: line 2/);
+    expect(() => parseSmiList("GPU 0: NVIDIA H100 (UUID: GPU-1)\n\u0000\u0001garbage")).toThrow(
+      /^nvidia-smi -L: line 2/,
+    );
   });
 });

@@ -15,7 +15,9 @@ const mlx5 = (n: number) => Array.from({ length: n }, (_, i) => `mlx5_${i}`);
 const expandTabs = (text: string) =>
   text
     .split("\n")
-    .map((line) => line.replace(/[^\t]*\t/g, (cell) => cell.slice(0, -1).padEnd((Math.floor((cell.length - 1) / 8) + 1) * 8)))
+    .map((line) =>
+      line.replace(/[^\t]*\t/g, (cell) => cell.slice(0, -1).padEnd((Math.floor((cell.length - 1) / 8) + 1) * 8)),
+    )
     .join("\n");
 
 type Expected = {
@@ -111,7 +113,10 @@ describe("parseTopo", () => {
     expect(gpus[6]!.nics).toEqual([
       { nic: "mlx5_6", path: "PXB" },
       { nic: "mlx5_7", path: "PXB" },
-      ...["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_8", "mlx5_9"].map((nic) => ({ nic, path: "SYS" })),
+      ...["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_8", "mlx5_9"].map((nic) => ({
+        nic,
+        path: "SYS",
+      })),
     ]);
   });
 
@@ -142,8 +147,20 @@ describe("parseTopo", () => {
     expect(parseTopo(text)).toEqual({
       nics: ["mlx5_bond_0"],
       gpus: [
-        { index: 0, nvlinkPeers: [{ gpu: 1, links: 4 }], numaNode: 2, nics: [{ nic: "mlx5_bond_0", path: "PHB" }], nearestNic: "mlx5_bond_0" },
-        { index: 1, nvlinkPeers: [{ gpu: 0, links: 4 }], numaNode: null, nics: [{ nic: "mlx5_bond_0", path: "SYS" }], nearestNic: "mlx5_bond_0" },
+        {
+          index: 0,
+          nvlinkPeers: [{ gpu: 1, links: 4 }],
+          numaNode: 2,
+          nics: [{ nic: "mlx5_bond_0", path: "PHB" }],
+          nearestNic: "mlx5_bond_0",
+        },
+        {
+          index: 1,
+          nvlinkPeers: [{ gpu: 0, links: 4 }],
+          numaNode: null,
+          nics: [{ nic: "mlx5_bond_0", path: "SYS" }],
+          nearestNic: "mlx5_bond_0",
+        },
       ],
     });
   });
@@ -160,10 +177,22 @@ describe("parseTopo", () => {
     ["blank lines", "\n  \n", "empty input"],
     ["binary garbage", "\u0000\u0001PK", "no header line"],
     ["a header with no GPU rows", header + "\nLegend:\n", "no GPU0 row"],
-    ["a GPU row short of cells", header + "GPU0\t X \tNV2\tPIX\t0-7\nGPU1\tNV2\t X \tSYS\t8-15\t1\n", "GPU0 row has 4 cells"],
-    ["a GPU row with extra cells", header + "GPU0\t X \tNV2\tPIX\t0-7\t0\t9\nGPU1\tNV2\t X \tSYS\t8-15\t1\n", "GPU0 row has 6 cells"],
+    [
+      "a GPU row short of cells",
+      header + "GPU0\t X \tNV2\tPIX\t0-7\nGPU1\tNV2\t X \tSYS\t8-15\t1\n",
+      "GPU0 row has 4 cells",
+    ],
+    [
+      "a GPU row with extra cells",
+      header + "GPU0\t X \tNV2\tPIX\t0-7\t0\t9\nGPU1\tNV2\t X \tSYS\t8-15\t1\n",
+      "GPU0 row has 6 cells",
+    ],
     ["GPU rows cut short", header + "GPU0\t X \tNV2\tPIX\t0-7\t0\n", "header has 2 GPU columns but 1 GPU rows"],
-    ["an unknown cell", header + "GPU0\t X \tNV2\tFOO\t0-7\t0\nGPU1\tNV2\t X \tSYS\t8-15\t1\n", 'unknown cell "FOO" under NIC0'],
+    [
+      "an unknown cell",
+      header + "GPU0\t X \tNV2\tFOO\t0-7\t0\nGPU1\tNV2\t X \tSYS\t8-15\t1\n",
+      'unknown cell "FOO" under NIC0',
+    ],
   ])("throws on %s", (_, text, what) => {
     expect(() => parseTopo(text)).toThrow(/^nvidia-smi topo -m: /);
     expect(() => parseTopo(text)).toThrow(what);

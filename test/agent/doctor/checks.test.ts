@@ -37,7 +37,9 @@ describe("runChecks", () => {
   it("a single failing check makes the exit status 1; warnings do not", () => {
     const warn = inputOf({ ...inventoryOf(H100_XML), engines: { probed: ["vllm"], versions: {} } });
     expect(exitCodeOf(runChecks(warn))).toBe(0);
-    const fail = inputOf(gb200(), { server: serverOk({ token: { kind: "refused", nodeId: "n", status: 401, message: "HTTP 401" } }) });
+    const fail = inputOf(gb200(), {
+      server: serverOk({ token: { kind: "refused", nodeId: "n", status: 401, message: "HTTP 401" } }),
+    });
     const r = runChecks(fail);
     expect(r.summary.fail).toBe(1);
     expect(exitCodeOf(r)).toBe(1);
@@ -56,27 +58,57 @@ describe("formatDoctor", () => {
     expect(lines[imex]!.indexOf("IMEX down")).toBe(col);
     expect(lines[imex + 1]!.slice(0, col).trim()).toBe("");
     expect(lines[imex + 1]!.slice(col)).toMatch(/^fix: `systemctl restart nvidia-imex`/);
-    expect(text).toMatch(/\n17 checks: \d+ ok, 0 warn, 2 fail, \d+ skipped — this node has problems that keep work off it\n$/);
+    expect(text).toMatch(
+      /\n17 checks: \d+ ok, 0 warn, 2 fail, \d+ skipped — this node has problems that keep work off it\n$/,
+    );
   });
 
   it("says the node is ready when nothing warns or fails", () => {
-    expect(formatDoctor(runChecks(inputOf(inventoryOf(H100_XML), { server: serverOk() })))).toMatch(/— this node is ready\n$/);
+    expect(formatDoctor(runChecks(inputOf(inventoryOf(H100_XML), { server: serverOk() })))).toMatch(
+      /— this node is ready\n$/,
+    );
   });
 });
 
 /** Copies of real captures changed the way `llmgw agent inventory` warns about (crafted). */
 const warned: [string, () => Inventory][] = [
-  ["could not read a source", () => ({ ...inventoryOf(H100_XML), errors: [{ source: "nvidia-smi topo -m", message: "exited with status 2" }] })],
-  ["uncorrectable ECC", () => ({ ...inventoryOf(H100_XML), gpus: inventoryOf(H100_XML).gpus.map((g, i) => (i ? g : { ...g, health: { ...g.health, problems: ["1 uncorrectable ECC errors since the driver loaded"], eccUncorrectableVolatile: 1 } })) })],
+  [
+    "could not read a source",
+    () => ({ ...inventoryOf(H100_XML), errors: [{ source: "nvidia-smi topo -m", message: "exited with status 2" }] }),
+  ],
+  [
+    "uncorrectable ECC",
+    () => ({
+      ...inventoryOf(H100_XML),
+      gpus: inventoryOf(H100_XML).gpus.map((g, i) =>
+        i
+          ? g
+          : {
+              ...g,
+              health: {
+                ...g.health,
+                problems: ["1 uncorrectable ECC errors since the driver loaded"],
+                eccUncorrectableVolatile: 1,
+              },
+            },
+      ),
+    }),
+  ],
   ["a process on a card (real A10G capture)", () => inventoryOf("smi-xml/a10g-v11-telegraf.xml")],
   ["MIG on, nothing carved (CRAFTED fixture)", () => inventoryOf("smi-xml/CRAFTED-a100-mig-enabled-no-instances.xml")],
-  ["MIG change pending (CRAFTED fixture)", () => inventoryOf("smi-xml/CRAFTED-a100-mig-disable-pending.xml", A100_MIG_L)],
+  [
+    "MIG change pending (CRAFTED fixture)",
+    () => inventoryOf("smi-xml/CRAFTED-a100-mig-disable-pending.xml", A100_MIG_L),
+  ],
   ["mixed domains (CRAFTED fixture)", () => gb200("smi-xml/CRAFTED-gb200-gpu3-mixed-cluster-uuid.xml")],
   ["fabric In Progress (CRAFTED fixture)", () => gb200("smi-xml/CRAFTED-gb200-tray-fabric-in-progress.xml")],
   ["bandwidth degraded (CRAFTED fixture)", () => gb200("smi-xml/CRAFTED-gb200-gpu2-limited-capacity.xml")],
   ["IMEX down in a domain", () => ({ ...gb200(), imex: { state: "down", channels: 1 } })],
   ["IMEX without a channel in a domain", () => ({ ...gb200(), imex: { state: "ready", channels: 0 } })],
-  ["a port in INIT", () => ({ ...inventoryOf(H100_XML), hcas: [{ name: "mlx5_0", ports: [{ port: 1, state: "INIT" }] }] })],
+  [
+    "a port in INIT",
+    () => ({ ...inventoryOf(H100_XML), hcas: [{ name: "mlx5_0", ports: [{ port: 1, state: "INIT" }] }] }),
+  ],
   ["no InfiniBand adapter", () => ({ ...inventoryOf(H100_XML), hcas: [] })],
 ];
 
@@ -84,7 +116,11 @@ describe("doctor and `agent inventory` agree", () => {
   it.each(warned)("%s: inventory warns and doctor does not pass it", (_, make) => {
     const inv = make();
     expect(inventoryWarnings(inv).length).toBeGreaterThan(0);
-    const r = runChecks(inputOf(inv, { config: { fabrics: [], nvml: false, commandEngine: true, stateDir: "/s", imexChannelsDir: "/c" } }));
+    const r = runChecks(
+      inputOf(inv, {
+        config: { fabrics: [], nvml: false, commandEngine: true, stateDir: "/s", imexChannelsDir: "/c" },
+      }),
+    );
     expect(r.summary.warn + r.summary.fail).toBeGreaterThan(0);
   });
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { http, HttpResponse } from "msw";
+import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseAgentConfig } from "../../../agent/config.js";
@@ -30,7 +30,11 @@ const cfgWith = (yaml: string) => parseAgentConfig(yaml);
 
 describe("probeHealth", () => {
   it("reads the version, the round trip and the Date header, with the local time half-way", async () => {
-    server.use(http.get(`${CP}/healthz`, () => HttpResponse.json({ status: "ok", version: "0.1.0" }, { headers: { date: "Thu, 15 Jan 2026 10:00:00 GMT" } })));
+    server.use(
+      http.get(`${CP}/healthz`, () =>
+        HttpResponse.json({ status: "ok", version: "0.1.0" }, { headers: { date: "Thu, 15 Jan 2026 10:00:00 GMT" } }),
+      ),
+    );
     const before = Date.now();
     const h = await probeHealth(CP);
     expect(h).toMatchObject({ ok: true, version: "0.1.0", serverDate: "Thu, 15 Jan 2026 10:00:00 GMT" });
@@ -40,8 +44,16 @@ describe("probeHealth", () => {
   });
 
   it.each([
-    ["an error status", () => HttpResponse.text("database unreachable", { status: 503 }), /^GET \/healthz: HTTP 503 database unreachable$/],
-    ["something that is not llmgw", () => HttpResponse.text("<html>login</html>"), /not JSON \(is this an llmgw control plane\?\)/],
+    [
+      "an error status",
+      () => HttpResponse.text("database unreachable", { status: 503 }),
+      /^GET \/healthz: HTTP 503 database unreachable$/,
+    ],
+    [
+      "something that is not llmgw",
+      () => HttpResponse.text("<html>login</html>"),
+      /not JSON \(is this an llmgw control plane\?\)/,
+    ],
     ["no connection", () => HttpResponse.error(), /^GET \/healthz: cannot reach it: /],
   ])("fails on %s", async (_, answer, error) => {
     server.use(http.get(`${CP}/healthz`, answer));
@@ -68,17 +80,38 @@ describe("probeToken", () => {
   it("reports the status and detail of a refusal", async () => {
     server.use(
       http.get(`${CP}/api/v1/agents/:node/assignments`, () =>
-        HttpResponse.json({ type: "urn:llmgw:problem:unauthorized", title: "Unauthorized", status: 401, detail: "unknown node token: the node may have been deleted; register again", code: "unauthorized", requestId: "r" }, { status: 401 }),
+        HttpResponse.json(
+          {
+            type: "urn:llmgw:problem:unauthorized",
+            title: "Unauthorized",
+            status: 401,
+            detail: "unknown node token: the node may have been deleted; register again",
+            code: "unauthorized",
+            requestId: "r",
+          },
+          { status: 401 },
+        ),
       ),
     );
     const cfg = cfgWith(`node_id: gpu-01\nstate_dir: ${stateDir("refused", "llmgw_node_old")}\n`);
-    expect(await probeToken({ base: CP, cfg, reachable: true })).toEqual({ kind: "refused", nodeId: "gpu-01", status: 401, message: expect.stringContaining("unknown node token") });
+    expect(await probeToken({ base: CP, cfg, reachable: true })).toEqual({
+      kind: "refused",
+      nodeId: "gpu-01",
+      status: 401,
+      message: expect.stringContaining("unknown node token"),
+    });
   });
 
   it.each([
     ["no token, a join token", "join_token: llmgw_join_x\n", undefined, true, { kind: "none", joinToken: true }],
     ["no token, no join token", "", undefined, true, { kind: "none", joinToken: false }],
-    ["a token, control plane down", "node_id: gpu-01\n", "llmgw_node_x", false, { kind: "unchecked", nodeId: "gpu-01" }],
+    [
+      "a token, control plane down",
+      "node_id: gpu-01\n",
+      "llmgw_node_x",
+      false,
+      { kind: "unchecked", nodeId: "gpu-01" },
+    ],
   ])("%s", async (name, yaml, token, reachable, expected) => {
     const cfg = cfgWith(`${yaml}state_dir: ${stateDir(name.replace(/\W+/g, "-"), token)}\n`);
     expect(await probeToken({ base: CP, cfg, reachable })).toEqual(expected);
@@ -87,15 +120,32 @@ describe("probeToken", () => {
   it("says when the token file cannot be read", async () => {
     const dir = stateDir("unreadable");
     mkdirSync(join(dir, "node-token"));
-    expect(await probeToken({ base: CP, cfg: cfgWith(`state_dir: ${dir}\n`), reachable: true })).toEqual({ kind: "unreadable", error: "EISDIR" });
+    expect(await probeToken({ base: CP, cfg: cfgWith(`state_dir: ${dir}\n`), reachable: true })).toEqual({
+      kind: "unreadable",
+      error: "EISDIR",
+    });
   });
 });
 
 describe("ownEnginePids", () => {
   it("reads the live engines of the state dir and removes no record", async () => {
     const dir = stateDir("engines");
-    await writeRecord(dir, { shard: makeShard({ shardId: "live" }), pid: process.pid, startTime: procStat(process.pid)!.startTime, startedAt: 1, restarts: 0, state: "ready" });
-    await writeRecord(dir, { shard: makeShard({ shardId: "gone" }), pid: process.pid, startTime: procStat(process.pid)!.startTime - 1, startedAt: 1, restarts: 0, state: "ready" });
+    await writeRecord(dir, {
+      shard: makeShard({ shardId: "live" }),
+      pid: process.pid,
+      startTime: procStat(process.pid)!.startTime,
+      startedAt: 1,
+      restarts: 0,
+      state: "ready",
+    });
+    await writeRecord(dir, {
+      shard: makeShard({ shardId: "gone" }),
+      pid: process.pid,
+      startTime: procStat(process.pid)!.startTime - 1,
+      startedAt: 1,
+      restarts: 0,
+      state: "ready",
+    });
     expect(await ownEnginePids(dir)).toContain(process.pid);
     expect(existsSync(recordPath(dir, "gone"))).toBe(true);
     expect(await ownEnginePids(join(tmp.dir, "absent"))).toEqual(new Set());
@@ -104,7 +154,9 @@ describe("ownEnginePids", () => {
 
 describe("probeNvml", () => {
   it("reports the driver and GPU count, or why the library did not load", () => {
-    expect(probeNvml(() => ({ snapshot: () => ({ driverVersion: "580.105.08", cudaVersion: "13.0", gpus: [] }) }))).toEqual({ ok: true, driverVersion: "580.105.08", gpus: 0 });
+    expect(
+      probeNvml(() => ({ snapshot: () => ({ driverVersion: "580.105.08", cudaVersion: "13.0", gpus: [] }) })),
+    ).toEqual({ ok: true, driverVersion: "580.105.08", gpus: 0 });
     expect(
       probeNvml(() => {
         throw new Error("Failed to load shared library: libnvidia-ml.so.1: cannot open shared object file");
@@ -117,7 +169,9 @@ describe("gatherDoctorInput", () => {
   it("runs discovery with the flags' overrides and probes NVML and the control plane", async () => {
     server.use(http.get(`${CP}/healthz`, () => HttpResponse.json({ status: "ok", version: "0.1.0" })));
     const dir = stateDir("gather");
-    const cfg = cfgWith(`server: ${CP}\nstate_dir: ${dir}\nengines: {}\nimex_ctl: ${join(dir, "no-imex-ctl")}\nfabrics: [{name: ib-east, hcas: [mlx5_0]}]\n`);
+    const cfg = cfgWith(
+      `server: ${CP}\nstate_dir: ${dir}\nengines: {}\nimex_ctl: ${join(dir, "no-imex-ctl")}\nfabrics: [{name: ib-east, hcas: [mlx5_0]}]\n`,
+    );
     const input = await gatherDoctorInput({
       cfg,
       nvidiaSmi: join(dir, "no-nvidia-smi"),
@@ -128,13 +182,28 @@ describe("gatherDoctorInput", () => {
     });
     expect(input.inventory.gpuSource).toBe("unavailable");
     expect(input.inventory.hcas.map((h) => h.name)).toContain("mlx5_0");
-    expect(input.config).toEqual({ fabrics: [{ name: "ib-east", hcas: ["mlx5_0"] }], nvml: false, commandEngine: false, stateDir: dir, imexChannelsDir: "/dev/nvidia-caps-imex-channels" });
+    expect(input.config).toEqual({
+      fabrics: [{ name: "ib-east", hcas: ["mlx5_0"] }],
+      nvml: false,
+      commandEngine: false,
+      stateDir: dir,
+      imexChannelsDir: "/dev/nvidia-caps-imex-channels",
+    });
     expect(input.nvml).toEqual({ ok: false, error: "no library here" });
-    expect(input.server).toMatchObject({ url: CP, health: { ok: true, version: "0.1.0" }, token: { kind: "none", joinToken: false } });
+    expect(input.server).toMatchObject({
+      url: CP,
+      health: { ok: true, version: "0.1.0" },
+      token: { kind: "none", joinToken: false },
+    });
   });
 
   it("gathers no control-plane probe without a server", async () => {
-    const input = await gatherDoctorInput({ cfg: cfgWith(`state_dir: ${stateDir("no-server")}\nengines: {}\n`), nvidiaSmi: join(tmp.dir, "none"), ibRoot: join(tmp.dir, "no-ib"), loadNvml: () => ({ snapshot: () => ({ driverVersion: "1", cudaVersion: "1", gpus: [] }) }) });
+    const input = await gatherDoctorInput({
+      cfg: cfgWith(`state_dir: ${stateDir("no-server")}\nengines: {}\n`),
+      nvidiaSmi: join(tmp.dir, "none"),
+      ibRoot: join(tmp.dir, "no-ib"),
+      loadNvml: () => ({ snapshot: () => ({ driverVersion: "1", cudaVersion: "1", gpus: [] }) }),
+    });
     expect(input.server).toBeUndefined();
   });
 });

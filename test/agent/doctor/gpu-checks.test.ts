@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { checkDriver, checkEcc, checkMemoryRepair, checkMig, checkNvml, checkProcesses, checkTemperature } from "../../../agent/doctor/gpu-checks.js";
+import {
+  checkDriver,
+  checkEcc,
+  checkMemoryRepair,
+  checkMig,
+  checkNvml,
+  checkProcesses,
+  checkTemperature,
+} from "../../../agent/doctor/gpu-checks.js";
 import type { Inventory } from "../../../shared/schemas/inventory.js";
 import { A100_MIG_L, A100_MIG_XML, GB200_XML, H100_XML, inventoryOf } from "./inputs.js";
 
@@ -19,7 +27,14 @@ describe("driver", () => {
   it.each([
     ["real H100 capture", h100(), "ok", /^driver 580\.105\.08 \(CUDA 13\.0\): 8 GPUs via nvidia-smi$/],
     ["nvidia-smi missing", noSmi("nvidia-smi -q -x: not found (is it installed and on PATH?)"), "fail", /not found/],
-    ["driver not answering", noSmi("nvidia-smi -q -x: exited with status 9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."), "fail", /couldn't communicate/],
+    [
+      "driver not answering",
+      noSmi(
+        "nvidia-smi -q -x: exited with status 9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+      ),
+      "fail",
+      /couldn't communicate/,
+    ],
     ["answers with no GPU (crafted)", { ...h100(), gpus: [] }, "fail", /reports no GPU/],
     ["GPU discovery skipped", { ...h100(), gpuSource: "none" as const, gpus: [] }, "skip", /skipped/],
   ])("%s → %s", (_, inv, status, finding) => {
@@ -29,7 +44,9 @@ describe("driver", () => {
   });
 
   it("tells a missing nvidia-smi (install the driver) from a driver that does not answer (dmesg)", () => {
-    expect(checkDriver(noSmi("nvidia-smi -q -x: not found (is it installed and on PATH?)")).fix).toMatch(/install the NVIDIA driver/);
+    expect(checkDriver(noSmi("nvidia-smi -q -x: not found (is it installed and on PATH?)")).fix).toMatch(
+      /install the NVIDIA driver/,
+    );
     expect(checkDriver(noSmi("nvidia-smi -q -x: exited with status 9")).fix).toMatch(/dmesg/);
   });
 });
@@ -37,7 +54,16 @@ describe("driver", () => {
 describe("nvml (optional)", () => {
   it.each([
     ["asked for and used", { ...h100(), gpuSource: "nvml" as const }, true, undefined, "ok"],
-    ["asked for but failed", { ...h100(), errors: [{ source: "nvml", message: "Failed to load shared library; read the GPUs with nvidia-smi instead" }] }, true, undefined, "warn"],
+    [
+      "asked for but failed",
+      {
+        ...h100(),
+        errors: [{ source: "nvml", message: "Failed to load shared library; read the GPUs with nvidia-smi instead" }],
+      },
+      true,
+      undefined,
+      "warn",
+    ],
     ["not asked for, loads", h100(), false, { ok: true as const, driverVersion: "580.105.08", gpus: 8 }, "ok"],
     ["not asked for, absent", h100(), false, { ok: false as const, error: "Failed to load shared library" }, "skip"],
   ])("%s → %s", (_, inv, wanted, probe, status) => {
@@ -48,9 +74,24 @@ describe("nvml (optional)", () => {
 describe("gpu-ecc", () => {
   it.each([
     ["real H100 capture", h100(), "ok", /no uncorrectable ECC error on 8 GPUs/],
-    ["volatile errors on GPU 2 (crafted)", h100With(2, (g) => (g.health.eccUncorrectableVolatile = 3)), "fail", /^GPU 2: 3 uncorrectable ECC errors since the driver loaded$/],
-    ["only lifetime errors (crafted)", h100With(5, (g) => (g.health.eccUncorrectableAggregate = 2)), "ok", /earlier in their lifetime: GPU 5 2/],
-    ["cards without ECC (real RTX 4000 capture)", inventoryOf("smi-xml/rtx-4000-sff-ada-v13-telegraf.xml"), "ok", /ECC not reported/],
+    [
+      "volatile errors on GPU 2 (crafted)",
+      h100With(2, (g) => (g.health.eccUncorrectableVolatile = 3)),
+      "fail",
+      /^GPU 2: 3 uncorrectable ECC errors since the driver loaded$/,
+    ],
+    [
+      "only lifetime errors (crafted)",
+      h100With(5, (g) => (g.health.eccUncorrectableAggregate = 2)),
+      "ok",
+      /earlier in their lifetime: GPU 5 2/,
+    ],
+    [
+      "cards without ECC (real RTX 4000 capture)",
+      inventoryOf("smi-xml/rtx-4000-sff-ada-v13-telegraf.xml"),
+      "ok",
+      /ECC not reported/,
+    ],
   ])("%s → %s", (_, inv, status, finding) => {
     expect(checkEcc(inv)).toMatchObject({ id: "gpu-ecc", status, finding: expect.stringMatching(finding) });
   });
@@ -63,20 +104,48 @@ describe("gpu-ecc", () => {
 describe("gpu-memory-repair", () => {
   it.each([
     ["real H100 capture", h100(), "ok", /no page retirement or row remapping pending/],
-    ["page retirement pending (crafted)", h100With(1, (g) => (g.health.retiredPagesPending = true)), "fail", /^GPU 1: page retirement pending$/],
-    ["row remapping pending (crafted)", h100With(7, (g) => (g.health.remappedRowsPending = true)), "fail", /^GPU 7: row remapping pending$/],
+    [
+      "page retirement pending (crafted)",
+      h100With(1, (g) => (g.health.retiredPagesPending = true)),
+      "fail",
+      /^GPU 1: page retirement pending$/,
+    ],
+    [
+      "row remapping pending (crafted)",
+      h100With(7, (g) => (g.health.remappedRowsPending = true)),
+      "fail",
+      /^GPU 7: row remapping pending$/,
+    ],
   ])("%s → %s", (_, inv, status, finding) => {
-    expect(checkMemoryRepair(inv)).toMatchObject({ id: "gpu-memory-repair", status, finding: expect.stringMatching(finding) });
+    expect(checkMemoryRepair(inv)).toMatchObject({
+      id: "gpu-memory-repair",
+      status,
+      finding: expect.stringMatching(finding),
+    });
   });
 });
 
 describe("gpu-temperature", () => {
   it.each([
     ["real H100 capture", h100(), "ok", /^hottest: GPU \d at 3\d °C$/],
-    ["GPU 4 at 91 °C (crafted)", h100With(4, (g) => (g.health.temperatureC = 91)), "warn", /^GPU 4 at 91 °C \(warn at 85 °C\)$/],
-    ["no temperature reported (crafted)", { ...h100(), gpus: h100().gpus.map((g) => ({ ...g, health: { ...g.health, temperatureC: undefined } })) }, "skip", /no card reports/],
+    [
+      "GPU 4 at 91 °C (crafted)",
+      h100With(4, (g) => (g.health.temperatureC = 91)),
+      "warn",
+      /^GPU 4 at 91 °C \(warn at 85 °C\)$/,
+    ],
+    [
+      "no temperature reported (crafted)",
+      { ...h100(), gpus: h100().gpus.map((g) => ({ ...g, health: { ...g.health, temperatureC: undefined } })) },
+      "skip",
+      /no card reports/,
+    ],
   ])("%s → %s", (_, inv, status, finding) => {
-    expect(checkTemperature(inv)).toMatchObject({ id: "gpu-temperature", status, finding: expect.stringMatching(finding) });
+    expect(checkTemperature(inv)).toMatchObject({
+      id: "gpu-temperature",
+      status,
+      finding: expect.stringMatching(finding),
+    });
   });
 });
 
@@ -101,15 +170,32 @@ describe("mig", () => {
   it.each([
     ["real H100 capture: MIG disabled", h100(), "ok", /^no card in MIG mode$/],
     ["real GB200 capture: MIG disabled", inventoryOf(GB200_XML), "ok", /^no card in MIG mode$/],
-    ["real A100 capture with 4 instances", inventoryOf(A100_MIG_XML, A100_MIG_L), "ok", /^MIG on GPU 0: 4 instances \(1g\.20gb × 4\)$/],
-    ["MIG enabled, nothing carved (CRAFTED fixture)", inventoryOf("smi-xml/CRAFTED-a100-mig-enabled-no-instances.xml"), "warn", /GPU 0: MIG enabled but no instance carved/],
-    ["mode change pending (CRAFTED fixture)", inventoryOf("smi-xml/CRAFTED-a100-mig-disable-pending.xml", A100_MIG_L), "warn", /GPU 0: MIG mode change pending \(Enabled → Disabled\)/],
+    [
+      "real A100 capture with 4 instances",
+      inventoryOf(A100_MIG_XML, A100_MIG_L),
+      "ok",
+      /^MIG on GPU 0: 4 instances \(1g\.20gb × 4\)$/,
+    ],
+    [
+      "MIG enabled, nothing carved (CRAFTED fixture)",
+      inventoryOf("smi-xml/CRAFTED-a100-mig-enabled-no-instances.xml"),
+      "warn",
+      /GPU 0: MIG enabled but no instance carved/,
+    ],
+    [
+      "mode change pending (CRAFTED fixture)",
+      inventoryOf("smi-xml/CRAFTED-a100-mig-disable-pending.xml", A100_MIG_L),
+      "warn",
+      /GPU 0: MIG mode change pending \(Enabled → Disabled\)/,
+    ],
   ])("%s → %s", (_, inv, status, finding) => {
     expect(checkMig(inv)).toMatchObject({ id: "mig", status, finding: expect.stringMatching(finding) });
   });
 
   it("says how to carve or how to apply the pending change", () => {
-    expect(checkMig(inventoryOf("smi-xml/CRAFTED-a100-mig-enabled-no-instances.xml")).fix).toMatch(/nvidia-smi mig -i 0 -cgi .* -C.*-mig 0/);
+    expect(checkMig(inventoryOf("smi-xml/CRAFTED-a100-mig-enabled-no-instances.xml")).fix).toMatch(
+      /nvidia-smi mig -i 0 -cgi .* -C.*-mig 0/,
+    );
     expect(checkMig(inventoryOf("smi-xml/CRAFTED-a100-mig-disable-pending.xml")).fix).toMatch(/reset GPU 0/);
   });
 

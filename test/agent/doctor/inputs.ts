@@ -33,13 +33,28 @@ export function gb200(xmlPath = GB200_XML): Inventory {
 export function inputOf(inventory: Inventory, more: Partial<DoctorInput> = {}): DoctorInput {
   return {
     inventory,
-    config: { fabrics: [{ name: "ib-east", hcas: ["mlx5_0"] }], nvml: false, commandEngine: false, stateDir: "/var/lib/llmgw", imexChannelsDir: "/dev/nvidia-caps-imex-channels" },
+    config: {
+      fabrics: [{ name: "ib-east", hcas: ["mlx5_0"] }],
+      nvml: false,
+      commandEngine: false,
+      stateDir: "/var/lib/llmgw",
+      imexChannelsDir: "/dev/nvidia-caps-imex-channels",
+    },
     nvml: { ok: false, error: "Failed to load shared library" },
     ...more,
   };
 }
 
 /** A control plane that answered /healthz at `localMs` with `Date: serverDate`, and accepted the node token. */
-export function serverOk(more: Partial<ServerProbe> = {}, localMs = Date.parse("2026-01-15T10:00:00.500Z"), serverDate = "Thu, 15 Jan 2026 10:00:00 GMT"): ServerProbe {
-  return { url: "https://cp.lab", health: { ok: true, version: "0.1.0", rttMs: 3, localMs, serverDate }, token: { kind: "accepted", nodeId: "gpu-01" }, ...more };
+export function serverOk(
+  more: Partial<ServerProbe> = {},
+  localMs = Date.parse("2026-01-15T10:00:00.500Z"),
+  serverDate = "Thu, 15 Jan 2026 10:00:00 GMT",
+): ServerProbe {
+  return {
+    url: "https://cp.lab",
+    health: { ok: true, version: "0.1.0", rttMs: 3, localMs, serverDate },
+    token: { kind: "accepted", nodeId: "gpu-01" },
+    ...more,
+  };
 }

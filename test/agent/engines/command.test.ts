@@ -8,19 +8,57 @@ const template = (args: string[]) => ({ engine: "command", args }) as const;
 describe("command.argv", () => {
   it("substitutes every placeholder", () => {
     const args = [
-      "mock-engine", "--host={host}", "--port", "{port}", "--model", "{model}", "--weights", "{weights}",
-      "--rank", "{rank}", "--nnodes", "{nnodes}", "--leader", "{leaderAddr}:{leaderPort}", "--tp", "{tp}", "--pp", "{pp}",
-      "--devices", "{devices}",
+      "mock-engine",
+      "--host={host}",
+      "--port",
+      "{port}",
+      "--model",
+      "{model}",
+      "--weights",
+      "{weights}",
+      "--rank",
+      "{rank}",
+      "--nnodes",
+      "{nnodes}",
+      "--leader",
+      "{leaderAddr}:{leaderPort}",
+      "--tp",
+      "{tp}",
+      "--pp",
+      "{pp}",
+      "--devices",
+      "{devices}",
     ];
     expect(command.argv(twoNodeShard(1, { httpPort: 20007, profile: template(args) }), HOST)).toEqual([
-      "mock-engine", "--host=0.0.0.0", "--port", "20007", "--model", "meta-llama/Llama-3.1-70B-Instruct",
-      "--weights", "/models/llama-3.1-70b", "--rank", "1", "--nnodes", "2", "--leader", "10.0.0.11:29500",
-      "--tp", "4", "--pp", "2", "--devices", "0,1,2,3",
+      "mock-engine",
+      "--host=0.0.0.0",
+      "--port",
+      "20007",
+      "--model",
+      "meta-llama/Llama-3.1-70B-Instruct",
+      "--weights",
+      "/models/llama-3.1-70b",
+      "--rank",
+      "1",
+      "--nnodes",
+      "2",
+      "--leader",
+      "10.0.0.11:29500",
+      "--tp",
+      "4",
+      "--pp",
+      "2",
+      "--devices",
+      "0,1,2,3",
     ]);
   });
 
   it("passes a MIG device through {devices}", () => {
-    const shard = makeShard({ visibleDevices: "MIG-4f5e6d7c-0000-1111-2222-333344445555", deviceIds: [1001], profile: template(["srv", "{devices}"]) });
+    const shard = makeShard({
+      visibleDevices: "MIG-4f5e6d7c-0000-1111-2222-333344445555",
+      deviceIds: [1001],
+      profile: template(["srv", "{devices}"]),
+    });
     expect(command.argv(shard, HOST)).toEqual(["srv", "MIG-4f5e6d7c-0000-1111-2222-333344445555"]);
   });
 
@@ -31,7 +69,12 @@ describe("command.argv", () => {
 
   it("puts agent.yaml's program before the template", () => {
     const shard = makeShard({ profile: template(["serve.py", "--port", "{port}"]) });
-    expect(command.argv(shard, { ...HOST, command: ["/opt/venv/bin/python"] })).toEqual(["/opt/venv/bin/python", "serve.py", "--port", "20001"]);
+    expect(command.argv(shard, { ...HOST, command: ["/opt/venv/bin/python"] })).toEqual([
+      "/opt/venv/bin/python",
+      "serve.py",
+      "--port",
+      "20001",
+    ]);
   });
 
   it("throws on an unknown placeholder, naming it and the known ones", () => {
@@ -57,10 +100,11 @@ describe("command.argv", () => {
 });
 
 describe("command readiness", () => {
-  it.each([makeShard({ profile: template(["srv"]) }), twoNodeShard(0, { profile: template(["srv"]) }), twoNodeShard(1, { profile: template(["srv"]) })])(
-    "probes /health on rank $rank",
-    (shard) => expect(command.healthPath(shard)).toBe("/health"),
-  );
+  it.each([
+    makeShard({ profile: template(["srv"]) }),
+    twoNodeShard(0, { profile: template(["srv"]) }),
+    twoNodeShard(1, { profile: template(["srv"]) }),
+  ])("probes /health on rank $rank", (shard) => expect(command.healthPath(shard)).toBe("/health"));
 
   it.each<[keyof typeof PROBE, Readiness]>([
     ["refused", "loading"],

@@ -12,25 +12,40 @@ describe("shardEnv", () => {
   it.each([
     ["single node", makeShard(), { CUDA_VISIBLE_DEVICES: "0,1,2,3" }],
     ["MIG instance", makeShard({ visibleDevices: MIG, deviceIds: [1001] }), { CUDA_VISIBLE_DEVICES: MIG }],
-    ["multi-node with placement env and mgmt interface", twoNodeShard(1, { env: placement, mgmtInterface: "eno1" }), {
-      CUDA_VISIBLE_DEVICES: "0,1,2,3",
-      ...placement,
-      NCCL_SOCKET_IFNAME: "eno1",
-      GLOO_SOCKET_IFNAME: "eno1",
-    }],
-    ["profile env overriding placement, mgmt and devices", twoNodeShard(0, {
-      env: placement,
-      mgmtInterface: "eno1",
-      profile: { env: { NCCL_IB_HCA: "=mlx5_2", NCCL_SOCKET_IFNAME: "bond0", CUDA_VISIBLE_DEVICES: "3,2,1,0", VLLM_LOGGING_LEVEL: "DEBUG" } },
-    }), {
-      CUDA_VISIBLE_DEVICES: "3,2,1,0",
-      NCCL_MNNVL_ENABLE: "0",
-      NCCL_CUMEM_ENABLE: "1",
-      NCCL_IB_HCA: "=mlx5_2",
-      NCCL_SOCKET_IFNAME: "bond0",
-      GLOO_SOCKET_IFNAME: "eno1",
-      VLLM_LOGGING_LEVEL: "DEBUG",
-    }],
+    [
+      "multi-node with placement env and mgmt interface",
+      twoNodeShard(1, { env: placement, mgmtInterface: "eno1" }),
+      {
+        CUDA_VISIBLE_DEVICES: "0,1,2,3",
+        ...placement,
+        NCCL_SOCKET_IFNAME: "eno1",
+        GLOO_SOCKET_IFNAME: "eno1",
+      },
+    ],
+    [
+      "profile env overriding placement, mgmt and devices",
+      twoNodeShard(0, {
+        env: placement,
+        mgmtInterface: "eno1",
+        profile: {
+          env: {
+            NCCL_IB_HCA: "=mlx5_2",
+            NCCL_SOCKET_IFNAME: "bond0",
+            CUDA_VISIBLE_DEVICES: "3,2,1,0",
+            VLLM_LOGGING_LEVEL: "DEBUG",
+          },
+        },
+      }),
+      {
+        CUDA_VISIBLE_DEVICES: "3,2,1,0",
+        NCCL_MNNVL_ENABLE: "0",
+        NCCL_CUMEM_ENABLE: "1",
+        NCCL_IB_HCA: "=mlx5_2",
+        NCCL_SOCKET_IFNAME: "bond0",
+        GLOO_SOCKET_IFNAME: "eno1",
+        VLLM_LOGGING_LEVEL: "DEBUG",
+      },
+    ],
   ])("%s", (_, shard, want) => expect(shardEnv(shard, vllm, HOST)).toEqual(want));
 
   it("gives llama.cpp's CUDA build CUDA_VISIBLE_DEVICES, on MIG too", () => {
@@ -39,17 +54,29 @@ describe("shardEnv", () => {
   });
 
   it("gives llama.cpp's Vulkan build the card indices and no CUDA variable", () => {
-    const shard = makeShard({ visibleDevices: "2,3", deviceIds: [2, 3], profile: { engine: "llamacpp", env: { GGML_VK_DISABLE_F16: "1" } } });
-    expect(shardEnv(shard, llamacpp, { ...HOST, backend: "vulkan" })).toEqual({ GGML_VK_VISIBLE_DEVICES: "2,3", GGML_VK_DISABLE_F16: "1" });
+    const shard = makeShard({
+      visibleDevices: "2,3",
+      deviceIds: [2, 3],
+      profile: { engine: "llamacpp", env: { GGML_VK_DISABLE_F16: "1" } },
+    });
+    expect(shardEnv(shard, llamacpp, { ...HOST, backend: "vulkan" })).toEqual({
+      GGML_VK_VISIBLE_DEVICES: "2,3",
+      GGML_VK_DISABLE_F16: "1",
+    });
   });
 
   it("refuses a MIG instance on Vulkan", () => {
     const shard = makeShard({ visibleDevices: MIG, deviceIds: [1001], profile: { engine: "llamacpp" } });
-    expect(() => shardEnv(shard, llamacpp, { ...HOST, backend: "vulkan" })).toThrow(/Vulkan cannot address MIG instances/);
+    expect(() => shardEnv(shard, llamacpp, { ...HOST, backend: "vulkan" })).toThrow(
+      /Vulkan cannot address MIG instances/,
+    );
   });
 
   it("layers the adapter's env over placement and under the profile's", () => {
-    const adapter: EngineAdapter = { ...vllm, env: () => ({ NCCL_CUMEM_ENABLE: "0", ENGINE_ONLY: "a", PROFILE_WINS: "adapter" }) };
+    const adapter: EngineAdapter = {
+      ...vllm,
+      env: () => ({ NCCL_CUMEM_ENABLE: "0", ENGINE_ONLY: "a", PROFILE_WINS: "adapter" }),
+    };
     const shard = makeShard({ env: placement, profile: { env: { PROFILE_WINS: "profile" } } });
     expect(shardEnv(shard, adapter, HOST)).toEqual({
       CUDA_VISIBLE_DEVICES: "0,1,2,3",

@@ -12,13 +12,37 @@ describe("engines", () => {
 
 describe("launch", () => {
   it("combines the adapter's argv with the shard's env", () => {
-    const shard = twoNodeShard(1, { env: { NCCL_CUMEM_ENABLE: "1" }, mgmtInterface: "eno1", profile: { env: { NCCL_DEBUG: "WARN" } } });
+    const shard = twoNodeShard(1, {
+      env: { NCCL_CUMEM_ENABLE: "1" },
+      mgmtInterface: "eno1",
+      profile: { env: { NCCL_DEBUG: "WARN" } },
+    });
     expect(launch(shard, { ...HOST, command: ["/opt/venv/bin/vllm"] })).toEqual({
       argv: [
-        "/opt/venv/bin/vllm", "serve", "/models/llama-3.1-70b", "--host", "0.0.0.0", "--port", "20001",
-        "--served-model-name", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4", "--pipeline-parallel-size", "2",
-        "--distributed-executor-backend", "mp", "--nnodes", "2", "--node-rank", "1",
-        "--master-addr", "10.0.0.11", "--master-port", "29500", "--headless",
+        "/opt/venv/bin/vllm",
+        "serve",
+        "/models/llama-3.1-70b",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "20001",
+        "--served-model-name",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "--tensor-parallel-size",
+        "4",
+        "--pipeline-parallel-size",
+        "2",
+        "--distributed-executor-backend",
+        "mp",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "1",
+        "--master-addr",
+        "10.0.0.11",
+        "--master-port",
+        "29500",
+        "--headless",
       ],
       env: {
         CUDA_VISIBLE_DEVICES: "0,1,2,3",
@@ -31,17 +55,50 @@ describe("launch", () => {
   });
 
   it("picks the adapter by the profile's engine", () => {
-    const shard = makeShard({ weightsPath: "/models/q.gguf", model: "q", visibleDevices: "1", deviceIds: [1], profile: { engine: "llamacpp", tp: 1 } });
+    const shard = makeShard({
+      weightsPath: "/models/q.gguf",
+      model: "q",
+      visibleDevices: "1",
+      deviceIds: [1],
+      profile: { engine: "llamacpp", tp: 1 },
+    });
     expect(launch(shard, { ...HOST, backend: "vulkan" })).toEqual({
-      argv: ["llama-server", "-m", "/models/q.gguf", "--host", "0.0.0.0", "--port", "20001", "-ngl", "999", "--alias", "q"],
+      argv: [
+        "llama-server",
+        "-m",
+        "/models/q.gguf",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "20001",
+        "-ngl",
+        "999",
+        "--alias",
+        "q",
+      ],
       env: { GGML_VK_VISIBLE_DEVICES: "1" },
     });
   });
 
   it.each([
-    ["llama.cpp across nodes", twoNodeShard(0, { profile: { engine: "llamacpp" } }), HOST, /llama\.cpp runs on one node only/],
+    [
+      "llama.cpp across nodes",
+      twoNodeShard(0, { profile: { engine: "llamacpp" } }),
+      HOST,
+      /llama\.cpp runs on one node only/,
+    ],
     ["TensorRT-LLM across nodes", twoNodeShard(1, { profile: { engine: "trtllm" } }), HOST, /needs mpirun or Slurm/],
-    ["Vulkan on MIG", makeShard({ visibleDevices: "MIG-abc", deviceIds: [1000], profile: { engine: "llamacpp", tp: 1 } }), { ...HOST, backend: "vulkan" as const }, /Vulkan cannot address MIG/],
-    ["a bad template", makeShard({ profile: { engine: "command", args: ["srv", "{nope}"] } }), HOST, /unknown placeholder \{nope\}/],
+    [
+      "Vulkan on MIG",
+      makeShard({ visibleDevices: "MIG-abc", deviceIds: [1000], profile: { engine: "llamacpp", tp: 1 } }),
+      { ...HOST, backend: "vulkan" as const },
+      /Vulkan cannot address MIG/,
+    ],
+    [
+      "a bad template",
+      makeShard({ profile: { engine: "command", args: ["srv", "{nope}"] } }),
+      HOST,
+      /unknown placeholder \{nope\}/,
+    ],
   ])("throws the adapter's error for %s", (_, shard, o, want) => expect(() => launch(shard, o)).toThrow(want));
 });

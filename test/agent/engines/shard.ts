@@ -1,6 +1,7 @@
 // StartShard objects and probe results for the engine adapter tests: a single-node TP-4 vLLM shard unless told otherwise.
-import type { StartShard } from "../../../shared/schemas/assignment.js";
+
 import type { EngineOptions, ProbeResult } from "../../../agent/engines/types.js";
+import type { StartShard } from "../../../shared/schemas/assignment.js";
 
 type Over = Partial<Omit<StartShard, "profile">> & { profile?: Partial<StartShard["profile"]> };
 
@@ -27,7 +28,18 @@ export function makeShard(over: Over = {}): StartShard {
     fabric: "single",
     fingerprint: "fp-1",
     env: {},
-    profile: { name: "tp4", engine: "vllm", tp: 4, pp: 1, gpusPerNode: 4, nodes: 1, args: [], env: {}, startupTimeoutS: 1800, ...profile },
+    profile: {
+      name: "tp4",
+      engine: "vllm",
+      tp: 4,
+      pp: 1,
+      gpusPerNode: 4,
+      nodes: 1,
+      args: [],
+      env: {},
+      startupTimeoutS: 1800,
+      ...profile,
+    },
     ...rest,
   };
 }
@@ -50,7 +62,11 @@ export const PROBE = {
   refused: { kind: "refused" },
   timeout: { kind: "error", message: "The operation was aborted due to timeout" },
   ok: { kind: "status", status: 200, body: "" },
-  loadingModel: { kind: "status", status: 503, body: '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}' },
+  loadingModel: {
+    kind: "status",
+    status: 503,
+    body: '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}',
+  },
   unavailable: { kind: "status", status: 503, body: "" },
   internal: { kind: "status", status: 500, body: "Internal Server Error" },
   notFound: { kind: "status", status: 404, body: "Not Found" },

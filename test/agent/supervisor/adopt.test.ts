@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -96,8 +96,21 @@ describe("adoptFromStateDir", () => {
 
 describe("runningShard", () => {
   it("reports a record as the registration's running shard, with an optional state override", () => {
-    const r = makeRecord("r12-s1", { pid: 9, startedAt: 5, state: "loading" }, { replicaId: "r12", rank: 1, httpPort: 20002, fingerprint: "fp-7" });
-    expect(runningShard(r)).toEqual({ shardId: "r12-s1", replicaId: "r12", rank: 1, state: "loading", fingerprint: "fp-7", httpPort: 20002, pid: 9, startedAt: 5 });
+    const r = makeRecord(
+      "r12-s1",
+      { pid: 9, startedAt: 5, state: "loading" },
+      { replicaId: "r12", rank: 1, httpPort: 20002, fingerprint: "fp-7" },
+    );
+    expect(runningShard(r)).toEqual({
+      shardId: "r12-s1",
+      replicaId: "r12",
+      rank: 1,
+      state: "loading",
+      fingerprint: "fp-7",
+      httpPort: 20002,
+      pid: 9,
+      startedAt: 5,
+    });
     expect(runningShard(r, "ready").state).toBe("ready");
   });
 });

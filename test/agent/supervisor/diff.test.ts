@@ -8,10 +8,42 @@ const have = (shardId: string, fingerprint = "fp-1"): RunningRef => ({ shardId, 
 describe("diffShards", () => {
   it.each([
     { name: "nothing at all", desired: [], running: [], start: [], stop: [], replace: [], keep: [] },
-    { name: "a new shard is started", desired: [want("a")], running: [], start: ["a"], stop: [], replace: [], keep: [] },
-    { name: "an unwanted shard is stopped", desired: [], running: [have("a")], start: [], stop: ["a"], replace: [], keep: [] },
-    { name: "the same fingerprint is kept", desired: [want("a")], running: [have("a")], start: [], stop: [], replace: [], keep: ["a"] },
-    { name: "another fingerprint is replaced", desired: [want("a", "fp-2")], running: [have("a", "fp-1")], start: [], stop: [], replace: ["a"], keep: [] },
+    {
+      name: "a new shard is started",
+      desired: [want("a")],
+      running: [],
+      start: ["a"],
+      stop: [],
+      replace: [],
+      keep: [],
+    },
+    {
+      name: "an unwanted shard is stopped",
+      desired: [],
+      running: [have("a")],
+      start: [],
+      stop: ["a"],
+      replace: [],
+      keep: [],
+    },
+    {
+      name: "the same fingerprint is kept",
+      desired: [want("a")],
+      running: [have("a")],
+      start: [],
+      stop: [],
+      replace: [],
+      keep: ["a"],
+    },
+    {
+      name: "another fingerprint is replaced",
+      desired: [want("a", "fp-2")],
+      running: [have("a", "fp-1")],
+      start: [],
+      stop: [],
+      replace: ["a"],
+      keep: [],
+    },
     {
       name: "all four at once, each list in its input's order",
       desired: [want("d"), want("c", "fp-9"), want("b"), want("e")],
@@ -23,7 +55,12 @@ describe("diffShards", () => {
     },
   ])("$name", ({ desired, running, start, stop, replace, keep }) => {
     const d = diffShards(desired, running);
-    expect({ start: d.start.map((s) => s.shardId), stop: d.stop, replace: d.replace.map((s) => s.shardId), keep: d.keep }).toEqual({ start, stop, replace, keep });
+    expect({
+      start: d.start.map((s) => s.shardId),
+      stop: d.stop,
+      replace: d.replace.map((s) => s.shardId),
+      keep: d.keep,
+    }).toEqual({ start, stop, replace, keep });
   });
 
   it("hands back the desired spec (not the running one) for starts and replacements", () => {

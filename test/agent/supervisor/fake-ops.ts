@@ -4,7 +4,16 @@ import type { Exit } from "../../../agent/supervisor/process.js";
 import { createSupervisor, type SupervisorOptions } from "../../../agent/supervisor/reconcile.js";
 import type { ShardRecord } from "../../../agent/supervisor/state-files.js";
 
-export type FakeEngine = { pid: number; startTime: number; port: number; argv: string[]; log: string; alive: boolean; exited: Promise<Exit>; exit: (e: Exit) => void };
+export type FakeEngine = {
+  pid: number;
+  startTime: number;
+  port: number;
+  argv: string[];
+  log: string;
+  alive: boolean;
+  exited: Promise<Exit>;
+  exit: (e: Exit) => void;
+};
 
 /** 200 is ready, 503 or no answer is loading, any other status is dead; ranks > 0 serve no HTTP. */
 export const fakeAdapter: EngineAdapter = {
@@ -43,7 +52,16 @@ export function fakeWorld() {
       const pid = nextPid++;
       let exit!: (e: Exit) => void;
       const exited = new Promise<Exit>((ok) => (exit = ok));
-      const e: FakeEngine = { pid, startTime: pid * 10, port, argv, log, alive: true, exited, exit: (x) => ((e.alive = false), exit(x)) };
+      const e: FakeEngine = {
+        pid,
+        startTime: pid * 10,
+        port,
+        argv,
+        log,
+        alive: true,
+        exited,
+        exit: (x) => ((e.alive = false), exit(x)),
+      };
       w.engines.push(e);
       return e;
     },
@@ -56,7 +74,10 @@ export function fakeWorld() {
   const ops: SupervisorOptions["ops"] = {
     launch(shard) {
       if (w.launchError) throw new Error(w.launchError);
-      return { argv: ["vllm", "serve", shard.model, "--port", String(shard.httpPort)], env: { CUDA_VISIBLE_DEVICES: shard.visibleDevices } };
+      return {
+        argv: ["vllm", "serve", shard.model, "--port", String(shard.httpPort)],
+        env: { CUDA_VISIBLE_DEVICES: shard.visibleDevices },
+      };
     },
     adapter: () => fakeAdapter,
     async spawn(argv, _env, log) {
@@ -79,7 +100,12 @@ export function fakeWorld() {
 }
 
 /** A supervisor over the fake world, writing its state files under `stateDir`. */
-export function fakeSupervisor(stateDir: string, w: World = fakeWorld(), over: Partial<Omit<SupervisorOptions, "ops" | "now" | "log" | "stateDir">> = {}, records: ShardRecord[] = []) {
+export function fakeSupervisor(
+  stateDir: string,
+  w: World = fakeWorld(),
+  over: Partial<Omit<SupervisorOptions, "ops" | "now" | "log" | "stateDir">> = {},
+  records: ShardRecord[] = [],
+) {
   return createSupervisor(
     {
       stateDir,

@@ -18,10 +18,22 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.25
 
 describe("inflightFromMetrics", () => {
   it.each([
-    { name: "vLLM's running + waiting, with labels (HELP/TYPE and look-alike metrics ignored)", text: VLLM_METRICS, want: 5 },
-    { name: "two engines' lines add up", text: 'vllm:num_requests_running{engine="0"} 1\nvllm:num_requests_running{engine="1"} 4\n', want: 5 },
+    {
+      name: "vLLM's running + waiting, with labels (HELP/TYPE and look-alike metrics ignored)",
+      text: VLLM_METRICS,
+      want: 5,
+    },
+    {
+      name: "two engines' lines add up",
+      text: 'vllm:num_requests_running{engine="0"} 1\nvllm:num_requests_running{engine="1"} 4\n',
+      want: 5,
+    },
     { name: "no labels, no prefix", text: "num_requests_running 2\nnum_requests_waiting 0\n", want: 2 },
-    { name: "an idle engine reports 0 (not undefined)", text: "vllm:num_requests_running 0.0\nvllm:num_requests_waiting 0.0\n", want: 0 },
+    {
+      name: "an idle engine reports 0 (not undefined)",
+      text: "vllm:num_requests_running 0.0\nvllm:num_requests_waiting 0.0\n",
+      want: 0,
+    },
     { name: "exponent notation", text: "vllm:num_requests_waiting 1e+01\n", want: 10 },
     { name: "no such metric", text: "# HELP x\nprocess_cpu_seconds_total 12.5\n", want: undefined },
     { name: "empty text", text: "", want: undefined },

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,7 +7,13 @@ import { tempDir } from "../../helpers/db.js";
 import { until } from "../../helpers/process.js";
 
 /** A /proc/<pid>/stat line: fields 3 (state), 5 (pgrp) and 22 (starttime) as given, the rest plausible. */
-function statLine(o: { pid?: number; comm?: string; state?: string; pgrp?: number; startTime?: number | string }): string {
+function statLine(o: {
+  pid?: number;
+  comm?: string;
+  state?: string;
+  pgrp?: number;
+  startTime?: number | string;
+}): string {
   const f = Array.from({ length: 50 }, (_, i) => String(i + 3)); // f[k] is field k + 3
   f[0] = o.state ?? "S";
   f[2] = String(o.pgrp ?? 4242);
@@ -17,10 +23,26 @@ function statLine(o: { pid?: number; comm?: string; state?: string; pgrp?: numbe
 
 describe("parseProcStat", () => {
   it.each([
-    { name: "a plain command", text: statLine({ comm: "sleep", state: "S", pgrp: 77, startTime: 123 }), want: { state: "S", pgid: 77, startTime: 123 } },
-    { name: "a command name with spaces", text: statLine({ comm: "VLLM Engine Core", state: "R", pgrp: 5, startTime: 9 }), want: { state: "R", pgid: 5, startTime: 9 } },
-    { name: "a command name with ') ' and '(' in it", text: statLine({ comm: "a) Z 1 2 (b", state: "S", pgrp: 6, startTime: 1234567 }), want: { state: "S", pgid: 6, startTime: 1234567 } },
-    { name: "a zombie", text: statLine({ state: "Z", pgrp: 8, startTime: 10 }), want: { state: "Z", pgid: 8, startTime: 10 } },
+    {
+      name: "a plain command",
+      text: statLine({ comm: "sleep", state: "S", pgrp: 77, startTime: 123 }),
+      want: { state: "S", pgid: 77, startTime: 123 },
+    },
+    {
+      name: "a command name with spaces",
+      text: statLine({ comm: "VLLM Engine Core", state: "R", pgrp: 5, startTime: 9 }),
+      want: { state: "R", pgid: 5, startTime: 9 },
+    },
+    {
+      name: "a command name with ') ' and '(' in it",
+      text: statLine({ comm: "a) Z 1 2 (b", state: "S", pgrp: 6, startTime: 1234567 }),
+      want: { state: "S", pgid: 6, startTime: 1234567 },
+    },
+    {
+      name: "a zombie",
+      text: statLine({ state: "Z", pgrp: 8, startTime: 10 }),
+      want: { state: "Z", pgid: 8, startTime: 10 },
+    },
     { name: "no closing parenthesis", text: "123 (sleep S 1 2 3", want: undefined },
     { name: "too few fields", text: "123 (sleep) S 1 2 3\n", want: undefined },
     { name: "a start time that is not a number", text: statLine({ startTime: "x" }), want: undefined },
@@ -56,7 +78,11 @@ describe("isSameProcess", () => {
   it("counts a zombie (or a dead task) as gone", () => {
     const t = tempDir();
     try {
-      for (const [pid, state] of [[10, "Z"], [11, "X"], [12, "S"]] as const) {
+      for (const [pid, state] of [
+        [10, "Z"],
+        [11, "X"],
+        [12, "S"],
+      ] as const) {
         mkdirSync(join(t.dir, String(pid)));
         writeFileSync(join(t.dir, String(pid), "stat"), statLine({ pid, state, startTime: 55 }));
       }
@@ -100,7 +126,13 @@ describe("pidsInGroups", () => {
   describe("on real processes", () => {
     const children: ChildProcess[] = [];
     afterEach(() => {
-      for (const c of children.splice(0)) if (c.pid) try { process.kill(-c.pid, "SIGKILL"); } catch { /* gone */ }
+      for (const c of children.splice(0))
+        if (c.pid)
+          try {
+            process.kill(-c.pid, "SIGKILL");
+          } catch {
+            /* gone */
+          }
     });
 
     it("finds a detached group leader and the worker it forked", async () => {

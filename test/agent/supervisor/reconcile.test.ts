@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readRecords } from "../../../agent/supervisor/state-files.js";
@@ -20,7 +20,8 @@ const A = makeShard({ shardId: "r1-s0", replicaId: "r1", httpPort: 20001, profil
 const B = makeShard({ shardId: "r2-s0", replicaId: "r2", httpPort: 20002, model: "other" });
 const recordFile = (id: string) => join(t.dir, "shards", `${id}.json`);
 const readRecord = (id: string) => JSON.parse(readFileSync(recordFile(id), "utf8"));
-const states = (sup: ReturnType<typeof fakeSupervisor>) => Object.fromEntries(sup.current().map((r) => [r.shardId, r.state]));
+const states = (sup: ReturnType<typeof fakeSupervisor>) =>
+  Object.fromEntries(sup.current().map((r) => [r.shardId, r.state]));
 
 /** A supervisor whose shard A is up and ready (its reports taken). */
 async function readyA(over: Parameters<typeof fakeSupervisor>[2] = {}) {
@@ -44,8 +45,22 @@ describe("supervisor: starting", () => {
     expect(e.argv).toEqual(["vllm", "serve", A.model, "--port", "20001"]);
     expect(e.log).toBe(join(t.dir, "logs", "r1-s0.log"));
     const first = sup.takeReports();
-    expect(first).toEqual([{ shardId: "r1-s0", replicaId: "r1", state: "starting", at: w.clock, message: `pid ${e.pid}: vllm serve ${A.model} --port 20001` }]);
-    expect(readRecord("r1-s0")).toMatchObject({ pid: e.pid, startTime: e.startTime, state: "starting", restarts: 0, startedAt: w.clock });
+    expect(first).toEqual([
+      {
+        shardId: "r1-s0",
+        replicaId: "r1",
+        state: "starting",
+        at: w.clock,
+        message: `pid ${e.pid}: vllm serve ${A.model} --port 20001`,
+      },
+    ]);
+    expect(readRecord("r1-s0")).toMatchObject({
+      pid: e.pid,
+      startTime: e.startTime,
+      state: "starting",
+      restarts: 0,
+      startedAt: w.clock,
+    });
 
     await sup.tick(); // still refused: nothing changes
     expect(sup.takeReports()).toEqual([]);
@@ -70,7 +85,10 @@ describe("supervisor: starting", () => {
     w.probes.set(B.httpPort, PROBE.ok);
     await sup.tick();
     const r = sup.takeReports();
-    expect(r.map((x) => [x.shardId, x.state])).toEqual([["r1-s0", "starting"], ["r2-s0", "ready"]]);
+    expect(r.map((x) => [x.shardId, x.state])).toEqual([
+      ["r1-s0", "starting"],
+      ["r2-s0", "ready"],
+    ]);
   });
 
   it("calls a shard that serves no HTTP (a rank > 0) ready once it runs", async () => {
@@ -85,7 +103,15 @@ describe("supervisor: starting", () => {
     const sup = fakeSupervisor(t.dir, w);
     sup.setDesired([A]);
     await sup.tick();
-    expect(sup.takeReports()).toEqual([{ shardId: "r1-s0", replicaId: "r1", state: "failed", at: w.clock, message: "vllm: tp 4 needs 4 GPUs, the shard has 2" }]);
+    expect(sup.takeReports()).toEqual([
+      {
+        shardId: "r1-s0",
+        replicaId: "r1",
+        state: "failed",
+        at: w.clock,
+        message: "vllm: tp 4 needs 4 GPUs, the shard has 2",
+      },
+    ]);
     w.advance(3_600_000);
     await sup.tick();
     expect(w.engines).toHaveLength(0);
@@ -107,7 +133,10 @@ describe("supervisor: starting", () => {
     sup.setDesired([A, B], (s) => (s.shardId === "r1-s0" ? "GPU 3 is not present on this node" : undefined));
     await sup.tick();
     expect(w.engines.map((e) => e.port)).toEqual([B.httpPort]);
-    expect(sup.current()).toMatchObject([{ shardId: "r1-s0", state: "failed", message: "GPU 3 is not present on this node" }, { shardId: "r2-s0", state: "starting" }]);
+    expect(sup.current()).toMatchObject([
+      { shardId: "r1-s0", state: "failed", message: "GPU 3 is not present on this node" },
+      { shardId: "r2-s0", state: "starting" },
+    ]);
   });
 
   it("never runs two passes at once", async () => {
@@ -143,7 +172,9 @@ describe("supervisor: failures", () => {
     const sup = await readyA();
     w.engines[0]!.exit({ exitCode: 3, signal: null, message: "exited with status 3" });
     await sup.tick();
-    expect(sup.takeReports()).toMatchObject([{ state: "pending", exitCode: 3, message: expect.stringMatching(/^engine exited with status 3; restart 1 of 2/) }]);
+    expect(sup.takeReports()).toMatchObject([
+      { state: "pending", exitCode: 3, message: expect.stringMatching(/^engine exited with status 3; restart 1 of 2/) },
+    ]);
   });
 
   it("gives up past the restart limit and spawns no more", async () => {
@@ -158,7 +189,9 @@ describe("supervisor: failures", () => {
     }
     w.engines.at(-1)!.alive = false;
     await sup.tick();
-    expect(sup.takeReports()).toMatchObject([{ state: "failed", message: expect.stringMatching(/ is gone; gave up after 2 restarts$/) }]);
+    expect(sup.takeReports()).toMatchObject([
+      { state: "failed", message: expect.stringMatching(/ is gone; gave up after 2 restarts$/) },
+    ]);
     for (let i = 0; i < 3; i++) {
       w.advance(3_600_000);
       await sup.tick();
@@ -190,7 +223,12 @@ describe("supervisor: failures", () => {
     w.advance(1);
     await sup.tick();
     expect(w.stops).toEqual([e.pid]);
-    expect(sup.current()).toMatchObject([{ state: "pending", message: expect.stringMatching(/^not ready within 10 s \(startup timeout\); restart 1 of 2/) }]);
+    expect(sup.current()).toMatchObject([
+      {
+        state: "pending",
+        message: expect.stringMatching(/^not ready within 10 s \(startup timeout\); restart 1 of 2/),
+      },
+    ]);
     w.advance(1000);
     await sup.tick();
     expect(w.live().map((x) => x.pid)).toEqual([w.engines[1]!.pid]);
@@ -202,7 +240,9 @@ describe("supervisor: failures", () => {
     w.probes.set(A.httpPort, PROBE.broken);
     await sup.tick();
     expect(w.stops).toEqual([e.pid]);
-    expect(sup.current()).toMatchObject([{ state: "pending", message: expect.stringMatching(/^health check failed \(HTTP 500\); restart 1 of 2/) }]);
+    expect(sup.current()).toMatchObject([
+      { state: "pending", message: expect.stringMatching(/^health check failed \(HTTP 500\); restart 1 of 2/) },
+    ]);
     w.probes.set(A.httpPort, PROBE.ok);
     w.advance(1000);
     await sup.tick();
@@ -248,7 +288,9 @@ describe("supervisor: changes and removals", () => {
     await sup.settled();
     expect(seen).toEqual(["draining", "draining"]);
     expect(w.stops).toEqual([w.engines[0]!.pid]);
-    expect(sup.takeReports()).toMatchObject([{ shardId: "r1-s0", state: "stopped", message: "no longer assigned to this node" }]);
+    expect(sup.takeReports()).toMatchObject([
+      { shardId: "r1-s0", state: "stopped", message: "no longer assigned to this node" },
+    ]);
     expect(sup.current()).toEqual([]);
     expect(existsSync(recordFile("r1-s0"))).toBe(false);
     expect(w.lines).toContain("shard r1-s0: draining (no longer assigned to this node)");
@@ -298,29 +340,36 @@ describe("supervisor: changes and removals", () => {
   it.each([
     { name: "the same spec", again: A },
     { name: "a new spec on another port", again: { ...A, httpPort: 20009, fingerprint: "fp-2" } },
-  ])("starts a shard assigned again while its old engine drains ($name) once that engine has stopped", async ({ again }) => {
-    const sup = await readyA();
-    const old = w.engines[0]!;
-    w.probes.clear();
-    let inflight = 3;
-    w.inflight = () => inflight;
-    sup.setDesired([]);
-    await sup.tick();
-    expect(states(sup)).toEqual({ "r1-s0": "draining" });
-    sup.setDesired([again]);
-    await sup.tick();
-    inflight = 0;
-    await until(async () => {
+  ])(
+    "starts a shard assigned again while its old engine drains ($name) once that engine has stopped",
+    async ({ again }) => {
+      const sup = await readyA();
+      const old = w.engines[0]!;
+      w.probes.clear();
+      let inflight = 3;
+      w.inflight = () => inflight;
+      sup.setDesired([]);
       await sup.tick();
-      await sup.settled();
-      return !old.alive && states(sup)["r1-s0"] === "starting";
-    }, 2000, "the shard to start again").catch((e) => Promise.reject(new Error(`${e.message}; log: ${w.lines.join(" | ")}`)));
-    await sup.tick();
-    expect(w.lines.filter((l) => l.includes("failed"))).toEqual([]);
-    expect(w.live().map((e) => e.port)).toEqual([again.httpPort]);
-    expect(sup.running().map((r) => r.pid)).toEqual([w.live()[0]!.pid]);
-    expect(readRecord("r1-s0")).toMatchObject({ pid: w.live()[0]!.pid, shard: { fingerprint: again.fingerprint } });
-  });
+      expect(states(sup)).toEqual({ "r1-s0": "draining" });
+      sup.setDesired([again]);
+      await sup.tick();
+      inflight = 0;
+      await until(
+        async () => {
+          await sup.tick();
+          await sup.settled();
+          return !old.alive && states(sup)["r1-s0"] === "starting";
+        },
+        2000,
+        "the shard to start again",
+      ).catch((e) => Promise.reject(new Error(`${e.message}; log: ${w.lines.join(" | ")}`)));
+      await sup.tick();
+      expect(w.lines.filter((l) => l.includes("failed"))).toEqual([]);
+      expect(w.live().map((e) => e.port)).toEqual([again.httpPort]);
+      expect(sup.running().map((r) => r.pid)).toEqual([w.live()[0]!.pid]);
+      expect(readRecord("r1-s0")).toMatchObject({ pid: w.live()[0]!.pid, shard: { fingerprint: again.fingerprint } });
+    },
+  );
 });
 
 describe("supervisor: adopted engines", () => {
@@ -352,7 +401,11 @@ describe("supervisor: adopted engines", () => {
 
   it("counts the grace from the time recorded by an earlier agent", async () => {
     const e = w.engine(A.httpPort);
-    const rec = makeRecord("r1-s0", { pid: e.pid, startTime: e.startTime, unwantedSince: w.clock - 60_000 }, { httpPort: A.httpPort });
+    const rec = makeRecord(
+      "r1-s0",
+      { pid: e.pid, startTime: e.startTime, unwantedSince: w.clock - 60_000 },
+      { httpPort: A.httpPort },
+    );
     const sup = fakeSupervisor(t.dir, w, { adoptGraceMs: 60_000 }, [rec]);
     sup.setDesired([]);
     await sup.tick();
@@ -362,7 +415,11 @@ describe("supervisor: adopted engines", () => {
 
   it("keeps an adopted engine that is in the desired set: no spawn, no stop, its grace cleared", async () => {
     const e = w.engine(A.httpPort);
-    const rec = makeRecord("r1-s0", { pid: e.pid, startTime: e.startTime, state: "ready", unwantedSince: w.clock - 1000 }, { httpPort: A.httpPort, fingerprint: A.fingerprint });
+    const rec = makeRecord(
+      "r1-s0",
+      { pid: e.pid, startTime: e.startTime, state: "ready", unwantedSince: w.clock - 1000 },
+      { httpPort: A.httpPort, fingerprint: A.fingerprint },
+    );
     w.probes.set(A.httpPort, PROBE.ok);
     const sup = fakeSupervisor(t.dir, w, { adoptGraceMs: 60_000 }, [rec]);
     sup.setDesired([A]);
@@ -384,10 +441,14 @@ describe("supervisor: adopted engines", () => {
 
   it("watches adopted engines before the first desired set arrives", async () => {
     const e = w.engine(A.httpPort);
-    const sup = fakeSupervisor(t.dir, w, {}, [makeRecord("r1-s0", { pid: e.pid, startTime: e.startTime }, { httpPort: A.httpPort })]);
+    const sup = fakeSupervisor(t.dir, w, {}, [
+      makeRecord("r1-s0", { pid: e.pid, startTime: e.startTime }, { httpPort: A.httpPort }),
+    ]);
     e.alive = false;
     await sup.tick();
-    expect(sup.current()).toMatchObject([{ state: "pending", message: expect.stringContaining(`engine process ${e.pid} is gone`) }]);
+    expect(sup.current()).toMatchObject([
+      { state: "pending", message: expect.stringContaining(`engine process ${e.pid} is gone`) },
+    ]);
   });
 });
 
@@ -397,7 +458,18 @@ describe("supervisor: what it tells", () => {
     sup.setDesired([A, B], (s) => (s === B ? "no" : undefined));
     await sup.tick();
     const e = w.engines[0]!;
-    expect(sup.running()).toEqual([{ shardId: "r1-s0", replicaId: "r1", rank: 0, state: "starting", fingerprint: "fp-1", httpPort: 20001, pid: e.pid, startedAt: w.clock }]);
+    expect(sup.running()).toEqual([
+      {
+        shardId: "r1-s0",
+        replicaId: "r1",
+        rank: 0,
+        state: "starting",
+        fingerprint: "fp-1",
+        httpPort: 20001,
+        pid: e.pid,
+        startedAt: w.clock,
+      },
+    ]);
   });
 
   it("requeues unsent reports unless a newer one for the shard is waiting", async () => {
@@ -409,7 +481,10 @@ describe("supervisor: what it tells", () => {
     w.probes.set(A.httpPort, PROBE.ok);
     await sup.tick();
     sup.requeue(unsent);
-    expect(sup.takeReports().map((r) => [r.shardId, r.state])).toEqual([["r1-s0", "ready"], ["r2-s0", "starting"]]);
+    expect(sup.takeReports().map((r) => [r.shardId, r.state])).toEqual([
+      ["r1-s0", "ready"],
+      ["r2-s0", "starting"],
+    ]);
     expect(sup.takeReports()).toEqual([]);
   });
 

@@ -62,12 +62,15 @@ describe("state files", () => {
     expect(readdirSync(shardsDir())).toEqual([]);
   });
 
-  it.each(["../x", "a/b", "..", ".hidden", "", "x".repeat(65), "a b", "a\nb"])("refuses the shard id %j as a file name", async (id) => {
-    expect(() => recordPath(t.dir, id)).toThrow(/cannot name a file/);
-    await expect(writeRecord(t.dir, makeRecord(id))).rejects.toThrow(/cannot name a file/);
-    await expect(removeRecord(t.dir, id)).rejects.toThrow(/cannot name a file/);
-    expect(existsSync(join(t.dir, "x.json"))).toBe(false);
-  });
+  it.each(["../x", "a/b", "..", ".hidden", "", "x".repeat(65), "a b", "a\nb"])(
+    "refuses the shard id %j as a file name",
+    async (id) => {
+      expect(() => recordPath(t.dir, id)).toThrow(/cannot name a file/);
+      await expect(writeRecord(t.dir, makeRecord(id))).rejects.toThrow(/cannot name a file/);
+      await expect(removeRecord(t.dir, id)).rejects.toThrow(/cannot name a file/);
+      expect(existsSync(join(t.dir, "x.json"))).toBe(false);
+    },
+  );
 
   it("accepts the ids placement hands out", () => {
     expect(recordPath(t.dir, "r12-s0")).toBe(join(t.dir, "shards", "r12-s0.json"));

@@ -24,6 +24,17 @@ const code: string | undefined = missing.error?.code;
 
 // The generated types know the body: an IMEX state outside the schema's enum must not compile.
 // @ts-expect-error -- "sleepy" is not an ImexState
-void (() => agent.POST("/api/v1/agents/{node}/heartbeat", { params: { path: { node: "x" } }, body: { imex: { state: "sleepy", channels: 1 } } }));
+void (() =>
+  agent.POST("/api/v1/agents/{node}/heartbeat", {
+    params: { path: { node: "x" } },
+    body: { imex: { state: "sleepy", channels: 1 } },
+  }));
 
-console.log(JSON.stringify({ nodeId: reg.data.nodeId, imex: node.data?.inventory.imex.state, gpus: node.data?.inventory.gpus.length, missing: code }));
+console.log(
+  JSON.stringify({
+    nodeId: reg.data.nodeId,
+    imex: node.data?.inventory.imex.state,
+    gpus: node.data?.inventory.gpus.length,
+    missing: code,
+  }),
+);
