@@ -10,7 +10,7 @@ import {
 } from "../shared/schemas/agent.js";
 import { Assignments } from "../shared/schemas/assignment.js";
 import { Problem } from "../shared/schemas/problem.js";
-import { z } from "../shared/z.js";
+import type { z } from "../shared/z.js";
 
 /** A call the control plane refused or answered badly; `status` 0 when it could not be reached or made no sense. */
 export class ApiCallError extends Error {

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ErrorCode, Problem } from "../shared/schemas/problem.js";
-import { z } from "../shared/z.js";
+import type { z } from "../shared/z.js";
 
 const TITLES: Record<ErrorCode, string> = {
   bad_request: "Bad request",

@@ -138,7 +138,7 @@ if (nginxV.error) {
 const stack = await startStack({ tableTtlMs: 1000, usageFlushMs: DEFAULT_USAGE_FLUSH_MS });
 const dir = mkdtempSync(join(tmpdir(), "llmgw-bench-router-"));
 const abort = new AbortController();
-let closeFloor = async () => undefined as void;
+let closeFloor: () => Promise<unknown> = async () => undefined;
 const stop = async () => {
   abort.abort();
   await closeFloor().catch(() => undefined);

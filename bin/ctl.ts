@@ -58,6 +58,7 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
   }
 
   /** Connects, runs `body`, and turns any failure into its message on stderr and its exit code. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command body that returns nothing ended well (exit 0)
   async function run(flags: CtlFlags, body: (c: CtlClient) => Promise<number | void>): Promise<number> {
     try {
       const target = resolveTarget(flags, CtlEnv.parse(io.env));

@@ -49,7 +49,12 @@ function launch(name: string, args: string[], env: Record<string, string>, log: 
   };
   child.stdout!.on("data", onData);
   child.stderr!.on("data", onData);
-  const exited = new Promise<void>((ok) => child.once("exit", () => (file.end(), ok())));
+  const exited = new Promise<void>((ok) =>
+    child.once("exit", () => {
+      file.end();
+      ok();
+    }),
+  );
   return { name, child, exited, output: () => out };
 }
 

@@ -13,6 +13,7 @@ export type Topo = { gpus: TopoGpu[]; nics: string[] }; // nics: device names (m
 type NicPath = TopoGpu["nics"][number]["path"];
 
 const SRC = "nvidia-smi topo -m: ";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is what starts the colour codes this removes
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
 // Space-rendered headers lose their tabs, so multi-word column names are matched by name.
 const HEADER_TOKEN = /CPU Affinity|NUMA Affinity|GPU NUMA ID|\S+/g;

@@ -124,7 +124,7 @@ export function checkTemperature(inv: Inventory, warnC = TEMPERATURE_WARN_C): Do
     return result(
       "gpu-temperature",
       "warn",
-      hot.map((g) => `GPU ${g.index} at ${g.health.temperatureC} °C`).join(", ") + ` (warn at ${warnC} °C)`,
+      `${hot.map((g) => `GPU ${g.index} at ${g.health.temperatureC} °C`).join(", ")} (warn at ${warnC} °C)`,
       "check the fans, air flow and inlet temperature (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` shows thermal slowdown)",
     );
   }

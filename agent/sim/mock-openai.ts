@@ -155,24 +155,22 @@ export function metricsText(model: string, c: Counters): string {
     `# TYPE ${name} ${type}`,
     ...lines,
   ];
-  return (
-    [
-      ...one("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", [
-        `vllm:num_requests_running{${m}} ${c.running}`,
-      ]),
-      ...one("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", [
-        `vllm:num_requests_waiting{${m}} 0`,
-      ]),
-      ...one("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", [
-        `vllm:prompt_tokens_total{${m}} ${c.prompt}`,
-      ]),
-      ...one("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", [
-        `vllm:generation_tokens_total{${m}} ${c.generation}`,
-      ]),
-      ...one("vllm:request_success_total", "counter", "Count of successfully processed requests.", [
-        `vllm:request_success_total{finished_reason="stop",${m}} ${c.success.stop}`,
-        `vllm:request_success_total{finished_reason="length",${m}} ${c.success.length}`,
-      ]),
-    ].join("\n") + "\n"
-  );
+  return `${[
+    ...one("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", [
+      `vllm:num_requests_running{${m}} ${c.running}`,
+    ]),
+    ...one("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", [
+      `vllm:num_requests_waiting{${m}} 0`,
+    ]),
+    ...one("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", [
+      `vllm:prompt_tokens_total{${m}} ${c.prompt}`,
+    ]),
+    ...one("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", [
+      `vllm:generation_tokens_total{${m}} ${c.generation}`,
+    ]),
+    ...one("vllm:request_success_total", "counter", "Count of successfully processed requests.", [
+      `vllm:request_success_total{finished_reason="stop",${m}} ${c.success.stop}`,
+      `vllm:request_success_total{finished_reason="length",${m}} ${c.success.length}`,
+    ]),
+  ].join("\n")}\n`;
 }

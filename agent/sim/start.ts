@@ -15,6 +15,7 @@ export type SimAgent = { id: string; config: string; stateDir: string; env: Reco
 
 /** An admin call that throws on anything but 2xx, with the answer in the message. */
 export function simApi(url: string, token: string) {
+  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON as the demo reads it, field by field
   return async (method: string, path: string, body?: unknown): Promise<any> => {
     const r = await fetch(`${url}${path}`, {
       method,

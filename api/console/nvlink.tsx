@@ -106,6 +106,7 @@ function Rack(p: { domain: NvlinkDomain }) {
           {d.degraded ? " · degraded bandwidth: placed on after healthy domains" : ""}
         </p>
       </header>
+      {/* biome-ignore lint/a11y/useSemanticElements: a rack drawing, not a form: <fieldset> would be the wrong element */}
       <div class="rack" role="group" aria-label={`Rack of NVLink domain ${d.key}`}>
         <div class="switch-band" data-state={band}>
           <strong>NVLink Switch</strong>
@@ -175,7 +176,7 @@ export async function nvlinkPage(c: Context<ConsoleEnv>) {
     <>
       <h1>NVLink domains</h1>
       <p class="muted">Every multi-node NVLink domain as a rack: the same view as GET /api/v1/nvlink.</p>
-      <div class="legend" aria-label="Legend">
+      <div class="legend" role="note" aria-label="Legend">
         <span class="chip" data-state="joined">
           ✓ joined
         </span>

@@ -24,16 +24,16 @@ const countBy = <T,>(items: T[], keys: readonly string[], key: (t: T) => string)
 /** Cards of counts, each linking to where the items are listed. */
 function Counts(p: { label: string; counts: (readonly [string, number])[]; href: (k: string) => string }) {
   return (
-    <div class="cards" role="list" aria-label={p.label}>
+    <ul class="cards" aria-label={p.label}>
       {p.counts.map(([k, n]) => (
-        <div class="card" role="listitem">
+        <li class="card">
           <a href={p.href(k)} aria-label={`${n} ${k}`}>
             <div class="big">{n}</div>
             <Badge state={k} />
           </a>
-        </div>
+        </li>
       ))}
-    </div>
+    </ul>
   );
 }
 

@@ -61,7 +61,7 @@ tbody tr:last-child td, tbody tr:last-child th { border-bottom: 0; }
 tbody th { background: none; color: var(--text); font-size: inherit; white-space: nowrap; }
 td.mono { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .75rem; margin: .4rem 0 1rem; }
+.cards { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .75rem; margin: .4rem 0 1rem; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: .7rem .9rem; }
 .card .big { font-size: 1.7rem; font-weight: 700; font-variant-numeric: tabular-nums; }
 .card a { text-decoration: none; }

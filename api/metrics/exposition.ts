@@ -26,9 +26,9 @@ export function renderFamily(def: Def, series: Iterable<Series>): string {
       continue;
     }
     // buckets are cumulative, then +Inf, the sum and the count
-    def.buckets!.forEach(
-      (le, i) => (out += `${def.name}_bucket${labelText(s.labels, ["le", String(le)])} ${s.buckets![i]}\n`),
-    );
+    for (const [i, le] of def.buckets!.entries()) {
+      out += `${def.name}_bucket${labelText(s.labels, ["le", String(le)])} ${s.buckets![i]}\n`;
+    }
     out += `${def.name}_bucket${labelText(s.labels, ["le", "+Inf"])} ${s.value}\n`;
     out += `${def.name}_sum${labelText(s.labels)} ${number(s.sum!)}\n${def.name}_count${labelText(s.labels)} ${s.value}\n`;
   }
@@ -58,7 +58,7 @@ export function family(def: Def) {
       const s = get(labels);
       s.value++;
       s.sum! += value;
-      def.buckets!.forEach((le, i) => value <= le && s.buckets![i]!++);
+      for (const [i, le] of def.buckets!.entries()) if (value <= le) s.buckets![i]!++;
     },
     render: () => renderFamily(def, series.values()),
   };

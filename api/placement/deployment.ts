@@ -43,7 +43,9 @@ export function planDeployment(
   const noCatalog = catalogReason(d, model, allowed);
   if (noCatalog || !model) return { ...out, pending: { deployment: d.name, count: missing, reason: noCatalog ?? "" } };
   const spread = new Map<string, number>();
-  const count = (r: Replica): void => r.shards.forEach((s) => spread.set(s.nodeId, (spread.get(s.nodeId) ?? 0) + 1));
+  const count = (r: Replica): void => {
+    for (const s of r.shards) spread.set(s.nodeId, (spread.get(s.nodeId) ?? 0) + 1);
+  };
   keep.forEach(count);
   const fingerprints = new Map(allowed.map((p) => [p.name, profileFingerprint(model, p)]));
   // A profile's scope (pool, selector, engine, class) does not change while this deployment's replicas are placed.

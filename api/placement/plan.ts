@@ -32,7 +32,7 @@ export function plan(input: PlanInput): Plan {
     const mine = existing.filter((r) => r.deployment === d.name);
     const out = planDeployment(d, models.get(d.model), mine, nodes, ledger, fits, nextSeq);
     assign.push(...out.assign);
-    out.release.forEach((id) => release.add(id));
+    for (const id of out.release) release.add(id);
     if (out.pending) pending.push(out.pending);
     again ||= !!out.again;
     nextSeq = out.nextSeq;

@@ -18,9 +18,9 @@ const changed = (inv: Inventory, f: (i: Inventory) => void) => {
 
 /** The A100 MIG capture, its instances given the UUIDs `nvidia-smi -L` would add. */
 const MIG = changed(inventoryFromCapture("smi-xml/a100-sxm4-80gb-mig-v12-telegraf.xml"), (i) => {
-  i.gpus[0]!.mig!.instances.forEach(
-    (m, n) => (m.uuid = n === 0 ? MIG_UUID : `MIG-0000000${n}-0000-0000-0000-000000000000`),
-  );
+  for (const [n, m] of i.gpus[0]!.mig!.instances.entries()) {
+    m.uuid = n === 0 ? MIG_UUID : `MIG-0000000${n}-0000-0000-0000-000000000000`;
+  }
 });
 
 describe("heartbeatOf", () => {
@@ -81,7 +81,10 @@ describe("registrationKey and fabricKey", () => {
     { name: "storage free bytes", f: (i) => (i.storage[0]!.freeBytes = 1), registration: false, fabric: false },
     {
       name: "a GPU's temperature and processes",
-      f: (i) => ((gpu0(i).health.temperatureC = 88), (gpu0(i).health.processes = [{ pid: 9, usedMemoryMiB: 10 }])),
+      f: (i) => {
+        gpu0(i).health.temperatureC = 88;
+        gpu0(i).health.processes = [{ pid: 9, usedMemoryMiB: 10 }];
+      },
       registration: false,
       fabric: false,
     },
@@ -113,9 +116,10 @@ describe("registrationKey and fabricKey", () => {
     {
       name: "MIG instance memory and processes",
       base: MIG,
-      f: (i) => (
-        (gpu0(i).mig!.instances[0]!.memoryUsedMiB = 9000), (gpu0(i).mig!.instances[0]!.processes = [{ pid: 1 }])
-      ),
+      f: (i) => {
+        gpu0(i).mig!.instances[0]!.memoryUsedMiB = 9000;
+        gpu0(i).mig!.instances[0]!.processes = [{ pid: 1 }];
+      },
       registration: false,
       fabric: false,
     },

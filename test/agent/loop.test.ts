@@ -26,7 +26,7 @@ let w: World;
 let lines: string[];
 let ac: AbortController;
 let running: Promise<void> | undefined;
-let discoveries: number;
+let _discoveries: number;
 let discover: () => Promise<typeof INV>;
 
 beforeEach(() => {
@@ -37,8 +37,11 @@ beforeEach(() => {
   lines = [];
   ac = new AbortController();
   running = undefined;
-  discoveries = 0;
-  discover = async () => (discoveries++, INV);
+  _discoveries = 0;
+  discover = async () => {
+    _discoveries++;
+    return INV;
+  };
 });
 afterEach(async () => {
   ac.abort();
@@ -155,11 +158,14 @@ describe("agent loop", () => {
   it("runs discovery on its timer and survives a discovery that throws", async () => {
     await start();
     discover = async () => {
-      discoveries++;
+      _discoveries++;
       throw new Error("nvidia-smi hung\nsecond line");
     };
     await waitFor("two failed discoveries", () => lines.filter((l) => l === "discovery: nvidia-smi hung").length >= 2);
-    discover = async () => (discoveries++, INV);
+    discover = async () => {
+      _discoveries++;
+      return INV;
+    };
     const before = cp.of("poll").length;
     await waitFor("polling to go on", () => cp.of("poll").length > before + 2);
   });

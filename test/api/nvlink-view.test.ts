@@ -67,9 +67,9 @@ describe("nvlinkView", () => {
   });
 
   it("names every card a fabric manager restart took out, and an unhealthy fabric", () => {
-    const restarted = tray("r", {}, (inv) =>
-      inv.gpus.forEach((g) => (g.fabric = { ...g.fabric!, state: "In Progress", status: "N/A" })),
-    );
+    const restarted = tray("r", {}, (inv) => {
+      for (const g of inv.gpus) g.fabric = { ...g.fabric!, state: "In Progress", status: "N/A" };
+    });
     const sick = tray(
       "s",
       {},
@@ -83,13 +83,15 @@ describe("nvlinkView", () => {
   });
 
   it("lists nodes without a cluster UUID apart with why, and nodes with no fabric by id", () => {
-    const zero = tray("zero", {}, (inv) =>
-      inv.gpus.forEach((g) => (g.fabric = { ...g.fabric!, clusterUuid: "00000000-0000-0000-0000-000000000000" })),
-    );
-    const older = tray("older", {}, (inv) =>
-      inv.gpus.forEach((g) => (g.fabric = { state: "Completed", status: "Success" })),
-    );
-    const bare = tray("bare", {}, (inv) => inv.gpus.forEach((g) => delete g.fabric));
+    const zero = tray("zero", {}, (inv) => {
+      for (const g of inv.gpus) g.fabric = { ...g.fabric!, clusterUuid: "00000000-0000-0000-0000-000000000000" };
+    });
+    const older = tray("older", {}, (inv) => {
+      for (const g of inv.gpus) g.fabric = { state: "Completed", status: "Success" };
+    });
+    const bare = tray("bare", {}, (inv) => {
+      for (const g of inv.gpus) delete g.fabric;
+    });
     const v = nvlinkView({
       nodes: [
         zero,

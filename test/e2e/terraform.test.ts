@@ -397,6 +397,7 @@ describe("docs/terraform/*/main.tf", () => {
     for (const s of [
       ...shared,
       'source = "Mastercard/restapi" version = "2.0.1"',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Terraform's interpolation, in the HCL this writes
       'Authorization = "Bearer ${var.llmgw_admin_token}"',
       'id_attribute = "name"',
       'path = "/api/v1/models" create_path = "/api/v1/models/{id}"',
@@ -416,6 +417,7 @@ describe("docs/terraform/*/main.tf", () => {
       ...shared,
       'source = "magodo/restful" version = "0.25.2"',
       "token = { token = var.llmgw_admin_token",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: Terraform's interpolation, in the HCL this writes
       'path = "/api/v1/models/${local.model_name}"',
       'path = "/api/v1/deployments/chat" check_existance = true',
       "body = { spec = {",

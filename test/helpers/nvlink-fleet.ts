@@ -73,6 +73,7 @@ export function fleet(): { id: string; inventory: Inventory }[] {
 
 type CallOptions = { token?: string; body?: unknown; headers?: Record<string, string> };
 /** Sends one request to the API: through `app.request` in-process, or `fetch` to a real server. */
+// biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON field by field
 export type Call = (method: string, path: string, c?: CallOptions) => Promise<{ status: number; json?: any }>;
 
 /** Registers the fleet with a join token (`more` goes into every registration); returns each node's token. */

@@ -153,7 +153,7 @@ describe("determinism", () => {
     const x = mixed();
     const y = structuredClone(x);
     y.nodes.reverse();
-    y.nodes.forEach((n) => n.devices.reverse());
+    for (const n of y.nodes) n.devices.reverse();
     y.models.reverse();
     y.deployments.reverse();
     y.replicas.reverse();

@@ -172,7 +172,7 @@ function check(x: PlanInput, p: Plan): void {
   };
   for (const r of [...x.replicas, ...p.assign]) {
     for (const s of r.shards) {
-      s.deviceIds.forEach((d) => bind(devices, s.nodeId, d));
+      for (const d of s.deviceIds) bind(devices, s.nodeId, d);
       bind(ports, s.nodeId, s.httpPort);
       if (s.rank === 0) bind(ports, s.nodeId, s.leaderPort);
     }

@@ -127,7 +127,7 @@ describe("jsonTap", () => {
   /** A JSON body with usage, padded to exactly `size` bytes. */
   const padded = (size: number) => {
     const head = '{"usage":{"prompt_tokens":1,"completion_tokens":2},"pad":"';
-    return enc.encode(head + "x".repeat(size - head.length - 2) + '"}');
+    return enc.encode(`${head + "x".repeat(size - head.length - 2)}"}`);
   };
 
   it("reads usage from a body of exactly 4 MiB", () => {

@@ -170,7 +170,7 @@ describe("formatNode", () => {
   });
 
   it("lists the placeable devices and the shards", () => {
-    expect(out).toMatch(/Devices\n  DEVICE +CLASS +MEMORY +UUID\n  0 +gb200-185g/);
+    expect(out).toMatch(/Devices\n {2}DEVICE +CLASS +MEMORY +UUID\n {2}0 +gb200-185g/);
     expect(row(out, "r1-s0")).toEqual(["r1-s0", "r1", "loading", "30s ago", "loading weights"]);
   });
 
@@ -245,7 +245,7 @@ describe("formatStatus", () => {
     );
     expect(row(out, "chat")).toEqual(["chat", "llama-8b", "prod", "Starting", "2", "2", "1"]);
     expect(row(out, "ghost")).toEqual(["ghost", "llama-8b", "default", "Pending", "3", "1", "0"]);
-    expect(out).toMatch(/\nPending\n  ghost  2 pending  no node in pool default has 2 free h100-80g\n/);
+    expect(out).toMatch(/\nPending\n {2}ghost {2}2 pending {2}no node in pool default has 2 free h100-80g\n/);
     expect(row(out, "r1")).toEqual([
       "r1",
       "chat",

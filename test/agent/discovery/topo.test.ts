@@ -176,21 +176,21 @@ describe("parseTopo", () => {
     ["an empty string", "", "empty input"],
     ["blank lines", "\n  \n", "empty input"],
     ["binary garbage", "\u0000\u0001PK", "no header line"],
-    ["a header with no GPU rows", header + "\nLegend:\n", "no GPU0 row"],
+    ["a header with no GPU rows", `${header}\nLegend:\n`, "no GPU0 row"],
     [
       "a GPU row short of cells",
-      header + "GPU0\t X \tNV2\tPIX\t0-7\nGPU1\tNV2\t X \tSYS\t8-15\t1\n",
+      `${header}GPU0\t X \tNV2\tPIX\t0-7\nGPU1\tNV2\t X \tSYS\t8-15\t1\n`,
       "GPU0 row has 4 cells",
     ],
     [
       "a GPU row with extra cells",
-      header + "GPU0\t X \tNV2\tPIX\t0-7\t0\t9\nGPU1\tNV2\t X \tSYS\t8-15\t1\n",
+      `${header}GPU0\t X \tNV2\tPIX\t0-7\t0\t9\nGPU1\tNV2\t X \tSYS\t8-15\t1\n`,
       "GPU0 row has 6 cells",
     ],
-    ["GPU rows cut short", header + "GPU0\t X \tNV2\tPIX\t0-7\t0\n", "header has 2 GPU columns but 1 GPU rows"],
+    ["GPU rows cut short", `${header}GPU0\t X \tNV2\tPIX\t0-7\t0\n`, "header has 2 GPU columns but 1 GPU rows"],
     [
       "an unknown cell",
-      header + "GPU0\t X \tNV2\tFOO\t0-7\t0\nGPU1\tNV2\t X \tSYS\t8-15\t1\n",
+      `${header}GPU0\t X \tNV2\tFOO\t0-7\t0\nGPU1\tNV2\t X \tSYS\t8-15\t1\n`,
       'unknown cell "FOO" under NIC0',
     ],
   ])("throws on %s", (_, text, what) => {

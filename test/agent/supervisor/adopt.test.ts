@@ -88,7 +88,10 @@ describe("adoptFromStateDir", () => {
   it("asks the injected liveness check with each record's pid and start time", async () => {
     await writeRecord(t.dir, makeRecord("x", { pid: 11, startTime: 22 }));
     const asked: [number, number][] = [];
-    const a = await adoptFromStateDir(t.dir, (pid, st) => (asked.push([pid, st]), true));
+    const a = await adoptFromStateDir(t.dir, (pid, st) => {
+      asked.push([pid, st]);
+      return true;
+    });
     expect(asked).toEqual([[11, 22]]);
     expect(a.alive).toHaveLength(1);
   });

@@ -60,7 +60,10 @@ export function fakeWorld() {
         log,
         alive: true,
         exited,
-        exit: (x) => ((e.alive = false), exit(x)),
+        exit: (x) => {
+          e.alive = false;
+          exit(x);
+        },
       };
       w.engines.push(e);
       return e;
