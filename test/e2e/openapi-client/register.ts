@@ -23,10 +23,10 @@ const missing = await admin.GET("/api/v1/nodes/{id}", { params: { path: { id: "n
 const code: string | undefined = missing.error?.code;
 
 // The generated types know the body: an IMEX state outside the schema's enum must not compile.
-// @ts-expect-error -- "sleepy" is not an ImexState
 void (() =>
   agent.POST("/api/v1/agents/{node}/heartbeat", {
     params: { path: { node: "x" } },
+    // @ts-expect-error -- "sleepy" is not an ImexState
     body: { imex: { state: "sleepy", channels: 1 } },
   }));
 
