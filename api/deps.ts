@@ -5,7 +5,7 @@ import type { Log } from "./log.js";
 import type { FactsCache } from "./placement/input.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 import type { FetchRouter } from "./router/fetch-handler.js";
-import type { RouterDeps } from "./router/request.js";
+import type { RouterDeps } from "./router/types.js";
 
 /** Settings the app reads on every request; the entries build them from their configuration. */
 export type AppSettings = {

@@ -3,9 +3,7 @@
 // released on every path a request can end by (the `done` function is idempotent).
 
 import { fnv1a32 } from "../../shared/hash.js";
-import type { Endpoint } from "./types.js";
-
-export type Balancer = ReturnType<typeof createBalancer>;
+import type { Balancer, Endpoint } from "./types.js";
 
 /** A stable 32-bit hash of a session id: every instance maps a session to the same replica. */
 export const hash32 = fnv1a32;
@@ -35,7 +33,7 @@ export function choose(
 }
 
 /** Outstanding counts and quarantine for one API instance. */
-export function createBalancer(o: { now: () => number; random?: () => number; quarantineMs?: number }) {
+export function createBalancer(o: { now: () => number; random?: () => number; quarantineMs?: number }): Balancer {
   const outstanding = new Map<string, number>();
   const quarantine = new Map<string, number>();
   const inflight = (url: string) => outstanding.get(url) ?? 0;

@@ -14,13 +14,12 @@ import {
   POSTS,
   type Refusal,
   type Routed,
-  type RouterDeps,
   recordUsage,
   refuse,
   route,
   tooLarge,
 } from "./request.js";
-import type { ApiKeyInfo } from "./types.js";
+import type { ApiKeyInfo, RouterDeps } from "./types.js";
 import { jsonTap, sseTap } from "./usage-tap.js";
 
 export type FetchRouter = (

@@ -19,13 +19,12 @@ import {
   PASS_HEADERS,
   POSTS,
   type Refusal,
-  type RouterDeps,
   recordUsage,
   refuse,
   route,
   tooLarge,
 } from "./request.js";
-import type { ApiKeyInfo } from "./types.js";
+import type { ApiKeyInfo, RouterDeps } from "./types.js";
 import { jsonTap, sseTap, type Tap } from "./usage-tap.js";
 
 export type RouterHandler = (req: IncomingMessage, res: ServerResponse) => void;

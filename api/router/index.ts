@@ -9,8 +9,8 @@ import { createRouterHandler, type RouterHandler } from "./handler.js";
 import { createKeyStore } from "./keys.js";
 import { createLimiter } from "./limits.js";
 import { createRouterMetrics } from "./metrics.js";
-import type { RouterDeps } from "./request.js";
 import { createTableCache, readTable } from "./table.js";
+import type { RouterDeps } from "./types.js";
 import { createUpstream } from "./upstream.js";
 import { createUsageRecorder } from "./usage.js";
 

@@ -10,8 +10,8 @@ import { createFetchUpstream } from "./fetch-upstream.js";
 import { createKeyStore } from "./keys.js";
 import { createLimiter } from "./limits.js";
 import type { RouterMetrics } from "./metric-defs.js";
-import type { RouterDeps } from "./request.js";
 import { createIsolateTableCache, readTable } from "./table.js";
+import type { RouterDeps } from "./types.js";
 import { createUsageRecorder } from "./usage.js";
 
 export type IsolateRouterOptions = {

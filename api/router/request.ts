@@ -1,25 +1,9 @@
 // The router's decisions for one request, apart from how it travels (node:http on Node in handler.ts, fetch on Workers
 // in fetch-handler.ts): the API key, the body's model and where it may go, and the call to a ready replica with a retry
 // on another one while nothing reached the engine. No Node imports: both entries bundle it.
-import type { Balancer } from "./balancer.js";
 import { type OpenAiErrorType, openAiError } from "./errors.js";
-import { type Cancel, failureKind, retriable, type Upstream, type UpstreamResponse } from "./failures.js";
-import type { RouterMetrics } from "./metric-defs.js";
-import type { EndpointTable, TableCache } from "./table.js";
-import type { ApiKeyInfo, Endpoint, KeyStore, Limiter, UsageRecorder } from "./types.js";
-
-export type RouterDeps = {
-  table: TableCache;
-  keys: KeyStore;
-  limiter: Limiter;
-  usage: UsageRecorder;
-  balancer: Balancer;
-  upstream: Upstream;
-  metrics: RouterMetrics;
-  /** Replicas tried per request before giving up (only failures before the first byte are retried). */
-  maxAttempts: number;
-  maxRequestBytes: number;
-};
+import { type Cancel, failureKind, retriable, type UpstreamResponse } from "./failures.js";
+import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, RouterDeps } from "./types.js";
 
 export const POSTS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]);
 const STREAMS_USAGE = new Set(["/v1/chat/completions", "/v1/completions"]);

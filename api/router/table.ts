@@ -7,15 +7,7 @@ import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { deployments, models, shardStatus, shards } from "../db/schema.js";
 import type { Log } from "../log.js";
-import type { Endpoint } from "./types.js";
-
-export type EndpointTable = {
-  /** Ready endpoints by served model name. */
-  ready: Map<string, Endpoint[]>;
-  /** Every served model name that has a deployment, with why it has no ready replica when it has none. */
-  declared: Map<string, string>;
-  readAt: number;
-};
+import type { Endpoint, EndpointTable, TableCache } from "./types.js";
 
 type ShardRow = { replicaId: string; rank: number; spec: string; state: string | null };
 
@@ -67,14 +59,6 @@ export async function readTable(q: Q, now: number): Promise<EndpointTable> {
   }));
   return buildTable(rows, declared, now);
 }
-
-export type TableCache = {
-  /** The current table: the cached one while fresh, else re-read (or the last one, when the database fails). */
-  get(): Promise<EndpointTable>;
-  /** Null while the last read worked; else since when, and why, the table is stale. */
-  staleness(): { since: number; error: string } | null;
-  close(): void;
-};
 
 /** A table cache that re-reads at most every `ttlMs` and in the background every `refreshMs`. */
 export function createTableCache(

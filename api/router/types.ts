@@ -1,5 +1,7 @@
 // What the OpenAI-compatible router needs from outside, built once per API instance by the Node entry (and by tests):
 // the endpoint table, API keys, limits, usage, the upstream client and metrics. Nothing here is a module singleton.
+import type { Upstream } from "./failures.js";
+import type { RouterMetrics } from "./metric-defs.js";
 
 /** One ready replica a model's requests can go to (its rank 0's HTTP endpoint). */
 export type Endpoint = { replicaId: string; deployment: string; model: string; url: string };
@@ -35,4 +37,47 @@ export type UsageRecorder = {
   record(key: string, model: string, usage: Usage, now: number): void;
   /** Writes what is pending now (also called on shutdown). */
   flush(): Promise<void>;
+};
+
+export type EndpointTable = {
+  /** Ready endpoints by served model name. */
+  ready: Map<string, Endpoint[]>;
+  /** Every served model name that has a deployment, with why it has no ready replica when it has none. */
+  declared: Map<string, string>;
+  readAt: number;
+};
+
+export type TableCache = {
+  /** The current table: the cached one while fresh, else re-read (or the last one, when the database fails). */
+  get(): Promise<EndpointTable>;
+  /** Null while the last read worked; else since when, and why, the table is stale. */
+  staleness(): { since: number; error: string } | null;
+  close(): void;
+};
+
+/** Chooses a replica for each request and counts what is outstanding on each (per API instance). */
+export type Balancer = {
+  /** Picks an endpoint not in `exclude` (endpoints already tried by this request). */
+  pick(endpoints: readonly Endpoint[], exclude: ReadonlySet<string>, session?: string): Endpoint | undefined;
+  /** Counts a request to `url` as outstanding; the returned function ends it (once, whatever calls it). */
+  begin(url: string): () => void;
+  /** Keeps new requests away from `url` for a short while (it refused or reset a connection). */
+  quarantine(url: string): void;
+  inflight(url: string): number;
+  /** Every outstanding count (for tests and metrics). */
+  outstanding(): Map<string, number>;
+};
+
+/** Everything the router needs on one API instance. */
+export type RouterDeps = {
+  table: TableCache;
+  keys: KeyStore;
+  limiter: Limiter;
+  usage: UsageRecorder;
+  balancer: Balancer;
+  upstream: Upstream;
+  metrics: RouterMetrics;
+  /** Replicas tried per request before giving up (only failures before the first byte are retried). */
+  maxAttempts: number;
+  maxRequestBytes: number;
 };

@@ -26,7 +26,7 @@ export type NvlinkCard = Pick<Gpu, "index" | "uuid" | "class" | "fabric" | "plat
 export type NvlinkNodeInput = {
   id: string;
   hostname: string;
-  /** The state every view shows (api/liveness.ts `nodeState`): anything but `ready` keeps a tray out. */
+  /** The state every view shows (api/nodes/state.ts `nodeState`): anything but `ready` keeps a tray out. */
   state: NodeState;
   gpus: readonly NvlinkCard[];
   imex: Inventory["imex"];

@@ -7,7 +7,7 @@ import { apiKeys } from "../../api/db/schema.js";
 import { hashSecret } from "../../api/db/secrets.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { createKeyStore } from "../../api/router/keys.js";
-import type { RouterDeps } from "../../api/router/request.js";
+import type { RouterDeps } from "../../api/router/types.js";
 import { createTestApp, defaultSettings, silentLog, type TestApp } from "../helpers/app.js";
 import { registerBody } from "../helpers/inventory.js";
 
