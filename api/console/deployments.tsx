@@ -1,10 +1,6 @@
-/** @jsxImportSource hono/jsx */
-// /admin/deployments: deployments with their phase and why replicas are pending; replicas with endpoint and shards.
-import { asc } from "drizzle-orm";
 import type { Context } from "hono";
-import { deployments, replicas } from "../db/schema.js";
-import { deploymentViews } from "../views/deployments.js";
-import { replicaViews } from "../views/replicas.js";
+import { listDeploymentViews } from "../views/deployments.js";
+import { listReplicaViews } from "../views/replicas.js";
 import { Ago, Badge, CountedReasons, page } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
 
@@ -12,18 +8,7 @@ import type { ConsoleEnv } from "./session.js";
 export async function deploymentsPage(c: Context<ConsoleEnv>) {
   const db = c.var.deps.store.db;
   const now = c.var.deps.now();
-  const [list, reps] = await Promise.all([
-    db
-      .select()
-      .from(deployments)
-      .orderBy(asc(deployments.name))
-      .then((rows) => deploymentViews(db, rows)),
-    db
-      .select()
-      .from(replicas)
-      .orderBy(asc(replicas.seq))
-      .then((rows) => replicaViews(db, rows)),
-  ]);
+  const [list, reps] = await Promise.all([listDeploymentViews(db), listReplicaViews(db)]);
   return page(
     c,
     { title: "Deployments", section: "/admin/deployments", csrf: c.var.session.csrf, now },

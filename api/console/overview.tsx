@@ -1,15 +1,11 @@
-/** @jsxImportSource hono/jsx */
-// /admin: nodes by state, devices by class, deployments and replicas by state, why replicas are pending, recent events.
-import { asc } from "drizzle-orm";
 import type { Context } from "hono";
 import { NodeState } from "../../shared/schemas/node.js";
 import { listEvents } from "../db/events.js";
 import { listNodes } from "../db/nodes.js";
-import { deployments, replicas } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
 import { readCapacity } from "../views/capacity.js";
-import { deploymentViews } from "../views/deployments.js";
-import { replicaViews } from "../views/replicas.js";
+import { listDeploymentViews } from "../views/deployments.js";
+import { listReplicaViews } from "../views/replicas.js";
 import { Ago, Badge, page } from "./layout.js";
 import { ClassTable } from "./plan.js";
 import type { ConsoleEnv } from "./session.js";
@@ -45,16 +41,8 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
   const [nodeRows, events, deploymentList, replicaList, capacity] = await Promise.all([
     listNodes(db),
     listEvents(db, { limit: 15 }),
-    db
-      .select()
-      .from(deployments)
-      .orderBy(asc(deployments.name))
-      .then((rows) => deploymentViews(db, rows)),
-    db
-      .select()
-      .from(replicas)
-      .orderBy(asc(replicas.seq))
-      .then((rows) => replicaViews(db, rows)),
+    listDeploymentViews(db),
+    listReplicaViews(db),
     readCapacity(deps, now),
   ]);
   const states = nodeRows.map((r) => nodeState(r, now, deps.settings.nodeLostAfterS));

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { ReplicaView } from "../../shared/schemas/replica.js";
 import { z } from "../../shared/z.js";
 import { requireAdmin } from "../auth.js";
@@ -7,7 +7,7 @@ import { replicas } from "../db/schema.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
-import { replicaViews } from "../views/replicas.js";
+import { listReplicaViews, replicaViews } from "../views/replicas.js";
 
 const common = { tags: ["replicas"], security: adminSecurity, middleware: requireAdmin };
 
@@ -52,13 +52,7 @@ const get = createRoute({
 export const replicaRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => {
     const { deployment } = c.req.valid("query");
-    const db = c.var.deps.store.db;
-    const rows = await db
-      .select()
-      .from(replicas)
-      .where(deployment ? eq(replicas.deployment, deployment) : undefined)
-      .orderBy(asc(replicas.seq));
-    return c.json({ items: await replicaViews(db, rows) }, 200);
+    return c.json({ items: await listReplicaViews(c.var.deps.store.db, deployment) }, 200);
   })
   .openapi(get, async (c) => {
     const { id } = c.req.valid("param");

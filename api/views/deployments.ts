@@ -1,9 +1,9 @@
 // A deployment as the API and the console show it: its spec and status (replica counts, phase, why replicas wait).
-import { and, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
 import type { Q } from "../db/client.js";
 import { metadataOf } from "../db/resources.js";
-import { type deployments, models, replicas, shardStatus, shards } from "../db/schema.js";
+import { deployments, models, replicas, shardStatus, shards } from "../db/schema.js";
 
 type Row = typeof deployments.$inferSelect;
 
@@ -48,4 +48,9 @@ export async function deploymentViews(q: Q, rows: Row[]) {
       metadata: metadataOf(r),
     };
   });
+}
+
+/** Every deployment, by name, with its status. */
+export async function listDeploymentViews(q: Q) {
+  return deploymentViews(q, await q.select().from(deployments).orderBy(asc(deployments.name)));
 }

@@ -3,7 +3,7 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import { labelOfDeviceNumber } from "../../shared/classes.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q } from "../db/client.js";
-import { type replicas, shardStatus, shards } from "../db/schema.js";
+import { replicas, shardStatus, shards } from "../db/schema.js";
 
 /** Replicas with their shards, devices, endpoint and state. */
 export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[]) {
@@ -57,4 +57,14 @@ export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[])
       })),
     };
   });
+}
+
+/** Every replica (or a deployment's), oldest first, as the API shows it. */
+export async function listReplicaViews(q: Q, deployment?: string) {
+  const rows = await q
+    .select()
+    .from(replicas)
+    .where(deployment ? eq(replicas.deployment, deployment) : undefined)
+    .orderBy(asc(replicas.seq));
+  return replicaViews(q, rows);
 }
