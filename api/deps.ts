@@ -37,7 +37,9 @@ export type AppDeps = {
   factsCache?: FactsCache;
   /** The OpenAI-compatible router's state on this instance (Node: its node:http handler serves /v1 before the app). */
   router?: RouterDeps;
-  /** The router on WHATWG Request/Response, mounted at /v1 (the Worker); absent with no router either: /v1 answers 503. */
+  /**
+   * The router on WHATWG Request/Response, mounted at /v1 (the Worker); absent with no router either: /v1 answers 503.
+   */
   fetchRouter?: FetchRouter;
   /** Prometheus text for GET /metrics (absent: 404). */
   metricsText?: () => Promise<string>;
@@ -47,7 +49,9 @@ export type AppDeps = {
   observePlacement?: (seconds: number) => void;
 };
 
-/** The API reference's browser script, plain and gzipped (handed in by the entry; absent where it is a static asset). */
+/**
+ * The API reference's browser script, plain and gzipped (handed in by the entry; absent where it is a static asset).
+ */
 export type DocsScript = { plain: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer>; etag: string };
 
 export type Principal =

@@ -10,7 +10,10 @@ export type Shot = { origins: string[]; path: string; headers: Record<string, st
 export type Job =
   | { kind: "open"; shot: Shot; rate: number; seconds: number; warmupS: number }
   | { kind: "closed"; shot: Shot; connections: number; seconds: number; warmupS: number };
-/** `total`: requests sent, warm-up included; `sent`: the arrival rate achieved; `done`: answers per second until the last one; `lagP99`: how late requests left. */
+/**
+ * `total`: requests sent, warm-up included; `sent`: the arrival rate achieved; `done`: answers per second until the
+ * last one; `lagP99`: how late requests left.
+ */
 export type OpenResult = {
   kind: "open";
   total: number;
@@ -124,7 +127,10 @@ export async function load(job: Job): Promise<OpenResult | ClosedResult> {
   }
 }
 
-/** Runs a job in a child process (this file, loaded through tsx as this process is); `signal` kills it; `started` sees its pid. */
+/**
+ * Runs a job in a child process (this file, loaded through tsx as this process is); `signal` kills it; `started` sees
+ * its pid.
+ */
 export function runLoad<J extends Job>(
   job: J,
   signal: AbortSignal,

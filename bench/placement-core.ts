@@ -19,7 +19,10 @@ function time(fn: () => unknown): number {
   return median(runs);
 }
 
-/** A fleet of `racks` 18-tray racks, `hgxCount` HGX nodes, a quarter as many MIG and L40S nodes, and deployments filling most of it. */
+/**
+ * A fleet of `racks` 18-tray racks, `hgxCount` HGX nodes, a quarter as many MIG and L40S nodes, and deployments filling
+ * most of it.
+ */
 function fleet(racks: number, hgxCount: number): PlanInput {
   const nodes: PlaceNode[] = [];
   for (let r = 0; r < racks; r++)

@@ -114,7 +114,10 @@ const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 const sign = (x: number) => `${x < 0 ? "−" : "+"}${ms(Math.abs(x))}`;
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
-/** CPU time used so far, in ms, by this process (the router or the node floor: the load generator runs in its own) and by nginx. */
+/**
+ * CPU time used so far, in ms, by this process (the router or the node floor: the load generator runs in its own) and
+ * by nginx.
+ */
 function cpuMs(nginxPid: number) {
   const u = process.cpuUsage();
   const stat = readFileSync(`/proc/${nginxPid}/stat`, "utf8").split(") ")[1]!.split(" ");

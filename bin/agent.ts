@@ -18,7 +18,9 @@ export type InventoryFlags = {
   config?: string;
 };
 
-/** Prints this node's inventory; returns the exit code (2 for a bad agent.yaml, else 0 — failed sources are warnings). */
+/**
+ * Prints this node's inventory; returns the exit code (2 for a bad agent.yaml, else 0 — failed sources are warnings).
+ */
 export async function runInventory(flags: InventoryFlags): Promise<number> {
   let cfg;
   try {

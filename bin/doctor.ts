@@ -7,7 +7,9 @@ import { z } from "../shared/z.js";
 
 export type DoctorFlags = { json?: boolean; config?: string; server?: string; nvidiaSmi?: string; ibRoot?: string };
 
-/** Runs every check and prints the report; returns 0 (nothing failed), 1 (a check failed) or 2 (bad agent.yaml or flag). */
+/**
+ * Runs every check and prints the report; returns 0 (nothing failed), 1 (a check failed) or 2 (bad agent.yaml or flag).
+ */
 export async function runDoctor(flags: DoctorFlags): Promise<number> {
   let cfg;
   try {

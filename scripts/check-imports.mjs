@@ -11,7 +11,9 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ROOTS = ["api", "agent", "shared", "bin"];
 
-/** Floors, lowest first: what the files of each may import (anything else is upward). Paths from the repository root. */
+/**
+ * Floors, lowest first: what the files of each may import (anything else is upward). Paths from the repository root.
+ */
 const FLOORS = [
   [/^api\/db\//, /^(api\/db\/|shared\/|migrations\/)/, "api/db/ is the floor: it imports only itself and shared/"],
   [/^api\/nodes\//, /^(api\/(nodes|db)\/|api\/log\.ts$|shared\/)/, "api/nodes/ sits on api/db/ only"],

@@ -67,7 +67,8 @@ export type DomainEligibility = {
 };
 
 /**
- * Whether a node may host a shard of a multi-node NVLink replica (docs/architecture.md, placement): every card joined to one domain,
+ * Whether a node may host a shard of a multi-node NVLink replica (docs/architecture.md, placement): every card joined
+ * to one domain,
  * fabric health not Unhealthy, IMEX ready with at least one channel. Nodes in no domain at all are not eligible
  * and have no reasons (they are simply not part of one).
  */

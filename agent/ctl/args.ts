@@ -51,7 +51,10 @@ export function commaList(value: string): string[] {
 
 export const DEFAULT_SERVER = "http://127.0.0.1:8080";
 
-/** The server and admin token to use: flags first, then LLMGW_SERVER / LLMGW_TOKEN; the server defaults to 127.0.0.1:8080. */
+/**
+ * The server and admin token to use: flags first, then LLMGW_SERVER / LLMGW_TOKEN; the server defaults to
+ * 127.0.0.1:8080.
+ */
 export function resolveTarget(
   flags: { server?: string; token?: string },
   env: { LLMGW_SERVER?: string; LLMGW_TOKEN?: string },

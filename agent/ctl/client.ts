@@ -87,7 +87,10 @@ export function createCtlClient(o: CtlClientOptions) {
       call("GET", `/api/v1/${DECLARED[kind].path}/${seg(name)}`, DECLARED[kind].schema) as Promise<
         Answer<DeclaredOf[K]>
       >,
-    /** PUT /api/v1/<kind>/{name} with `{spec}`; 201 created, 200 replaced or unchanged. A created API key carries its secret. */
+    /**
+     * PUT /api/v1/<kind>/{name} with `{spec}`; 201 created, 200 replaced or unchanged. A created API key carries its
+     * secret.
+     */
     putDeclared: <K extends DeclaredKind>(kind: K, name: string, spec: unknown, headers: Record<string, string> = {}) =>
       call(
         "PUT",

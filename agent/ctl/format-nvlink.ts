@@ -4,7 +4,9 @@ import type { NvlinkDomain, NvlinkGpu, NvlinkView } from "../../shared/schemas/n
 import { table } from "../inventory.js";
 import { grid, text } from "./format.js";
 
-/** One GPU of a tray: `2 joined`, `2 joined, degraded`, `2 NOT JOINED: fabric In Progress`, `2 joined to <other key>`. */
+/**
+ * One GPU of a tray: `2 joined`, `2 joined, degraded`, `2 NOT JOINED: fabric In Progress`, `2 joined to <other key>`.
+ */
 export function gpuCell(g: NvlinkGpu, domain?: string): string {
   if (!g.joined) return `${g.index} NOT JOINED: ${g.notJoined ?? "no reason reported"}`;
   if (domain && g.domain !== domain) return `${g.index} joined to ${g.domain}`;

@@ -149,7 +149,9 @@ export function formatReplicas(replicas: ReplicaT[]): string {
   );
 }
 
-/** `llmgw ctl plan`: devices by class, then how many more replicas of each profile fit in each pool, where or why not. */
+/**
+ * `llmgw ctl plan`: devices by class, then how many more replicas of each profile fit in each pool, where or why not.
+ */
 export function formatPlan(c: Capacity): string {
   const lines = grid(
     ["CLASS", "TOTAL", "FREE", "USED", "UNAVAILABLE"],

@@ -4,7 +4,9 @@ import { execa } from "execa";
 export type RunResult = { ok: true; stdout: string; stderr: string } | { ok: false; missing: boolean; error: string };
 export type Runner = (cmd: string, args: string[], timeoutMs: number) => Promise<RunResult>;
 
-/** A runner whose commands see `env` added to this process's environment (the fake nvidia-smi of the tests reads it). */
+/**
+ * A runner whose commands see `env` added to this process's environment (the fake nvidia-smi of the tests reads it).
+ */
 export function runnerWith(env: Record<string, string> = {}): Runner {
   return (cmd, args, timeoutMs) => runIn(env, cmd, args, timeoutMs);
 }

@@ -78,7 +78,9 @@ export const isSharedFs = (fsType: string | undefined) => !!fsType && SHARED_FS.
 
 type Errors = { source: string; message: string }[];
 
-/** Reads host facts and memory under `root` (normally "/"); a file that cannot be read is an error, the rest is kept. */
+/**
+ * Reads host facts and memory under `root` (normally "/"); a file that cannot be read is an error, the rest is kept.
+ */
 export async function readHost(root: string, errors: Errors): Promise<{ host: Host; memory: Inventory["memory"] }> {
   const read = async (path: string) => {
     try {

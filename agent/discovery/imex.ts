@@ -116,7 +116,9 @@ async function countChannels(dir: string, errors: DiscoveryError[]): Promise<num
   }
 }
 
-/** Asks the local IMEX daemon for its state and its domain's, and counts the IMEX channels; absent daemon is no error. */
+/**
+ * Asks the local IMEX daemon for its state and its domain's, and counts the IMEX channels; absent daemon is no error.
+ */
 export async function readImex(opts: {
   ctl?: string;
   channelsDir?: string;

@@ -1,4 +1,5 @@
-// Pure parser of `nvidia-smi -q -x`: GPUs as the wire schema carries them (topology and MIG names come from other sources).
+// Pure parser of `nvidia-smi -q -x`: GPUs as the wire schema carries them (topology and MIG names come from other
+// sources).
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { gpuClass } from "../../shared/classes.js";
 import type { Gpu, GpuFabric, MigInstance } from "../../shared/schemas/gpu.js";

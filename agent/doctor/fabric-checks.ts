@@ -14,7 +14,10 @@ const FABRIC_FIX =
 const DEGRADED_FIX =
   "some NVLinks are down: check `nvidia-smi nvlink -s` and the switch trays; a degraded domain is chosen last";
 
-/** "GPU 0 fabric In Progress", "GPU 1 fabric In Progress" → "GPU 0-1 fabric In Progress"; other reasons kept as they are. */
+/**
+ * "GPU 0 fabric In Progress", "GPU 1 fabric In Progress" → "GPU 0-1 fabric In Progress"; other reasons kept as they
+ * are.
+ */
 function grouped(reasons: string[]): string[] {
   const byWhy = new Map<string, number[]>();
   const out: string[] = [];
@@ -32,7 +35,9 @@ function degradedNote(gpus: Gpus): string | undefined {
   return `${f.degraded.length ? `GPU ${ranges(f.degraded)} bandwidth Degraded, ` : ""}health ${f.health ?? "not reported"}`;
 }
 
-/** Each GPU joined to one NVLink domain with full bandwidth; a single machine's NVSwitch (zero cluster) is no domain. */
+/**
+ * Each GPU joined to one NVLink domain with full bandwidth; a single machine's NVSwitch (zero cluster) is no domain.
+ */
 export function checkNvlinkFabric(inv: Inventory): DoctorCheck {
   const gpus = inv.gpus;
   if (!gpus.length) return result("nvlink-fabric", "skip", "no GPU was read (see the driver check)");
@@ -58,7 +63,8 @@ export function checkNvlinkFabric(inv: Inventory): DoctorCheck {
       );
     return result("nvlink-fabric", "ok", `${where}: all ${f.total} GPUs joined, health ${f.health ?? "not reported"}`);
   }
-  // No domain: cards without a fabric, a single machine's NVSwitch (Completed/Success, zero cluster), or a fabric that never finished.
+  // No domain: cards without a fabric, a single machine's NVSwitch (Completed/Success, zero cluster), or a fabric that
+  // never finished.
   const none = gpus.filter((g) => !g.fabric || g.fabric.state === "Not Supported");
   const local = gpus.filter((g) => g.fabric?.state === "Completed" && g.fabric.status === "Success");
   const broken = gpus.filter((g) => !none.includes(g) && !local.includes(g));

@@ -25,7 +25,9 @@ export type GatherOptions = {
   dispatcher?: Dispatcher;
 };
 
-/** Pids of the engines recorded in the state dir that still run, and their workers; read-only (no record is removed). */
+/**
+ * Pids of the engines recorded in the state dir that still run, and their workers; read-only (no record is removed).
+ */
 export async function ownEnginePids(stateDir: string): Promise<Set<number>> {
   try {
     const { records } = await readRecords(stateDir);

@@ -132,7 +132,9 @@ export function checkTemperature(inv: Inventory, warnC = TEMPERATURE_WARN_C): Do
   return result("gpu-temperature", "ok", `hottest: GPU ${hottest.index} at ${hottest.health.temperatureC} °C`);
 }
 
-/** Processes on the cards that are not llmgw's engines (discovery already left those out): such cards are not placed on. */
+/**
+ * Processes on the cards that are not llmgw's engines (discovery already left those out): such cards are not placed on.
+ */
 export function checkProcesses(inv: Inventory, ownPids: ReadonlySet<number> = new Set()): DoctorCheck {
   const skip = noGpus("gpu-processes", inv);
   if (skip) return skip;
@@ -155,7 +157,10 @@ export function checkProcesses(inv: Inventory, ownPids: ReadonlySet<number> = ne
   );
 }
 
-/** Each card's MIG mode and instances; warns where nothing can run (nothing carved, or a mode change waiting for a reset). */
+/**
+ * Each card's MIG mode and instances; warns where nothing can run (nothing carved, or a mode change waiting for a
+ * reset).
+ */
 export function checkMig(inv: Inventory): DoctorCheck {
   const skip = noGpus("mig", inv);
   if (skip) return skip;

@@ -9,7 +9,9 @@ import type { Engine } from "../../shared/schemas/model.js";
 export type EngineOptions = {
   /** Address the engine binds its HTTP server to. */
   host: string;
-  /** The command that starts the engine when agent.yaml overrides it (e.g. a venv's `vllm`), else the adapter's default. */
+  /**
+   * The command that starts the engine when agent.yaml overrides it (e.g. a venv's `vllm`), else the adapter's default.
+   */
   command?: string[];
   /** llama.cpp's GPU backend on this node (the build that is installed). */
   backend?: "cuda" | "vulkan";
@@ -40,8 +42,10 @@ export type EngineAdapter = {
    */
   devices?(shard: StartShard, o: EngineOptions): Record<string, string> | undefined;
   /**
-   * The command that prints the installed version: discovery's probe for this engine (agent.yaml may replace it). Absent
-   * for an engine that has no installed program to ask (`command` runs what its profile names; placement needs no probe).
+   * The command that prints the installed version: discovery's probe for this engine (agent.yaml may replace it).
+   * Absent
+   * for an engine that has no installed program to ask (`command` runs what its profile names; placement needs no
+   * probe).
    */
   version?: string[];
 };

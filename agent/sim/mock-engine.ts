@@ -38,7 +38,9 @@ const DEFAULT_TOKENS = 16;
 const ENV_PREFIXES = ["CUDA_", "NCCL_", "GLOO_", "GGML_", "LLMGW_"];
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
-/** Starts the mock engine; it stops (draining in-flight requests for at most ~2 s) on close() or when `signal` aborts. */
+/**
+ * Starts the mock engine; it stops (draining in-flight requests for at most ~2 s) on close() or when `signal` aborts.
+ */
 export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSignal): Promise<MockEngine> {
   const now = opts.now ?? Date.now;
   const c: Counters = { running: 0, prompt: 0, generation: 0, success: { stop: 0, length: 0 } };

@@ -17,7 +17,9 @@ export type Gen = {
   includeUsage: boolean;
 };
 
-/** One server-sent event of a stream: its JSON body, whether it carries a generated token, and the finish it reports. */
+/**
+ * One server-sent event of a stream: its JSON body, whether it carries a generated token, and the finish it reports.
+ */
 export type StreamEvent = { body: unknown; token: boolean; finish?: Finish };
 
 /** OpenAI's error body. */

@@ -190,7 +190,9 @@ export const portAllocations = sqliteTable(
   (t) => [primaryKey({ columns: [t.nodeId, t.port] }), index("port_allocations_shard").on(t.shardId)],
 );
 
-/** Inference API keys: the spec as written (JSON text, returned as is), its version, and the hash of the current secret. */
+/**
+ * Inference API keys: the spec as written (JSON text, returned as is), its version, and the hash of the current secret.
+ */
 export const apiKeys = sqliteTable("api_keys", {
   name: text("name").primaryKey(),
   spec: text("spec").notNull(),
@@ -218,7 +220,10 @@ export const usage = sqliteTable(
   (t) => [primaryKey({ columns: [t.keyName, t.model, t.hourStart] }), index("usage_hour").on(t.hourStart)],
 );
 
-/** Console sessions (/admin): the cookie holds a random secret, stored here only as its hash, with the admin token that opened it. */
+/**
+ * Console sessions (/admin): the cookie holds a random secret, stored here only as its hash, with the admin token that
+ * opened it.
+ */
 export const consoleSessions = sqliteTable(
   "console_sessions",
   {

@@ -2,7 +2,9 @@
 import type { NodeState } from "../../shared/schemas/node.js";
 import type { NewEvent } from "../db/events.js";
 
-/** A node's state as every view shows it: `lost` once silent for longer than `lostAfterS`, else what an operator set. */
+/**
+ * A node's state as every view shows it: `lost` once silent for longer than `lostAfterS`, else what an operator set.
+ */
 export function nodeState(
   n: { adminState: Exclude<NodeState, "lost">; lastSeenAt: number },
   now: number,

@@ -71,7 +71,9 @@ export function startShard(
   };
 }
 
-/** Nodes with the facts of their inventories: only inventories that changed since `cache` saw them are read and parsed. */
+/**
+ * Nodes with the facts of their inventories: only inventories that changed since `cache` saw them are read and parsed.
+ */
 async function readNodes(q: Q, cache: FactsCache) {
   const { inventory: _inventory, ...columns } = getTableColumns(nodes);
   const rows = await q.select(columns).from(nodes);
@@ -115,7 +117,9 @@ export async function readPlacementRows(q: Q, cache: FactsCache = new Map()) {
   };
 }
 
-/** Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes. */
+/**
+ * Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes.
+ */
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
 async function repairsIn(
   tx: Tx,

@@ -22,7 +22,9 @@ export type PlaceContext = {
 /** A placed replica, or why it could not be placed. */
 export type Attempt = { replica: Replica } | { reason: string };
 
-/** Preference of a node among equally good ones: weights already on local disk, then fewest shards of the deployment. */
+/**
+ * Preference of a node among equally good ones: weights already on local disk, then fewest shards of the deployment.
+ */
 export function nodeTiebreak(ctx: PlaceContext, node: PlaceNode): number[] {
   return [node.weights.includes(ctx.model.weightsPath) ? 0 : 1, ctx.spread.get(node.id) ?? 0];
 }

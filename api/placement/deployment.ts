@@ -99,7 +99,8 @@ function tryProfile(ctx: PlaceContext, scopes: Map<string, Scope>): Attempt {
   const outOfScope = scopeReason(scope, ctx.deployment, ctx.profile);
   if (outOfScope) return { reason: outOfScope };
   const place = (s: Scope) => (ctx.profile.nodes === 1 ? placeSingle(ctx, s) : placeMulti(ctx, s));
-  // a replica that just failed on a node goes elsewhere when it can: the fault may be the node's (a bad GPU, a full disk)
+  // a replica that just failed on a node goes elsewhere when it can: the fault may be the node's (a bad GPU, a full
+  // disk)
   const avoid = new Set(ctx.deployment.avoid);
   if (avoid.size && scope.schedulable.some((n) => avoid.has(n.id))) {
     const elsewhere = place({ ...scope, schedulable: scope.schedulable.filter((n) => !avoid.has(n.id)) });

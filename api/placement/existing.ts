@@ -4,7 +4,9 @@ import { compareText } from "../../shared/sort.js";
 import { profileFingerprint } from "./fingerprint.js";
 import type { PlaceDeployment, PlaceModel, PlaceProfile, Replica } from "./types.js";
 
-/** The profiles a deployment may use, in its order of preference: its list (unknown names skipped), or all the model's. */
+/**
+ * The profiles a deployment may use, in its order of preference: its list (unknown names skipped), or all the model's.
+ */
 export function allowedProfiles(d: PlaceDeployment, model: PlaceModel | undefined): PlaceProfile[] {
   if (!model) return [];
   if (!d.profiles) return [...model.profiles];

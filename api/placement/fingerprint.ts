@@ -1,4 +1,5 @@
-// The profile fingerprint: a stable hash of everything that changes an engine's command line (docs/architecture.md, placement rule 6).
+// The profile fingerprint: a stable hash of everything that changes an engine's command line (docs/architecture.md,
+// placement rule 6).
 import { canonicalJson } from "../../shared/canonical-json.js";
 import { fnv1a64 } from "../../shared/hash.js";
 import type { PlaceModel, PlaceProfile } from "./types.js";

@@ -22,10 +22,16 @@ export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger)
   return { node, free: free.length, ...(set ? { set } : {}), ports: freePorts(node, ledger, 2) };
 }
 
-/** Fits already worked out in one plan() call, by class and device count, then by node, with the ledger version they saw. */
+/**
+ * Fits already worked out in one plan() call, by class and device count, then by node, with the ledger version they
+ * saw.
+ */
 export type FitCache = Map<string, Map<PlaceNode, { version: number; fit: NodeFit }>>;
 
-/** fitNode for every node, each reused while nothing was added on it since (most nodes, most of the time, in a large plan). */
+/**
+ * fitNode for every node, each reused while nothing was added on it since (most nodes, most of the time, in a large
+ * plan).
+ */
 export function cachedFits(
   cache: FitCache,
   nodes: readonly PlaceNode[],
@@ -60,7 +66,9 @@ export function compareScores(a: readonly number[], b: readonly number[]): numbe
   return 0;
 }
 
-/** Picks a gang of `n` from fits in preference order: the first that can lead is rank 0, then the next n - 1 in order. */
+/**
+ * Picks a gang of `n` from fits in preference order: the first that can lead is rank 0, then the next n - 1 in order.
+ */
 export function pickGang(ordered: readonly NodeFit[], n: number): (NodeFit & { set: DeviceSet })[] | undefined {
   const leader = ordered.find((f) => fits(f, true));
   if (!leader || !fits(leader, true)) return undefined;

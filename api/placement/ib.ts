@@ -1,4 +1,5 @@
-// Multi-node replicas over InfiniBand (docs/architecture.md, placement rule 3): N nodes on one named fabric with an active HCA.
+// Multi-node replicas over InfiniBand (docs/architecture.md, placement rule 3): N nodes on one named fabric with an
+// active HCA.
 
 import { compareText } from "../../shared/sort.js";
 import { compareScores, type NodeFit, pickGang } from "./fit.js";

@@ -1,4 +1,5 @@
-// Multi-node replicas (docs/architecture.md, placement rule 3): all shards or none, NVLink domain first, InfiniBand fabric second.
+// Multi-node replicas (docs/architecture.md, placement rule 3): all shards or none, NVLink domain first, InfiniBand
+// fabric second.
 import type { Attempt, PlaceContext } from "./context.js";
 import { nodeTiebreak } from "./context.js";
 import { cachedFits } from "./fit.js";

@@ -1,4 +1,5 @@
-// Multi-node replicas over NVLink (docs/architecture.md, placement rule 3): N trays of one domain, each eligible, each with the devices free.
+// Multi-node replicas over NVLink (docs/architecture.md, placement rule 3): N trays of one domain, each eligible, each
+// with the devices free.
 
 import { byText } from "../../shared/sort.js";
 import { compareScores, type NodeFit, pickGang } from "./fit.js";

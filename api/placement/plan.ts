@@ -1,4 +1,5 @@
-// The placement core (docs/architecture.md, placement): plan(input) → {assign, release, pending}. Pure and deterministic.
+// The placement core (docs/architecture.md, placement): plan(input) → {assign, release, pending}. Pure and
+// deterministic.
 import { byText } from "../../shared/sort.js";
 import { planDeployment } from "./deployment.js";
 import { bySeq } from "./existing.js";

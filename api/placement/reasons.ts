@@ -1,4 +1,5 @@
-// The reasons a replica stays pending, in words a person can act on (docs/architecture.md, placement rule 5): one function per kind of shortfall.
+// The reasons a replica stays pending, in words a person can act on (docs/architecture.md, placement rule 5): one
+// function per kind of shortfall.
 
 import { isMigClass } from "../../shared/classes.js";
 import { byText, compareText } from "../../shared/sort.js";
@@ -7,7 +8,9 @@ import { byTray, classNotes, heldNote, joinNotes, shortDomain, trayName } from "
 import type { Scope } from "./scope.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlaceProfile } from "./types.js";
 
-/** Why a profile can never be placed as declared (a MIG class with more than one device, no devices); else undefined. */
+/**
+ * Why a profile can never be placed as declared (a MIG class with more than one device, no devices); else undefined.
+ */
 export function profileReason(p: PlaceProfile): string | undefined {
   const counts = { tp: p.tp, pp: p.pp, gpusPerNode: p.gpusPerNode, nodes: p.nodes };
   if (isMigClass(p.gpuClass)) {

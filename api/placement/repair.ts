@@ -1,4 +1,5 @@
-// Repair (docs/architecture.md, placement rule 6): which placed replicas to free for re-placement — those with a shard failed past its restart
+// Repair (docs/architecture.md, placement rule 6): which placed replicas to free for re-placement — those with a shard
+// failed past its restart
 // limit, or on a node silent past the grace period — bounded so that an outage cannot evict the whole fleet.
 
 export type RepairFacts = {

@@ -1,4 +1,5 @@
-// Which nodes and devices a deployment's profile may use (docs/architecture.md, placement rule 1), kept in stages so a reason can say where it ended.
+// Which nodes and devices a deployment's profile may use (docs/architecture.md, placement rule 1), kept in stages so a
+// reason can say where it ended.
 import { isHeld, type Ledger } from "./ledger.js";
 import type { PlaceDeployment, PlaceDevice, PlaceNode, PlaceProfile } from "./types.js";
 

@@ -1,4 +1,5 @@
-// Single-node replicas (docs/architecture.md, placement rule 2): `gpusPerNode` devices on one node, or one MIG instance.
+// Single-node replicas (docs/architecture.md, placement rule 2): `gpusPerNode` devices on one node, or one MIG
+// instance.
 import type { Attempt, PlaceContext } from "./context.js";
 import { nodeTiebreak } from "./context.js";
 import { cachedFits, compareScores, fits } from "./fit.js";

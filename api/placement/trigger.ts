@@ -23,7 +23,9 @@ export async function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceRes
   return placed;
 }
 
-/** Places now and wakes the long-polls of nodes whose shards changed; a failure is logged (the next poll retries it). */
+/**
+ * Places now and wakes the long-polls of nodes whose shards changed; a failure is logged (the next poll retries it).
+ */
 export function placeAndWake(deps: WakeDeps, after: string): Promise<void> {
   return placeTimed(deps, deps.now())
     .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))

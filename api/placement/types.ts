@@ -19,7 +19,9 @@ export type PlaceCard = {
   nvlinkPeers: number[];
   /** NICs nearest first. */
   nics: string[];
-  /** The whole card's class (`a100-80g`), so that a card in MIG mode can be named when its instances cannot be placed. */
+  /**
+   * The whole card's class (`a100-80g`), so that a card in MIG mode can be named when its instances cannot be placed.
+   */
   class?: string;
   /**
    * Reasons the card cannot be used, as discovery reports them. A card in MIG mode with nothing carved, or with a
@@ -41,7 +43,9 @@ export type PlaceNode = {
   engines: string[];
   devices: PlaceDevice[];
   cards: PlaceCard[];
-  /** Multi-node NVLink: the node's domain and whether it may host a domain shard (shared/fabric.ts domainEligibility). */
+  /**
+   * Multi-node NVLink: the node's domain and whether it may host a domain shard (shared/fabric.ts domainEligibility).
+   */
   nvlink: { domain?: string; eligible: boolean; reasons: string[]; degraded: boolean; trayIndex?: number };
   /** Operator-named IB fabrics this node is on, with each HCA's state and NUMA node. */
   ibFabrics: { name: string; hcas: { name: string; active: boolean; numaNode: number | null }[] }[];

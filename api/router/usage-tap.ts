@@ -88,7 +88,10 @@ function hasUsageObject(b: Uint8Array): boolean {
   return false;
 }
 
-/** The end (one past the closing `}`) of the JSON object starting at `from`, strings and nesting minded; -1 if it does not end. */
+/**
+ * The end (one past the closing `}`) of the JSON object starting at `from`, strings and nesting minded; -1 if it does
+ * not end.
+ */
 function objectEnd(b: Uint8Array, from: number): number {
   let depth = 0;
   for (let i = from; i < b.length; i++) {

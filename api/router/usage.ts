@@ -56,7 +56,10 @@ export async function writeUsage(store: Store, rows: Row[]): Promise<void> {
   });
 }
 
-/** A usage recorder for this instance; its timer does not keep the process alive (`flushMs: 0`: no timer, flush by hand). */
+/**
+ * A usage recorder for this instance; its timer does not keep the process alive (`flushMs: 0`: no timer, flush by
+ * hand).
+ */
 export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Log }): UsageWriter {
   let sums = new Map<string, Row>();
   let writing: Promise<void> = Promise.resolve();

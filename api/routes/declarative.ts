@@ -39,7 +39,9 @@ export const PutConditions = IfMatch.extend({
     }),
 });
 
-/** A PUT body: `{spec}`, plus `name`, `status` and `metadata` as a GET returned them (status and metadata are ignored). */
+/**
+ * A PUT body: `{spec}`, plus `name`, `status` and `metadata` as a GET returned them (status and metadata are ignored).
+ */
 export function putBody<T extends z.ZodType>(spec: T, id: string) {
   return z
     .strictObject({
@@ -65,7 +67,10 @@ export async function writtenSpec(c: Context): Promise<unknown> {
   return ((await c.req.json()) as { spec: unknown }).spec;
 }
 
-/** Enforces `If-Match`: absent passes; `*` needs the resource to exist; otherwise one of the listed ETags must be current. */
+/**
+ * Enforces `If-Match`: absent passes; `*` needs the resource to exist; otherwise one of the listed ETags must be
+ * current.
+ */
 export function checkIfMatch(
   header: string | undefined,
   kind: string,
@@ -103,7 +108,8 @@ type PutRequest = {
 
 /**
  * Creates or replaces a resource in one transaction: If-Match checked, `check` run, a new version written and the
- * cluster generation bumped (placement's kinds) only when the spec changed. `written` is the spec as the client wrote it.
+ * cluster generation bumped (placement's kinds) only when the spec changed. `written` is the spec as the client wrote
+ * it.
  */
 export async function putDeclared<R extends StoredResource, X>(
   store: Store,

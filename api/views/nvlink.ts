@@ -167,7 +167,10 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
   };
 }
 
-/** The NVLink parts of parsed inventories, by node id, stamped with the registration and inventory version they came from. */
+/**
+ * The NVLink parts of parsed inventories, by node id, stamped with the registration and inventory version they came
+ * from.
+ */
 export type NvlinkCache = Map<string, { stamp: string; gpus: NvlinkCard[]; imex: Inventory["imex"] }>;
 
 const stampOf = (r: { registeredAt: number; version: number }) => `${r.registeredAt}:${r.version}`;
@@ -236,7 +239,9 @@ async function readShards(q: Q): Promise<NvlinkShard[]> {
   return rows.map((r) => ({ ...r, fabric: r.fabric ?? "single", state: r.state ?? "unknown" }));
 }
 
-/** What nvlinkView() needs, from the database; `cache` spares re-parsing unchanged inventories (a fresh one reads all). */
+/**
+ * What nvlinkView() needs, from the database; `cache` spares re-parsing unchanged inventories (a fresh one reads all).
+ */
 export async function readNvlinkInput(
   q: Q,
   now: number,

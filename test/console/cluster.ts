@@ -22,7 +22,9 @@ function withTopo(inv: Inventory, topo: string): Gpu[] {
   return composeGpus({ cards: inv.gpus, topo: parseTopo(fixture(topo)) });
 }
 
-/** One GB200 tray as a node: its own tray index and GPU UUIDs, IMEX ready with a channel; out or degraded on request. */
+/**
+ * One GB200 tray as a node: its own tray index and GPU UUIDs, IMEX ready with a channel; out or degraded on request.
+ */
 export function gb200Tray(nodeId: string, tray: number, opts: { out?: boolean; degraded?: boolean } = {}): Inventory {
   const inv = nodeInventory(nodeId, GB200_XML);
   const gpus = withTopo(inv, GB200_TOPO).map((g): Gpu => {

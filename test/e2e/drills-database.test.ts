@@ -1,4 +1,5 @@
-// Failure drill (docs/architecture.md, failure behaviour): the control plane's database goes away under a running cluster. The control plane runs on
+// Failure drill (docs/architecture.md, failure behaviour): the control plane's database goes away under a running
+// cluster. The control plane runs on
 // a libSQL server (sqld), which is SIGKILLed and started again on the same data: the router keeps serving from its last
 // endpoint table and known keys, /readyz says why it is not ready, the engine keeps running, and everything comes back.
 import { join } from "node:path";

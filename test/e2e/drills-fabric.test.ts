@@ -1,4 +1,5 @@
-// Failure drills (docs/architecture.md, failure behaviour) on the NVLink fabric: three simulated GB200 trays of one domain, also on an InfiniBand
+// Failure drills (docs/architecture.md, failure behaviour) on the NVLink fabric: three simulated GB200 trays of one
+// domain, also on an InfiniBand
 // fabric. A fabric manager restart drops every card of a tray at once; an IMEX daemon goes down. What the user checks:
 // /api/v1/nvlink, /metrics, where new multi-node replicas go, and that running ones survive a short blip.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

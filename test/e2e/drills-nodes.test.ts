@@ -1,4 +1,5 @@
-// Failure drills (docs/architecture.md, failure behaviour): whole nodes gone — agent and engines — on a simulated cluster of three L40S nodes, with
+// Failure drills (docs/architecture.md, failure behaviour): whole nodes gone — agent and engines — on a simulated
+// cluster of three L40S nodes, with
 // the control plane's clocks shortened (lost after 10 s of silence, a 4 s repair grace period).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/db.js";

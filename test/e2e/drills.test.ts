@@ -1,4 +1,5 @@
-// Failure drills (docs/architecture.md, failure behaviour) with real processes on a simulated cluster of two HGX H100 nodes: what a user would
+// Failure drills (docs/architecture.md, failure behaviour) with real processes on a simulated cluster of two HGX H100
+// nodes: what a user would
 // check when an agent, the control plane or an engine dies under a running cluster.
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

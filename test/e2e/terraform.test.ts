@@ -431,7 +431,10 @@ describe("docs/terraform/*/main.tf", () => {
   });
 });
 
-/** Destroy as both providers do it — refresh, DELETE dependents first (204) — then again from the saved state (404, done). */
+/**
+ * Destroy as both providers do it — refresh, DELETE dependents first (204) — then again from the saved state (404,
+ * done).
+ */
 async function destroyTwice<S>(t: TestApp, wire: Wire, deployment: Destroyable<S>, model: Destroyable<S>) {
   for (const r of [deployment, model]) await r.refresh();
   const last = { deployment: deployment.state, model: model.state };

@@ -24,7 +24,9 @@ export const MIG_CLASS = "a100-80g-mig-1g.20gb";
 const MIG_XML = "smi-xml/a100-sxm4-80gb-mig-v12-telegraf.xml";
 const MIG_L = "smi-L/CRAFTED-a100-80gb-mig-4x1g.20gb-for-telegraf-xml.txt";
 
-/** Tray `tray` of the GB200 domain as node `id`: the real capture with its tray and slot set, IMEX ready with a channel. */
+/**
+ * Tray `tray` of the GB200 domain as node `id`: the real capture with its tray and slot set, IMEX ready with a channel.
+ */
 function gb200Tray(id: string, tray: number, change: (inv: Inventory) => void = () => {}): Inventory {
   const inv = nodeInventory(id, GB200_XML);
   inv.gpus = inv.gpus.map((g) => ({ ...g, platform: { ...g.platform, trayIndex: tray, slotNumber: 10 + tray } }));

@@ -113,7 +113,9 @@ export async function until(fn: () => Promise<boolean>, ms = 20_000, what = "con
   }
 }
 
-/** A JSON caller of a real server's API with `token` unless another is given; an empty body (204) reads as undefined. */
+/**
+ * A JSON caller of a real server's API with `token` unless another is given; an empty body (204) reads as undefined.
+ */
 export function apiCaller(url: string, token: string) {
   return async (method: string, path: string, body?: unknown, as = token) => {
     const r = await fetch(`${url}${path}`, {

@@ -1,4 +1,5 @@
-// The Cloudflare Worker entry as it really runs: `wrangler dev` (workerd, from the pinned wrangler) serving api/worker.ts
+// The Cloudflare Worker entry as it really runs: `wrangler dev` (workerd, from the pinned wrangler) serving
+// api/worker.ts
 // on a real libSQL server (sqld). The Worker reaches the database through a counting proxy: each request it makes
 // there is one subrequest of Cloudflare's per-request budget, so a test can count them.
 import { createServer, request as httpRequest } from "node:http";

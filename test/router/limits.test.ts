@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createLimiter } from "../../api/router/limits.js";
 import type { ApiKeyInfo, LimitDecision } from "../../api/router/types.js";
 
-// a minute's start: buckets are 10 s, so a request at T0 counts until T0 + 70 s, one at T0 + 9.999 s until T0 + 70 s too
+// a minute's start: buckets are 10 s, so a request at T0 counts until T0 + 70 s, one at T0 + 9.999 s until T0 + 70 s
+// too
 const T0 = Date.UTC(2026, 10, 30, 12);
 const s = (seconds: number) => T0 + seconds * 1000;
 const OK: LimitDecision = { ok: true };

@@ -5,7 +5,10 @@ import { deviceLabel, deviceNumber, devicesOf, gpuClass, labelOfDeviceNumber, mi
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import { FIXTURES, fixture } from "../helpers/inventory.js";
 
-/** Every (name, MiB) pair in the real captures: XML product_name + the card's fb total, and `nvidia-smi -q` text (MIG instance blocks skipped). */
+/**
+ * Every (name, MiB) pair in the real captures: XML product_name + the card's fb total, and `nvidia-smi -q` text (MIG
+ * instance blocks skipped).
+ */
 function fixtureGpus(): { file: string; name: string; mib: number }[] {
   const out: { file: string; name: string; mib: number }[] = [];
   for (const f of readdirSync(join(FIXTURES, "smi-xml"))) {

@@ -58,7 +58,10 @@ REDHAT_SUPPORT_PRODUCT="Red Hat Enterprise Linux"
 REDHAT_SUPPORT_PRODUCT_VERSION="9.4"
 `;
 
-/** Linux Mint names its own codename in VERSION_CODENAME; here only UBUNTU_CODENAME is set (and quoted), as on older Ubuntu derivatives. */
+/**
+ * Linux Mint names its own codename in VERSION_CODENAME; here only UBUNTU_CODENAME is set (and quoted), as on older
+ * Ubuntu derivatives.
+ */
 const UBUNTU_CODENAME_ONLY = `NAME="Ubuntu"
 VERSION="16.04.7 LTS (Xenial Xerus)"
 ID=ubuntu

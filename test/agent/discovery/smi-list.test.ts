@@ -5,7 +5,9 @@ import { fixture } from "../../helpers/inventory.js";
 
 const FULL = "smi-text/FULLCAPTURE-h100-mig-590.48.01-gpuexporter.txt";
 
-/** The output of one command inside a whole nvidia_gpu_exporter capture (between its `# $ <cmd>` banner and the next). */
+/**
+ * The output of one command inside a whole nvidia_gpu_exporter capture (between its `# $ <cmd>` banner and the next).
+ */
 function section(capture: string, cmd: string): string {
   const start = capture.indexOf(`# $ ${cmd}\n`);
   const body = capture.slice(capture.indexOf("\n", capture.indexOf("\n", start) + 1) + 1);

@@ -6,7 +6,9 @@ import { domainKey, isJoined } from "../../../shared/fabric.js";
 import { Gpu } from "../../../shared/schemas/gpu.js";
 import { FIXTURES, fixture, GB200_XML } from "../../helpers/inventory.js";
 
-/** What each real capture holds, read off the files: cards, name, class, MiB, joined cards, domain key, MIG instances. */
+/**
+ * What each real capture holds, read off the files: cards, name, class, MiB, joined cards, domain key, MIG instances.
+ */
 const CAPTURES: [string, number, string, string, number, number, string | undefined, number][] = [
   [
     "MOCK-gb200-2gpu-fabric-route-unhealthy-580.65.06-k8stestinfra.xml",

@@ -1,4 +1,5 @@
-// StartShard objects and probe results for the engine adapter tests: a single-node TP-4 vLLM shard unless told otherwise.
+// StartShard objects and probe results for the engine adapter tests: a single-node TP-4 vLLM shard unless told
+// otherwise.
 
 import type { EngineOptions, ProbeResult } from "../../../agent/engines/types.js";
 import type { StartShard } from "../../../shared/schemas/assignment.js";
