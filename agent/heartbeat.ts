@@ -21,6 +21,7 @@ export function heartbeatOf(inv: Inventory, shards: ShardReport[] = []): Heartbe
                 .filter((m) => m.memoryUsedMiB !== undefined)
                 .map((m) => [String(m.index), m.memoryUsedMiB!]),
             ),
+            migProblems: Object.fromEntries(g.mig.instances.map((m) => [String(m.index), m.problems ?? []])),
           }
         : {}),
     })),
@@ -47,7 +48,10 @@ export function registrationKey(inv: Inventory): string {
       utilizationPercent: 0,
       fabric: 0,
       health: 0,
-      mig: g.mig && { ...g.mig, instances: g.mig.instances.map((m) => ({ ...m, memoryUsedMiB: 0, processes: 0 })) },
+      mig: g.mig && {
+        ...g.mig,
+        instances: g.mig.instances.map((m) => ({ ...m, memoryUsedMiB: 0, processes: 0, problems: 0 })),
+      },
     })),
     hcas: inv.hcas.map((h) => ({ ...h, ports: h.ports.map((p) => p.port) })),
     fabrics: inv.fabrics,
@@ -58,7 +62,12 @@ export function registrationKey(inv: Inventory): string {
 /** What placement reads from the dynamic facts (fabric, IMEX, GPU problems, port states): a change is sent at once. */
 export function fabricKey(inv: Inventory): string {
   return JSON.stringify({
-    gpus: inv.gpus.map((g) => [g.uuid, g.fabric ?? null, g.health.problems]),
+    gpus: inv.gpus.map((g) => [
+      g.uuid,
+      g.fabric ?? null,
+      g.health.problems,
+      g.mig?.instances.filter((m) => m.problems?.length).map((m) => [m.index, m.problems]) ?? null,
+    ]),
     imex: [inv.imex.state, inv.imex.channels, inv.imex.domainState ?? null],
     ports: inv.hcas.map((h) => [h.name, h.ports.map((p) => p.state)]),
   });

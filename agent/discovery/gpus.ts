@@ -1,6 +1,6 @@
 // Pure composition of the GPU sources: `-q -x` (or NVML) cards, `-L` MIG names, `topo -m`, class overrides, problems.
 import { gpuClass, migChangePending, migClass } from "../../shared/classes.js";
-import type { Gpu } from "../../shared/schemas/gpu.js";
+import type { Gpu, GpuProcess, MigInstance } from "../../shared/schemas/gpu.js";
 import type { ListedGpu } from "./smi-list.js";
 import type { Topo } from "./topo.js";
 
@@ -13,7 +13,27 @@ export type GpuSources = {
   ownPids?: ReadonlySet<number>;
 };
 
-/** Plain-language reasons a card must not be placed on. */
+/** "in use by another process: …" for the processes that are not llmgw's own engines; undefined when there are none. */
+function foreignProcesses(procs: readonly GpuProcess[], ownPids: ReadonlySet<number>): string | undefined {
+  const foreign = procs.filter((p) => !ownPids.has(p.pid));
+  if (!foreign.length) return undefined;
+  return `in use by another process: ${foreign.map((p) => `${p.name ?? "?"} (pid ${p.pid})`).join(", ")}`;
+}
+
+/**
+ * Plain-language reasons a MIG instance must not be placed on: another process on it. A process on one instance
+ * leaves the card's other instances free (nvidia-smi names each process's GPU and compute instance).
+ */
+export function migInstanceProblems(m: MigInstance, ownPids: ReadonlySet<number> = new Set()): string[] {
+  const busy = foreignProcesses(m.processes, ownPids);
+  return busy ? [busy] : [];
+}
+
+/**
+ * Plain-language reasons a card must not be placed on, which hold for every MIG instance of it too (ECC, pending
+ * retirement or remapping, MIG layout, a process on the card itself). Processes on one MIG instance are that
+ * instance's problem (migInstanceProblems).
+ */
 export function gpuProblems(g: Gpu, ownPids: ReadonlySet<number> = new Set()): string[] {
   const out: string[] = [];
   const h = g.health;
@@ -26,10 +46,8 @@ export function gpuProblems(g: Gpu, ownPids: ReadonlySet<number> = new Set()): s
   else if (g.mig?.current.toLowerCase() === "enabled" && !g.mig.instances.length) {
     out.push("MIG mode is enabled but no instances are carved: create them (nvidia-smi mig -cgi … -C) or disable MIG");
   }
-  const procs = [...h.processes, ...(g.mig?.instances.flatMap((m) => m.processes) ?? [])];
-  const foreign = procs.filter((p) => !ownPids.has(p.pid));
-  if (foreign.length)
-    out.push(`in use by another process: ${foreign.map((p) => `${p.name ?? "?"} (pid ${p.pid})`).join(", ")}`);
+  const busy = foreignProcesses(h.processes, ownPids);
+  if (busy) out.push(busy);
   return out;
 }
 
@@ -64,6 +82,15 @@ export function composeGpus(s: GpuSources): Gpu[] {
       if (t.nearestNic) g.nearestNic = t.nearestNic;
     }
     g.health = { ...g.health, problems: [...new Set([...g.health.problems, ...gpuProblems(g, s.ownPids)])] };
+    if (g.mig) {
+      g.mig = {
+        ...g.mig,
+        instances: g.mig.instances.map((m) => {
+          const problems = [...new Set([...(m.problems ?? []), ...migInstanceProblems(m, s.ownPids)])];
+          return problems.length ? { ...m, problems } : m;
+        }),
+      };
+    }
     return g;
   });
 }

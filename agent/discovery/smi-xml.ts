@@ -190,7 +190,11 @@ export function parseSmiXml(output: string): { driverVersion?: string; cudaVersi
         eccUncorrectableAggregate: sumUncorrectable(at(ecc, "aggregate")),
         retiredPagesPending: yes(at(g, "retired_pages", "pending_retirement")),
         remappedRowsPending: yes(at(g, "remapped_rows", "remapped_row_pending")),
-        processes: migMode ? [] : procs.map(({ gi: _g, ci: _c, ...p }) => p),
+        // in MIG mode a process belongs to the instance its ids name; one that names none stays on the card
+        processes: (migMode
+          ? procs.filter((p) => !instances.some((m) => m.gpuInstanceId === p.gi && m.computeInstanceId === p.ci))
+          : procs
+        ).map(({ gi: _g, ci: _c, ...p }) => p),
         problems: [],
       }),
       mig: current ? defined({ current, pending, instances }) : undefined,

@@ -12,13 +12,20 @@ export function applyHeartbeat(inv: Inventory, hb: Heartbeat): Inventory {
     if (h.utilizationPercent !== undefined) next.utilizationPercent = h.utilizationPercent;
     if ("fabric" in h) next.fabric = h.fabric;
     if (h.health) next.health = h.health;
-    if (h.migMemoryUsedMiB && next.mig) {
-      const used = h.migMemoryUsedMiB;
+    if ((h.migMemoryUsedMiB || h.migProblems) && next.mig) {
+      const used = h.migMemoryUsedMiB ?? {};
+      const problems = h.migProblems;
       next.mig = {
         ...next.mig,
-        instances: next.mig.instances.map((m) =>
-          used[String(m.index)] === undefined ? m : { ...m, memoryUsedMiB: used[String(m.index)] },
-        ),
+        instances: next.mig.instances.map((m) => {
+          const key = String(m.index);
+          const out = used[key] === undefined ? { ...m } : { ...m, memoryUsedMiB: used[key] };
+          if (problems && key in problems) {
+            if (problems[key]!.length) out.problems = problems[key];
+            else delete out.problems;
+          }
+          return out;
+        }),
       };
     }
     return next;

@@ -39,6 +39,9 @@ export type FactsCache = Map<string, { version: string; facts: NodeFacts }>;
 export function nodeFacts(inventory: string): NodeFacts {
   const inv = JSON.parse(inventory) as Inventory;
   const problems = new Map(inv.gpus.map((g) => [g.index, g.health.problems]));
+  const instanceProblems = new Map(
+    inv.gpus.flatMap((g) => (g.mig?.instances ?? []).map((m) => [`${g.index}/${m.index}`, m.problems ?? []] as const)),
+  );
   const activeHcas = new Map(
     inv.hcas.map((h) => [h.name, { active: h.ports.some((p) => p.state === "ACTIVE"), numaNode: h.numaNode ?? null }]),
   );
@@ -53,7 +56,11 @@ export function nodeFacts(inventory: string): NodeFacts {
       card: d.card,
       ...(d.migIndex === undefined ? {} : { migIndex: d.migIndex }),
       uuid: d.uuid,
-      problems: problems.get(d.card) ?? [],
+      // a card's problems hold for each of its MIG instances; an instance's own (a process on it) for it alone
+      problems: [
+        ...(problems.get(d.card) ?? []),
+        ...(d.migIndex === undefined ? [] : (instanceProblems.get(`${d.card}/${d.migIndex}`) ?? [])),
+      ],
     })),
     cards: inv.gpus.map((g) => ({
       index: g.index,

@@ -49,6 +49,10 @@ export const GpuHeartbeat = z
     migMemoryUsedMiB: z.record(z.string().regex(/^\d+$/), z.number().int().nonnegative()).optional().openapi({
       description: "memory used per MIG instance index",
     }),
+    migProblems: z
+      .record(z.string().regex(/^\d+$/), z.array(Text(512)).max(64))
+      .optional()
+      .openapi({ description: "each MIG instance's own problems (another process on it), by instance index" }),
   })
   .openapi("GpuHeartbeat");
 

@@ -8,6 +8,7 @@ export const GpuProcess = z
     usedMemoryMiB: z.number().int().nonnegative().optional(),
   })
   .openapi("GpuProcess");
+export type GpuProcess = z.infer<typeof GpuProcess>;
 
 /** NVLink fabric of one GPU as the driver reports it; a missing field means "not reported". */
 export const GpuFabric = z
@@ -82,6 +83,10 @@ export const MigInstance = z
     memoryTotalMiB: z.number().int().nonnegative().optional(),
     memoryUsedMiB: z.number().int().nonnegative().optional(),
     processes: z.array(GpuProcess).max(256),
+    problems: z.array(Text(512)).max(64).optional().openapi({
+      description:
+        "Plain-language reasons this instance must not be placed on (another process on it); its card's problems apply too",
+    }),
   })
   .openapi("MigInstance");
 export type MigInstance = z.infer<typeof MigInstance>;

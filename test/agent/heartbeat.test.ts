@@ -36,6 +36,7 @@ describe("heartbeatOf", () => {
       fabric: GB200.gpus[0]!.fabric,
       health: GB200.gpus[0]!.health,
       migMemoryUsedMiB: {},
+      migProblems: {},
     });
     expect(hb.imex).toEqual(GB200.imex);
     expect(hb.ports).toEqual([
@@ -63,6 +64,21 @@ describe("heartbeatOf", () => {
     expect(hb).not.toHaveProperty("memoryAvailableMiB");
     expect(hb).not.toHaveProperty("shards");
     expect(hb.gpus![0]).not.toHaveProperty("utilizationPercent");
+    expect(Heartbeat.safeParse(hb).success).toBe(true);
+  });
+
+  it("gives each MIG instance's own problems by index, an instance without any as an empty list", () => {
+    const hb = heartbeatOf(
+      changed(MIG, (i) => {
+        i.gpus[0]!.mig!.instances[1]!.problems = ["in use by another process: python3 (pid 7)"];
+      }),
+    );
+    expect(hb.gpus![0]!.migProblems).toEqual({
+      "0": [],
+      "1": ["in use by another process: python3 (pid 7)"],
+      "2": [],
+      "3": [],
+    });
     expect(Heartbeat.safeParse(hb).success).toBe(true);
   });
 
@@ -127,6 +143,13 @@ describe("registrationKey and fabricKey", () => {
     { name: "a GPU's UUID", f: (i) => (gpu0(i).uuid = "GPU-new"), registration: true, fabric: true },
     { name: "a GPU's class", f: (i) => (gpu0(i).class = "h100-80g-renamed"), registration: true, fabric: false },
     { name: "the MIG layout", base: MIG, f: (i) => gpu0(i).mig!.instances.pop(), registration: true, fabric: false },
+    {
+      name: "a MIG instance's problems",
+      base: MIG,
+      f: (i) => (gpu0(i).mig!.instances[2]!.problems = ["in use by another process: x (pid 3)"]),
+      registration: false,
+      fabric: true,
+    },
     { name: "an engine's version", f: (i) => (i.engines.versions.vllm = "0.12.0"), registration: true, fabric: false },
     { name: "an engine installed", f: (i) => (i.engines.versions.sglang = "0.5.0"), registration: true, fabric: false },
     {

@@ -83,6 +83,31 @@ describe("applyHeartbeat", () => {
     const next = applyHeartbeat(inv, hb({ gpus: [{ uuid: inv.gpus[1]!.uuid, migMemoryUsedMiB: { "1": 777 } }] }));
     expect(next.gpus[1]!.mig!.instances.map((m) => m.memoryUsedMiB)).toEqual([1, 777]);
   });
+
+  it("sets and clears each MIG instance's own problems by index", () => {
+    const inv = tray();
+    inv.gpus[1]!.mig = {
+      current: "Enabled",
+      pending: "Enabled",
+      instances: [
+        { index: 0, processes: [], problems: ["in use by another process: a (pid 1)"] },
+        { index: 1, processes: [] },
+      ],
+    };
+    const uuid = inv.gpus[1]!.uuid;
+    const next = applyHeartbeat(
+      inv,
+      hb({ gpus: [{ uuid, migProblems: { "0": [], "1": ["in use by another process: b (pid 2)"] } }] }),
+    );
+    expect(next.gpus[1]!.mig!.instances.map((m) => m.problems)).toEqual([
+      undefined,
+      ["in use by another process: b (pid 2)"],
+    ]);
+    // a heartbeat of an older agent, without migProblems, leaves them as registered
+    expect(
+      applyHeartbeat(inv, hb({ gpus: [{ uuid, migMemoryUsedMiB: { "0": 5 } }] })).gpus[1]!.mig!.instances[0]!.problems,
+    ).toEqual(["in use by another process: a (pid 1)"]);
+  });
 });
 
 describe("inventoryEvents", () => {

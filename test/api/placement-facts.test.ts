@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readPlacementRows } from "../../api/placement/apply.js";
 import type { FactsCache } from "../../api/placement/input.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
-import { GB200_XML, H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+import { GB200_XML, H100_XML, inventoryFromCapture, migInventory, registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
 let token: string;
@@ -41,6 +41,33 @@ describe("placement and a node's changing inventory", () => {
     await heartbeat([]);
     await t.settle();
     expect((await poll()).json.shards).toHaveLength(1);
+  });
+});
+
+describe("a process on one MIG instance", () => {
+  it("makes that instance alone unavailable: the card's other instances are placed on, and the plan says why", async () => {
+    const u = await createTestApp();
+    const inventory = migInventory("mig1", "smi-xml/CRAFTED-a100-mig-process-on-one-instance.xml");
+    const reg = await u.call("POST", "/api/v1/agents/register", {
+      token: u.adminToken,
+      body: { ...registerBody("mig1", inventory), labels: { pool: "p" } },
+    });
+    expect(reg.status).toBe(201);
+    const cls = "a100-80g-mig-1g.20gb";
+    const plan = (await u.admin("GET", "/api/v1/plan")).json.classes.find((c: { class: string }) => c.class === cls);
+    expect(plan).toMatchObject({
+      total: 4,
+      free: 3,
+      unavailable: [{ count: 1, reason: "in use by another process: python3 (pid 4242)" }],
+    });
+    await u.admin("PUT", "/api/v1/models/small", {
+      body: { spec: { weightsPath: "/m", profiles: [{ name: "mig", engine: "vllm", gpuClass: cls }] } },
+    });
+    await u.admin("PUT", "/api/v1/deployments/small", { body: { spec: { model: "small", replicas: 3, pool: "p" } } });
+    await u.settle();
+    const replicas = (await u.admin("GET", "/api/v1/replicas")).json.items as { shards: { devices: string[] }[] }[];
+    expect(replicas.map((r) => r.shards[0]!.devices[0]).sort()).toEqual(["0/mig1", "0/mig2", "0/mig3"]);
+    await u.close();
   });
 });
 

@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { composeGpus } from "../../agent/discovery/gpus.js";
+import { parseSmiList } from "../../agent/discovery/smi-list.js";
 import { parseSmiXml } from "../../agent/discovery/smi-xml.js";
 import type { RegisterRequestInput } from "../../shared/schemas/agent.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -75,4 +77,13 @@ export function registerBody(
     inventory,
     runningShards: [],
   };
+}
+
+export const A100_MIG_L = "smi-L/CRAFTED-a100-80gb-mig-4x1g.20gb-for-telegraf-xml.txt";
+
+/** A MIG node's inventory as discovery composes it: a `-q -x` capture of the A100 in MIG mode with its `-L` names. */
+export function migInventory(nodeId: string, xmlPath = "smi-xml/a100-sxm4-80gb-mig-v12-telegraf.xml"): Inventory {
+  const inv = inventoryFromCapture(xmlPath);
+  const gpus = composeGpus({ cards: inv.gpus, list: parseSmiList(fixture(A100_MIG_L)) });
+  return { ...inv, gpus: gpus.map((g) => ({ ...g, uuid: `${nodeId}-${g.uuid}` })) };
 }

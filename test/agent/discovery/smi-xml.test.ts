@@ -156,6 +156,21 @@ describe("parseSmiXml", () => {
     ]);
   });
 
+  it("puts a process on the MIG instance its GPU and compute instance ids name; one naming none stays on the card", () => {
+    const xml = fixture("smi-xml/CRAFTED-a100-mig-process-on-one-instance.xml");
+    const [g] = parseSmiXml(xml).gpus;
+    expect(g!.mig!.instances.map((m) => m.processes.map((p) => p.pid))).toEqual([[4242], [], [], []]);
+    expect(g!.health.processes).toEqual([]);
+    const unattached = parseSmiXml(
+      xml.replace(
+        "<gpu_instance_id>3</gpu_instance_id>\n                <compute_instance_id>0</compute_instance_id>\n                <pid>",
+        "<gpu_instance_id>N/A</gpu_instance_id>\n                <compute_instance_id>N/A</compute_instance_id>\n                <pid>",
+      ),
+    ).gpus[0]!;
+    expect(unattached.mig!.instances.flatMap((m) => m.processes)).toEqual([]);
+    expect(unattached.health.processes.map((p) => p.pid)).toEqual([4242]);
+  });
+
   it("lists the processes on a card", () => {
     const g = parseSmiXml(fixture("smi-xml/a10g-v11-telegraf.xml")).gpus[0]!;
     expect(g.health.processes[0]).toEqual({ pid: 725, name: "/usr/lib/xorg/Xorg", usedMemoryMiB: 22 });
