@@ -5,6 +5,7 @@ import { Engine } from "../shared/schemas/model.js";
 import { parseYamlWith } from "../shared/yaml-file.js";
 import { z } from "../shared/z.js";
 import { DEFAULT_PROBES } from "./discovery/engines.js";
+import { DEFAULT_SLOWDOWN_C } from "./discovery/gpus.js";
 
 const Path = z.string().min(1);
 
@@ -78,6 +79,7 @@ export const AgentConfigFile = z
     imex_ctl: Path.default("nvidia-imex-ctl"),
     imex_channels_dir: Path.default("/dev/nvidia-caps-imex-channels"),
     class_overrides: z.record(z.string(), z.string().regex(/^[a-z0-9][a-z0-9.-]*$/)).default({}),
+    temperature_slowdown_c: z.number().min(40).max(120).default(DEFAULT_SLOWDOWN_C),
   })
   .transform((c) => ({
     server: c.server,
@@ -115,6 +117,7 @@ export const AgentConfigFile = z
     imexCtl: c.imex_ctl,
     imexChannelsDir: c.imex_channels_dir,
     classOverrides: c.class_overrides,
+    slowdownC: c.temperature_slowdown_c,
   }));
 export type AgentConfig = z.infer<typeof AgentConfigFile>;
 

@@ -41,6 +41,7 @@ export function discoverOptions(cfg: AgentConfig): DiscoverOptions {
     engineProbes: cfg.engineProbes,
     fabrics: cfg.fabrics,
     classOverrides: cfg.classOverrides,
+    slowdownC: cfg.slowdownC,
   };
 }
 

@@ -11,7 +11,26 @@ export type GpuSources = {
   classOverrides?: Record<string, string>;
   /** Processes that are llmgw's own engines: not "another process" on the card. */
   ownPids?: ReadonlySet<number>;
+  /** The slowdown temperature of a card that does not report its own (agent.yaml `temperature_slowdown_c`). */
+  slowdownC?: number;
 };
+
+/**
+ * The temperature at which a card starts to slow itself down when it does not say (`gpu_temp_slow_threshold` is
+ * absent on recent drivers): data-centre GPUs report theirs at 87–95 °C in the captures here; 87 keeps a margin.
+ */
+export const DEFAULT_SLOWDOWN_C = 87;
+
+/**
+ * Why a card is too hot to place on: at or over its slowdown temperature (its own, else `defaultC`), where it would
+ * throttle whatever runs on it. Undefined when it is cooler or reports no temperature. Doctor warns by the same rule.
+ */
+export function overTemperature(g: Gpu, defaultC = DEFAULT_SLOWDOWN_C): string | undefined {
+  const t = g.health.temperatureC;
+  if (t === undefined) return undefined;
+  const limit = g.health.temperatureSlowdownC ?? defaultC;
+  return t >= limit ? `at ${t} °C, at or over its slowdown temperature (${limit} °C)` : undefined;
+}
 
 /** "in use by another process: …" for the processes that are not llmgw's own engines; undefined when there are none. */
 function foreignProcesses(procs: readonly GpuProcess[], ownPids: ReadonlySet<number>): string | undefined {
@@ -34,9 +53,15 @@ export function migInstanceProblems(m: MigInstance, ownPids: ReadonlySet<number>
  * retirement or remapping, MIG layout, a process on the card itself). Processes on one MIG instance are that
  * instance's problem (migInstanceProblems).
  */
-export function gpuProblems(g: Gpu, ownPids: ReadonlySet<number> = new Set()): string[] {
+export function gpuProblems(
+  g: Gpu,
+  ownPids: ReadonlySet<number> = new Set(),
+  slowdownC = DEFAULT_SLOWDOWN_C,
+): string[] {
   const out: string[] = [];
   const h = g.health;
+  const hot = overTemperature(g, slowdownC);
+  if (hot) out.push(hot);
   if (h.eccUncorrectableVolatile)
     out.push(`${h.eccUncorrectableVolatile} uncorrectable ECC errors since the driver loaded`);
   if (h.retiredPagesPending) out.push("page retirement pending: reset the GPU");
@@ -81,7 +106,10 @@ export function composeGpus(s: GpuSources): Gpu[] {
       g.nics = t.nics;
       if (t.nearestNic) g.nearestNic = t.nearestNic;
     }
-    g.health = { ...g.health, problems: [...new Set([...g.health.problems, ...gpuProblems(g, s.ownPids)])] };
+    g.health = {
+      ...g.health,
+      problems: [...new Set([...g.health.problems, ...gpuProblems(g, s.ownPids, s.slowdownC)])],
+    };
     if (g.mig) {
       g.mig = {
         ...g.mig,

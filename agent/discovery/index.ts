@@ -30,6 +30,8 @@ export type DiscoverOptions = {
   engineProbes?: EngineProbe[];
   fabrics?: { name: string; hcas: string[] }[];
   classOverrides?: Record<string, string>;
+  /** The slowdown temperature of cards that report none (agent.yaml `temperature_slowdown_c`). */
+  slowdownC?: number;
   ownPids?: ReadonlySet<number>;
   timeoutMs?: number;
   run?: Runner;
@@ -85,6 +87,7 @@ async function discoverGpus(o: DiscoverOptions & Required<Pick<DiscoverOptions, 
       topo: topo.value,
       classOverrides: o.classOverrides,
       ownPids: o.ownPids,
+      slowdownC: o.slowdownC,
     }),
   };
 }

@@ -184,6 +184,7 @@ export function parseSmiXml(output: string): { driverVersion?: string; cudaVersi
       platform: platformOf(at(g, "platformInfo")),
       health: defined({
         temperatureC: num(at(g, "temperature", "gpu_temp")),
+        temperatureSlowdownC: num(at(g, "temperature", "gpu_temp_slow_threshold")),
         powerDrawW: num(at(power, "instant_power_draw")) ?? num(at(power, "power_draw")),
         powerLimitW: num(at(power, "current_power_limit")) ?? num(at(power, "power_limit")),
         eccUncorrectableVolatile: sumUncorrectable(at(ecc, "volatile")),

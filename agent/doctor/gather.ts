@@ -137,6 +137,7 @@ export async function gatherDoctorInput(o: GatherOptions): Promise<DoctorInput> 
       fabrics: cfg.fabrics,
       nvml: cfg.nvml,
       commandEngine: cfg.engineOptions.command !== undefined,
+      slowdownC: cfg.slowdownC,
       stateDir: cfg.stateDir,
       imexChannelsDir: cfg.imexChannelsDir,
     },

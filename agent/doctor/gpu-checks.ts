@@ -3,10 +3,8 @@ import { inMigMode, migChangePending } from "../../shared/classes.js";
 import type { DoctorCheck } from "../../shared/schemas/doctor.js";
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import { DEFAULT_SLOWDOWN_C, overTemperature } from "../discovery/gpus.js";
 import { type DoctorInput, type NvmlProbe, result } from "./input.js";
-
-/** A card at or above this temperature is reported (data-centre GPUs start to slow down around 85-90 °C). */
-export const TEMPERATURE_WARN_C = 85;
 
 const SMI_SOURCE = "nvidia-smi -q -x";
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -111,20 +109,26 @@ export function checkMemoryRepair(inv: Inventory): DoctorCheck {
   );
 }
 
-/** Each card's temperature against TEMPERATURE_WARN_C. */
-export function checkTemperature(inv: Inventory, warnC = TEMPERATURE_WARN_C): DoctorCheck {
+/**
+ * Each card's temperature against its slowdown temperature (its own, else `slowdownC`): the rule that makes placement
+ * leave a hot card alone (overTemperature).
+ */
+export function checkTemperature(inv: Inventory, slowdownC = DEFAULT_SLOWDOWN_C): DoctorCheck {
   const skip = noGpus("gpu-temperature", inv);
   if (skip) return skip;
   const read = inv.gpus.filter(
     (g): g is Gpu & { health: { temperatureC: number } } => g.health.temperatureC !== undefined,
   );
   if (!read.length) return result("gpu-temperature", "skip", "no card reports its temperature");
-  const hot = read.filter((g) => g.health.temperatureC >= warnC);
+  const hot = read.flatMap((g) => {
+    const why = overTemperature(g, slowdownC);
+    return why ? [`GPU ${g.index} ${why}`] : [];
+  });
   if (hot.length) {
     return result(
       "gpu-temperature",
       "warn",
-      `${hot.map((g) => `GPU ${g.index} at ${g.health.temperatureC} °C`).join(", ")} (warn at ${warnC} °C)`,
+      `${hot.join("; ")}: not placed on while so hot`,
       "check the fans, air flow and inlet temperature (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` shows thermal slowdown)",
     );
   }
@@ -202,7 +206,7 @@ export function gpuChecks(input: DoctorInput): DoctorCheck[] {
     checkNvml(inv, input.config.nvml, input.nvml),
     checkEcc(inv),
     checkMemoryRepair(inv),
-    checkTemperature(inv),
+    checkTemperature(inv, input.config.slowdownC),
     checkProcesses(inv, input.ownPids),
     checkMig(inv),
   ];

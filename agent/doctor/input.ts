@@ -31,6 +31,8 @@ export type DoctorInput = {
     commandEngine: boolean;
     stateDir: string;
     imexChannelsDir: string;
+    /** agent.yaml's slowdown temperature for cards that report none (`temperature_slowdown_c`). */
+    slowdownC?: number;
   };
   /** Processes of llmgw's own engines (from the state dir): not "another process" on a card. */
   ownPids?: ReadonlySet<number>;

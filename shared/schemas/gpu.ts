@@ -50,6 +50,9 @@ export const PlatformInfo = z
 export const GpuHealth = z
   .strictObject({
     temperatureC: z.number().optional(),
+    temperatureSlowdownC: z.number().optional().openapi({
+      description: "the card's own slowdown temperature (`-q -x` `gpu_temp_slow_threshold`), when it reports one",
+    }),
     powerDrawW: z.number().optional(),
     powerLimitW: z.number().optional(),
     eccUncorrectableVolatile: z.number().int().nonnegative().optional(),

@@ -29,6 +29,7 @@ const DEFAULTS = {
   imexCtl: "nvidia-imex-ctl",
   imexChannelsDir: "/dev/nvidia-caps-imex-channels",
   classOverrides: {},
+  slowdownC: 87,
 };
 
 describe("parseAgentConfig", () => {
@@ -100,6 +101,7 @@ imex_ctl: /usr/bin/nvidia-imex-ctl
 imex_channels_dir: /host/dev/nvidia-caps-imex-channels
 class_overrides:
   GPU-4a2c9f7e-0d5b-4c1e-9a6f-2e8d7c3b1a90: h100-80g-spare
+temperature_slowdown_c: 90
 `;
     expect(parseAgentConfig(text)).toEqual({
       server: "https://llmgw.example.com:8443",
@@ -148,6 +150,7 @@ class_overrides:
       imexCtl: "/usr/bin/nvidia-imex-ctl",
       imexChannelsDir: "/host/dev/nvidia-caps-imex-channels",
       classOverrides: { "GPU-4a2c9f7e-0d5b-4c1e-9a6f-2e8d7c3b1a90": "h100-80g-spare" },
+      slowdownC: 90,
     });
   });
 
@@ -205,6 +208,7 @@ server: not-a-url
     ["an unknown llama.cpp backend", "engines:\n  llamacpp: {backend: metal}\n", "engines.llamacpp.backend: "],
     ["a negative restart limit", "restart_limit: -1\n", "restart_limit: "],
     ["an empty state dir", "state_dir: ''\n", "state_dir: "],
+    ["a slowdown temperature out of range", "temperature_slowdown_c: 300\n", "temperature_slowdown_c: "],
   ])("names the key for %s", (_, text, prefix) => {
     const body = failure(text)
       .split("\n")

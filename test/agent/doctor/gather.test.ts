@@ -188,6 +188,7 @@ describe("gatherDoctorInput", () => {
       commandEngine: false,
       stateDir: dir,
       imexChannelsDir: "/dev/nvidia-caps-imex-channels",
+      slowdownC: 87,
     });
     expect(input.nvml).toEqual({ ok: false, error: "no library here" });
     expect(input.server).toMatchObject({

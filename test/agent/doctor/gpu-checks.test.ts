@@ -132,7 +132,16 @@ describe("gpu-temperature", () => {
       "GPU 4 at 91 °C (crafted)",
       h100With(4, (g) => (g.health.temperatureC = 91)),
       "warn",
-      /^GPU 4 at 91 °C \(warn at 85 °C\)$/,
+      /^GPU 4 at 91 °C, at or over its slowdown temperature \(87 °C\): not placed on while so hot$/,
+    ],
+    [
+      "GPU 4 at 91 °C under its own 95 °C slowdown (crafted)",
+      h100With(4, (g) => {
+        g.health.temperatureC = 91;
+        g.health.temperatureSlowdownC = 95;
+      }),
+      "ok",
+      /^hottest: GPU 4 at 91 °C$/,
     ],
     [
       "no temperature reported (crafted)",
