@@ -42,6 +42,9 @@ export function discoverOptions(cfg: AgentConfig): DiscoverOptions {
     fabrics: cfg.fabrics,
     classOverrides: cfg.classOverrides,
     slowdownC: cfg.slowdownC,
+    engineBackends: Object.fromEntries(
+      Object.entries(cfg.engineOptions).flatMap(([e, o]) => (o?.backend ? [[e, o.backend]] : [])),
+    ),
   };
 }
 

@@ -30,6 +30,8 @@ export type DiscoverOptions = {
   engineProbes?: EngineProbe[];
   fabrics?: { name: string; hcas: string[] }[];
   classOverrides?: Record<string, string>;
+  /** Engines whose build is not CUDA's (agent.yaml `engines.<engine>.backend: vulkan`): reported for placement. */
+  engineBackends?: Record<string, "cuda" | "vulkan">;
   /** The slowdown temperature of cards that report none (agent.yaml `temperature_slowdown_c`). */
   slowdownC?: number;
   ownPids?: ReadonlySet<number>;
@@ -117,6 +119,12 @@ export function fabricAttachments(
   });
 }
 
+/** The probed engines with the backends that are not CUDA's, for the engines that are installed. */
+function withBackends(engines: Inventory["engines"], backends: Record<string, "cuda" | "vulkan"> = {}) {
+  const other = Object.entries(backends).filter(([e, b]) => b !== "cuda" && e in engines.versions);
+  return other.length ? { ...engines, backends: Object.fromEntries(other) } : engines;
+}
+
 /** Reads every source and composes the inventory; never throws for a source that fails. */
 export async function discover(options: DiscoverOptions = {}): Promise<Inventory> {
   const o = { ...options, run: options.run ?? defaultRun, timeoutMs: options.timeoutMs ?? 10_000 };
@@ -140,7 +148,7 @@ export async function discover(options: DiscoverOptions = {}): Promise<Inventory
     memory: hostMem.memory,
     storage,
     weights,
-    engines,
+    engines: withBackends(engines, o.engineBackends),
     gpus: gpus.gpus,
     imex: imex.imex,
     hcas: ib.hcas,

@@ -1,5 +1,6 @@
 // Any OpenAI-compatible server, started from the profile's args as a template (also how tests and the demo run a
 // mock engine). The server must answer GET /health on its --port: 2xx ready, 503 loading, anything else dead.
+import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import { program, readHealth } from "./common.js";
 import type { EngineAdapter, EngineOptions } from "./types.js";
@@ -38,6 +39,7 @@ function substitute(arg: string, values: Record<string, string>): string {
 
 export const command = {
   engine: "command",
+  capabilities: ENGINE_CAPABILITIES.command,
   argv(shard, o) {
     const values = placeholders(shard, o);
     const argv = [...program(o, []), ...shard.profile.args.map((a) => substitute(a, values))];

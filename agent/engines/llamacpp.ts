@@ -1,11 +1,13 @@
 // llama.cpp's llama-server. Flags follow llama.cpp's tools/server/README.md (-m, --host, --port, -ngl, -a/--alias;
 // GET /health: 503 "Loading model" while loading, 200 when ready). The Vulkan build picks its cards by
 // GGML_VK_VISIBLE_DEVICES (Vulkan device indices, which follow the GPU indices), and cannot address MIG instances.
+import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
 import { program, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
 export const llamacpp = {
   engine: "llamacpp",
+  capabilities: ENGINE_CAPABILITIES.llamacpp,
   argv(shard, o) {
     if (shard.nnodes > 1) {
       throw new Error(

@@ -1,5 +1,6 @@
 // SGLang's launch_server. Flags follow SGLang's docs, references/multi_node_deployment/multi_node.md (--nnodes,
 // --node-rank, --dist-init-addr) and server arguments (--tp-size, --pp-size, --served-model-name).
+import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
 import { program, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
@@ -10,6 +11,7 @@ function hostPort(addr: string, port: number): string {
 
 export const sglang = {
   engine: "sglang",
+  capabilities: ENGINE_CAPABILITIES.sglang,
   argv(shard, o) {
     const { profile } = shard;
     const base = [

@@ -1,10 +1,12 @@
 // TensorRT-LLM's trtllm-serve. Flags follow the trtllm-serve command reference (MODEL, --host, --port, --tp_size,
 // --pp_size; GET /health).
+import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
 import { program, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
 export const trtllm = {
   engine: "trtllm",
+  capabilities: ENGINE_CAPABILITIES.trtllm,
   argv(shard, o) {
     if (shard.nnodes > 1) {
       throw new Error(

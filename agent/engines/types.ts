@@ -2,6 +2,8 @@
 // HTTP probe, and how to ask the installed engine for its version. Adapters are plain objects (no I/O of their own).
 // Adding an engine: its file here, its name in shared/schemas/model.ts `Engine` and one line in index.ts (the compiler
 // refuses a registry that misses an engine); discovery probes it and the agent launches it from there.
+
+import type { EngineCapabilities } from "../../shared/engines.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Engine } from "../../shared/schemas/model.js";
 
@@ -28,6 +30,8 @@ export type Readiness = "loading" | "ready" | "dead";
 
 export type EngineAdapter = {
   engine: Engine;
+  /** What it can run on: its row of shared/engines.ts, which the catalog's validation and placement read too. */
+  capabilities: EngineCapabilities;
   /** The command line (program first). Throws an Error whose message says why a shard cannot run on this node. */
   argv(shard: StartShard, o: EngineOptions): string[];
   /** Environment this engine needs beyond the common per-shard variables (see env.ts); may throw like argv. */

@@ -1,10 +1,12 @@
 // vLLM's OpenAI-compatible server. Flags follow vLLM's docs, serving/parallelism_scaling.md ("Running vLLM with
 // MultiProcessing": --nnodes, --node-rank, --master-addr, --headless on the other nodes) and ParallelConfig's help.
+import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
 import { program, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
 export const vllm = {
   engine: "vllm",
+  capabilities: ENGINE_CAPABILITIES.vllm,
   argv(shard, o) {
     const { profile } = shard;
     const base = [

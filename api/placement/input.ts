@@ -27,7 +27,10 @@ type ReplicaRow = { id: string; deployment: string; profile: string; fingerprint
 type ShardRow = { id: string; replicaId: string; nodeId: string; rank: number; spec: string };
 
 /** What placement derives from a node's inventory alone: the costly part, kept while the inventory is unchanged. */
-export type NodeFacts = Pick<PlaceNode, "engines" | "devices" | "cards" | "nvlink" | "ibFabrics" | "weights">;
+export type NodeFacts = Pick<
+  PlaceNode,
+  "engines" | "engineBackends" | "devices" | "cards" | "nvlink" | "ibFabrics" | "weights"
+>;
 
 /**
  * Facts by node id, with the `registeredAt:inventoryVersion` they were derived from (a node deleted and registered
@@ -49,6 +52,7 @@ export function nodeFacts(inventory: string): NodeFacts {
   const tray = inv.gpus.find((g) => g.platform?.trayIndex !== undefined)?.platform?.trayIndex;
   return {
     engines: Object.keys(inv.engines.versions).sort(),
+    engineBackends: inv.engines.backends ?? {},
     devices: devicesOf(inv.gpus).map((d) => ({
       id: d.id,
       label: d.label,

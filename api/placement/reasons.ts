@@ -2,16 +2,21 @@
 // function per kind of shortfall.
 
 import { isMigClass } from "../../shared/classes.js";
+import { ENGINE_CAPABILITIES, type EngineName, multiNodeRefusal } from "../../shared/engines.js";
 import { byText, compareText } from "../../shared/sort.js";
 import type { NodeFit } from "./fit.js";
 import { byTray, classNotes, heldNote, joinNotes, shortDomain, trayName } from "./notes.js";
-import type { Scope } from "./scope.js";
+import { type Scope, vulkanOnMig } from "./scope.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlaceProfile } from "./types.js";
 
 /**
  * Why a profile can never be placed as declared (a MIG class with more than one device, no devices); else undefined.
  */
 export function profileReason(p: PlaceProfile): string | undefined {
+  if (p.engine in ENGINE_CAPABILITIES) {
+    const spans = multiNodeRefusal(p.engine as EngineName, p.nodes);
+    if (spans) return `profile ${p.name}: ${spans}`;
+  }
   const counts = { tp: p.tp, pp: p.pp, gpusPerNode: p.gpusPerNode, nodes: p.nodes };
   if (isMigClass(p.gpuClass)) {
     const off = Object.entries(counts).filter(([, v]) => v !== 1);
@@ -51,7 +56,12 @@ export function scopeReason(scope: Scope, d: PlaceDeployment, p: PlaceProfile): 
   if (!scope.inPool.length) return `no node ${where}`;
   if (!scope.matching.length) return `no node ${where} matches nodeSelector ${selector}`;
   const matching = selector ? ` matching nodeSelector ${selector}` : "";
-  if (!scope.withEngine.length) return `no node ${where}${matching} has engine ${p.engine}`;
+  if (!scope.withEngine.length) {
+    const vulkan = scope.matching.filter((n) => vulkanOnMig(n, p)).map((n) => n.id);
+    if (vulkan.length)
+      return `no node ${where}${matching} can run ${p.engine} on MIG class ${p.gpuClass}: its build on ${vulkan.join(", ")} is Vulkan's, which cannot address MIG instances (use the CUDA build there, or whole GPUs)`;
+    return `no node ${where}${matching} has engine ${p.engine}`;
+  }
   if (isMigClass(p.gpuClass) || scope.withEngine.some((n) => n.devices.some((d) => d.class === p.gpuClass)))
     return undefined;
   const classes = [...new Set(scope.withEngine.flatMap((n) => n.devices.map((d) => d.class)))].sort();

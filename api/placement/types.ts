@@ -41,6 +41,8 @@ export type PlaceNode = {
   notSchedulable?: string;
   /** Engines installed on the node (`vllm`, `sglang`, `llamacpp`, `trtllm`, `command`). */
   engines: string[];
+  /** Engines whose build on this node is not CUDA's: engine → backend (`vulkan`). */
+  engineBackends?: Record<string, string>;
   devices: PlaceDevice[];
   cards: PlaceCard[];
   /**

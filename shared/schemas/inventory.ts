@@ -49,6 +49,13 @@ export const Engines = z
       .max(32)
       .openapi({ example: ["vllm", "sglang", "llamacpp"] }),
     versions: z.record(Text(32), Text(128)).openapi({ example: { vllm: "0.11.0" } }),
+    backends: z
+      .record(Text(32), z.enum(["cuda", "vulkan"]))
+      .optional()
+      .openapi({
+        example: { llamacpp: "vulkan" },
+        description: "an engine's GPU backend where it is not CUDA's (agent.yaml `engines.<engine>.backend`)",
+      }),
   })
   .openapi("Engines");
 

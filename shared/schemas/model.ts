@@ -1,8 +1,9 @@
 import { isMigClass } from "../classes.js";
+import { ENGINE_NAMES, multiNodeRefusal } from "../engines.js";
 import { z } from "../z.js";
 import { EpochMs } from "./common.js";
 
-export const Engine = z.enum(["vllm", "sglang", "llamacpp", "trtllm", "command"]).openapi("Engine");
+export const Engine = z.enum(ENGINE_NAMES).openapi("Engine");
 export type Engine = z.infer<typeof Engine>;
 
 const Count = z.number().int().min(1).max(1024);
@@ -80,6 +81,8 @@ export const ModelSpec = z
           message: `gpusPerNode × nodes (${s.gpusPerNode} × ${s.nodes}) must equal tp × pp (${s.tp} × ${s.pp})`,
         });
       }
+      const spans = multiNodeRefusal(p.engine, s.nodes);
+      if (spans) ctx.addIssue({ code: "custom", path: ["profiles", i, "nodes"], message: spans });
       if (isMigClass(p.gpuClass) && (s.tp !== 1 || s.pp !== 1 || s.gpusPerNode !== 1 || s.nodes !== 1)) {
         ctx.addIssue({
           code: "custom",

@@ -179,4 +179,22 @@ describe("discover", () => {
     );
     expect(devicesOf(inv.gpus)[0]!.class).toBe("a100-sxm-80g-mig-1g.20gb");
   });
+
+  it("reports an installed engine's non-CUDA backend from agent.yaml, and none for an engine not installed", async () => {
+    const inv = await discover(
+      offline(
+        { FAKE_SMI_XML: fx("smi-xml/l40s-1gpu-595.91.07-k8stestinfra.xml") },
+        {
+          engineProbes: [{ engine: "llamacpp", command: ["sh", "-c", "echo version: 6123"] }],
+          engineBackends: { llamacpp: "vulkan", sglang: "vulkan", vllm: "cuda" },
+        },
+      ),
+    );
+    expect(inv.engines).toEqual({
+      probed: ["llamacpp"],
+      versions: { llamacpp: "6123" },
+      backends: { llamacpp: "vulkan" },
+    });
+    expect(Inventory.parse(inv).engines.backends).toEqual({ llamacpp: "vulkan" });
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { engines, launch } from "../../../agent/engines/index.js";
+import { ENGINE_CAPABILITIES } from "../../../shared/engines.js";
 import { Engine } from "../../../shared/schemas/model.js";
 import { HOST, makeShard, twoNodeShard } from "./shard.js";
 
@@ -7,6 +8,18 @@ describe("engines", () => {
   it("has one adapter per engine, each registered under its own name", () => {
     expect(Object.keys(engines).sort()).toEqual([...Engine.options].sort());
     for (const [name, adapter] of Object.entries(engines)) expect(adapter.engine).toBe(name);
+  });
+});
+
+describe("capabilities", () => {
+  it("each adapter declares its row of shared/engines.ts, and refuses to span nodes exactly when the row says so", () => {
+    for (const e of Engine.options) {
+      const a = engines[e];
+      expect(a.capabilities).toEqual(ENGINE_CAPABILITIES[e]);
+      const across = () => a.argv(twoNodeShard(0, { profile: { engine: e, args: ["serve"] } }), HOST);
+      if (a.capabilities.multiNode) expect(across, e).not.toThrow();
+      else expect(across, e).toThrow(/node/);
+    }
   });
 });
 

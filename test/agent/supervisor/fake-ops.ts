@@ -18,6 +18,7 @@ export type FakeEngine = {
 /** 200 is ready, 503 or no answer is loading, any other status is dead; ranks > 0 serve no HTTP. */
 export const fakeAdapter: EngineAdapter = {
   engine: "vllm",
+  capabilities: { multiNode: true, mig: true, vulkan: false },
   argv: () => ["fake"],
   healthPath: (s) => (s.rank > 0 ? null : "/health"),
   readiness: (r) => (r.kind !== "status" || r.status === 503 ? "loading" : r.status === 200 ? "ready" : "dead"),

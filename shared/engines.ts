@@ -1,0 +1,35 @@
+// What each inference engine can do, as llmgw runs it: the one table the catalog's validation (a model written with
+// a profile its engine cannot run is refused), placement (never offer what the engine cannot use) and the agent's
+// adapters (agent/engines/) all read.
+
+/** What an engine can run on. */
+export type EngineCapabilities = {
+  /** One replica across several nodes (the agent starts every rank). */
+  multiNode: boolean;
+  /** A MIG instance as its device (addressed by its UUID in CUDA_VISIBLE_DEVICES). */
+  mig: boolean;
+  /** A build on Vulkan instead of CUDA: it picks cards by Vulkan index and cannot address a MIG instance. */
+  vulkan: boolean;
+};
+
+export const ENGINE_NAMES = ["vllm", "sglang", "llamacpp", "trtllm", "command"] as const;
+export type EngineName = (typeof ENGINE_NAMES)[number];
+
+export const ENGINE_CAPABILITIES: Record<EngineName, EngineCapabilities> = {
+  // vLLM and SGLang start a rank per node themselves (Ray / --nnodes with a leader address)
+  vllm: { multiNode: true, mig: true, vulkan: false },
+  sglang: { multiNode: true, mig: true, vulkan: false },
+  // llama.cpp's server runs on one machine; its CUDA build takes a MIG instance, its Vulkan build cannot
+  llamacpp: { multiNode: false, mig: true, vulkan: true },
+  // multi-node TensorRT-LLM needs mpirun or Slurm to launch its ranks, which the agent does not do
+  trtllm: { multiNode: false, mig: true, vulkan: false },
+  // a command is told its rank, leader address and port: it may span nodes
+  command: { multiNode: true, mig: true, vulkan: false },
+};
+
+/** Why `engine` cannot run a profile across `nodes` nodes; undefined when it can. */
+export function multiNodeRefusal(engine: EngineName, nodes: number): string | undefined {
+  if (nodes <= 1 || ENGINE_CAPABILITIES[engine].multiNode) return undefined;
+  const others = ENGINE_NAMES.filter((e) => ENGINE_CAPABILITIES[e].multiNode && e !== "command").join(" or ");
+  return `engine ${engine} runs a replica on one node only, but the profile asks for ${nodes} nodes: give it nodes: 1, or use ${others}`;
+}
