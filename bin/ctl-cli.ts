@@ -40,7 +40,7 @@ export function addCtlCommands(program: Command, load: (pick: Pick) => Promise<n
       "after",
       `
 Every command talks to the control API at --server / LLMGW_SERVER (default http://127.0.0.1:8080) with the admin
-token of --token / LLMGW_TOKEN. --json prints what the API answered (status: {deployments, replicas}; apply:
+token of --token / LLMGW_TOKEN. --json prints what the API answered (status: {deployments, replicas, devices}; apply:
 {applied, failed}; delete and revoke: {kind, name, deleted}); without it, tables for people. New secrets (tokens
 create, tokens join, keys create, keys rotate) are printed alone on stdout, the note about them on stderr.
 
@@ -58,7 +58,7 @@ or file; nothing was sent), 3 the server cannot be reached, 4 not found (404). S
   ctlCommand(
     ctl,
     "status",
-    "Deployments (desired / placed / ready, why the rest is pending) and replicas (state, endpoint, shards)",
+    "Deployments (desired / placed / ready, why the rest is pending), replicas (state, endpoint, shards) and devices by class",
   )
     .option("--deployment <name>", "only this deployment and its replicas")
     .action((f) => ctlRun((c) => c.status(f)));

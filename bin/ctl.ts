@@ -108,20 +108,21 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
         f.json ? json(a.raw) : out(formatNode(a.data, Date.now()));
       }),
 
-    /** `status`: deployments and replicas. */
+    /** `status`: deployments, replicas and devices by class. */
     status: (f: CtlFlags & { deployment?: string }) =>
       run(f, async (c) => {
-        const [d, r] = await Promise.all([
+        const [d, r, p] = await Promise.all([
           f.deployment
             ? c
                 .getDeclared("Deployment", f.deployment)
                 .then((a) => ({ ...a, raw: { items: [a.raw] }, data: { items: [a.data] } }))
             : c.listDeclared("Deployment"),
           c.listReplicas(f.deployment),
+          c.plan(),
         ]);
         f.json
-          ? json({ deployments: itemsOf(d.raw), replicas: itemsOf(r.raw) })
-          : out(formatStatus(d.data.items, r.data.items));
+          ? json({ deployments: itemsOf(d.raw), replicas: itemsOf(r.raw), devices: p.data.classes })
+          : out(formatStatus(d.data.items, r.data.items, p.data.classes));
       }),
 
     /** `plan`: capacity by class and what more fits. */

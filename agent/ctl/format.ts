@@ -111,7 +111,23 @@ const shardList = (r: ReplicaT) =>
   r.shards.map((s) => `${s.nodeId}[${s.devices.join(",")}] ${s.state}`).join(", ") || "-";
 
 /** `llmgw ctl status`: deployments with replica counts and why the rest are pending, then the replicas. */
-export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[]): string {
+/** Devices by class (MIG classes as their own rows): total, free, used, and how many are unavailable and why. */
+function classGrid(classes: Capacity["classes"]): string[] {
+  return grid(
+    ["CLASS", "TOTAL", "FREE", "USED", "UNAVAILABLE"],
+    classes.map((k) => [
+      k.class,
+      String(k.total),
+      String(k.free),
+      String(k.used),
+      k.unavailable.map((u) => `${u.count} ${u.reason}`).join("; ") || "-",
+    ]),
+    "no devices",
+  );
+}
+
+/** `llmgw ctl status`: deployments (and why replicas are pending), replicas, then devices by class. */
+export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[], classes?: Capacity["classes"]): string {
   const lines = grid(
     ["DEPLOYMENT", "MODEL", "POOL", "PHASE", "DESIRED", "PLACED", "READY"],
     deployments.map((d) => [
@@ -135,6 +151,7 @@ export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[]): 
       "no replicas",
     ),
   );
+  if (classes) lines.push("", ...classGrid(classes));
   return text(lines);
 }
 
@@ -153,17 +170,7 @@ export function formatReplicas(replicas: ReplicaT[]): string {
  * `llmgw ctl plan`: devices by class, then how many more replicas of each profile fit in each pool, where or why not.
  */
 export function formatPlan(c: Capacity): string {
-  const lines = grid(
-    ["CLASS", "TOTAL", "FREE", "USED", "UNAVAILABLE"],
-    c.classes.map((k) => [
-      k.class,
-      String(k.total),
-      String(k.free),
-      String(k.used),
-      k.unavailable.map((u) => `${u.count} ${u.reason}`).join("; ") || "-",
-    ]),
-    "no devices",
-  );
+  const lines = classGrid(c.classes);
   const where = (nodes: Record<string, number>) =>
     Object.entries(nodes)
       .map(([n, k]) => `${n} × ${k}`)

@@ -232,8 +232,10 @@ describe("llmgw ctl views, parsed with the shared schemas", () => {
         ].map((a) => ok(a)),
       );
       const status = z
-        .object({ deployments: z.array(Deployment), replicas: z.array(ReplicaView) })
+        .object({ deployments: z.array(Deployment), replicas: z.array(ReplicaView), devices: Capacity.shape.classes })
         .parse(JSON.parse(statusJson!));
+      expect(status.devices.map((c) => [c.class, c.total, c.free, c.used])).toEqual([["h100-80g", 8, 6, 2]]);
+      expect(statusText).toMatch(/\n\nCLASS +TOTAL +FREE +USED +UNAVAILABLE\nh100-80g +8 +6 +2 +-\n$/);
       expect(status.deployments.map((d) => [d.name, d.status.desired, d.status.placed])).toEqual([["chat", 2, 2]]);
       expect(status.replicas.map((r) => r.shards[0]!.nodeId)).toEqual(["gpu-node-01", "gpu-node-01"]);
       expect(statusText).toMatch(

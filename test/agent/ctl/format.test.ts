@@ -257,6 +257,27 @@ describe("formatStatus", () => {
     expect(row(out, "r2")?.slice(3, 5)).toEqual(["starting", "-"]);
   });
 
+  it("ends with the devices by class, MIG classes as their own rows, as ctl plan shows them", () => {
+    const out = formatStatus(
+      [deployment("chat")],
+      [],
+      [
+        { class: "h100-80g", total: 16, free: 6, used: 2, unavailable: [{ count: 8, reason: "node cordoned" }] },
+        {
+          class: "a100-80g-mig-1g.20gb",
+          total: 4,
+          free: 3,
+          used: 0,
+          unavailable: [{ count: 1, reason: "in use by another process: python3 (pid 4242)" }],
+        },
+      ],
+    );
+    expect(out).toMatch(/\n\nCLASS +TOTAL +FREE +USED +UNAVAILABLE\n/);
+    expect(row(out, "h100-80g")).toEqual(["h100-80g", "16", "6", "2", "8 node cordoned"]);
+    expect(row(out, "a100-80g-mig-1g.20gb")?.slice(0, 4)).toEqual(["a100-80g-mig-1g.20gb", "4", "3", "0"]);
+    expect(formatStatus([], [], [])).toBe("no deployments\n\nno replicas\n\nno devices\n");
+  });
+
   it("says when there is nothing", () => expect(formatStatus([], [])).toBe("no deployments\n\nno replicas\n"));
   it("has no Pending section when nothing is pending", () =>
     expect(formatStatus([deployment("chat")], [])).not.toContain("Pending\n"));
