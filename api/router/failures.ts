@@ -53,5 +53,17 @@ export function failureKind(e: unknown): FailureKind {
   return "other";
 }
 
-/** True when the engine cannot have seen the request: safe to send it to another replica. */
-export const retriable = (k: FailureKind) => k === "refused" || k === "reset" || k === "connect_timeout";
+/** Marks an upstream error as coming after the whole request was written: the engine may have started it. */
+export const afterWrite = <E>(e: E): E => (e && typeof e === "object" ? Object.assign(e, { requestWritten: true }) : e);
+
+/** True when an upstream error came after the whole request was written (afterWrite). */
+export const requestWritten = (e: unknown) => !!(e && typeof e === "object" && "requestWritten" in e);
+
+/**
+ * True when the failure proves the engine never received the request, so another replica may run it: no connection
+ * (refused, or none within the connect timeout), or a connection reset before the request had been written whole. A
+ * reset after that may come from an engine that already started the completion: running it twice is worse than an
+ * error, so it is not retried.
+ */
+export const retriable = (k: FailureKind, written = false) =>
+  k === "refused" || k === "connect_timeout" || (k === "reset" && !written);

@@ -2,7 +2,7 @@
 // in fetch-handler.ts): the API key, the body's model and where it may go, and the call to a ready replica with a retry
 // on another one while nothing reached the engine. No Node imports: both entries bundle it.
 import { type OpenAiErrorType, openAiError } from "./errors.js";
-import { type Cancel, failureKind, retriable, type UpstreamResponse } from "./failures.js";
+import { type Cancel, failureKind, requestWritten, retriable, type UpstreamResponse } from "./failures.js";
 import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, RouterDeps } from "./types.js";
 
 export const POSTS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]);
@@ -166,7 +166,7 @@ export async function dispatch(
       const kind = failureKind(e);
       r.metrics.upstreamErrors.inc({ model: ep.model, kind });
       if (signal.aborted) return { aborted: true };
-      if (!retriable(kind))
+      if (!retriable(kind, requestWritten(e)))
         return { failed: kind, message: `replica ${ep.replicaId} failed: ${kind.replace(/_/g, " ")}` };
       r.balancer.quarantine(ep.url);
       tried.add(ep.url);

@@ -58,4 +58,10 @@ describe("retriable", () => {
   ])("%s → %s", (kind, want) => {
     expect(retriable(kind)).toBe(want);
   });
+
+  it("does not retry a reset once the whole request was written; refused and connect timeouts stay retriable", () => {
+    expect(retriable("reset", true)).toBe(false);
+    expect(retriable("refused", true)).toBe(true);
+    expect(retriable("connect_timeout", true)).toBe(true);
+  });
 });
