@@ -9,7 +9,7 @@ import { composeGpus } from "./gpus.js";
 import { readHost, readMounts, readStorage, readWeights } from "./host.js";
 import { readInfiniband } from "./ib.js";
 import { readImex } from "./imex.js";
-import { gpusFromNvml, type Nvml } from "./nvml.js";
+import { gpusFromNvml, type Nvml, withSmiFacts } from "./nvml.js";
 import { errorMessage } from "./objects.js";
 import { type ListedGpu, parseSmiList } from "./smi-list.js";
 import { parseSmiXml } from "./smi-xml.js";
@@ -73,12 +73,20 @@ async function discoverGpus(o: DiscoverOptions & Required<Pick<DiscoverOptions, 
     }
   }
   const skip = Promise.resolve({ value: undefined, error: undefined });
+  // -q -x runs with NVML too: it gives what NVML is not read for here (processes, ECC, retired pages, utilization)
   const [xml, list, topo] = await Promise.all([
-    cards ? skip : readSmi(o, smi, ["-q", "-x"], parseSmiXml),
+    readSmi(o, smi, ["-q", "-x"], parseSmiXml),
     cards ? skip : readSmi<ListedGpu[]>(o, smi, ["-L"], parseSmiList),
     readSmi<Topo>(o, smi, ["topo", "-m"], parseTopo),
   ]);
   for (const r of [xml, list, topo]) if (r.error) errors.push(r.error);
+  if (cards && xml.value) cards = withSmiFacts(cards, xml.value.gpus);
+  else if (cards && xml.error) {
+    errors.push({
+      source: "nvml",
+      message: "without nvidia-smi -q -x, the cards' processes, ECC, retired pages and utilization are unknown",
+    });
+  }
   cards ??= xml.value?.gpus;
   if (!cards) return { source: "unavailable" as const, gpus: [] as Gpu[] };
   return {

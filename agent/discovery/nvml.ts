@@ -154,3 +154,38 @@ export function gpusFromNvml(s: NvmlSnapshot): Gpu[] {
     };
   });
 }
+
+/**
+ * NVML's cards with what NVML does not read here taken from `nvidia-smi -q -x`, card by card (matched by UUID): the
+ * processes (per MIG instance too), ECC, pending page retirement and row remapping, utilization, power, the slowdown
+ * temperature, platform (tray) information and the fabric's health summary. NVML's own values win where it has them;
+ * the inventory never holds less than the nvidia-smi path would.
+ */
+export function withSmiFacts(nvml: Gpu[], smi: readonly Gpu[]): Gpu[] {
+  const byUuid = new Map(smi.map((g) => [g.uuid, g]));
+  return nvml.map((g) => {
+    const x = byUuid.get(g.uuid);
+    if (!x) return g;
+    const out: Gpu = { ...x, ...g, health: { ...x.health, ...g.health, processes: x.health.processes, problems: [] } };
+    if (g.utilizationPercent === undefined && x.utilizationPercent !== undefined)
+      out.utilizationPercent = x.utilizationPercent;
+    if (!g.platform && x.platform) out.platform = x.platform;
+    if (g.fabric || x.fabric)
+      out.fabric = { ...x.fabric, ...g.fabric, health: { ...x.fabric?.health, ...g.fabric?.health } } as Gpu["fabric"];
+    if (out.fabric && !Object.keys(out.fabric.health ?? {}).length) delete out.fabric.health;
+    if (g.mig && x.mig) {
+      const instance = (gi?: number, ci?: number, index?: number) =>
+        x.mig!.instances.find((m) =>
+          gi !== undefined ? m.gpuInstanceId === gi && m.computeInstanceId === ci : m.index === index,
+        );
+      out.mig = {
+        ...g.mig,
+        instances: g.mig.instances.map((m) => {
+          const xm = instance(m.gpuInstanceId, m.computeInstanceId, m.index);
+          return xm ? { ...m, processes: xm.processes } : m;
+        }),
+      };
+    }
+    return out;
+  });
+}

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runnerWith } from "../../../agent/discovery/exec.js";
 import { type DiscoverOptions, discover } from "../../../agent/discovery/index.js";
+import type { NvmlSnapshot } from "../../../agent/discovery/nvml.js";
 import { devicesOf } from "../../../shared/classes.js";
 import { nodeFabric } from "../../../shared/fabric.js";
 import { Inventory } from "../../../shared/schemas/inventory.js";
@@ -196,5 +197,57 @@ describe("discover", () => {
       backends: { llamacpp: "vulkan" },
     });
     expect(Inventory.parse(inv).engines.backends).toEqual({ llamacpp: "vulkan" });
+  });
+
+  it("with NVML, still reads what only nvidia-smi -q -x gives: a process on one MIG instance keeps it busy", async () => {
+    // NVML sees the A100 of the capture, in MIG mode with its four instances, and no processes (it is not read for them)
+    const snapshot: NvmlSnapshot = {
+      driverVersion: "535.54.03",
+      cudaVersion: "12.2",
+      gpus: [
+        {
+          index: 0,
+          name: "NVIDIA A100-SXM4-80GB",
+          uuid: "GPU-513536b6-7d19-9063-b049-1e69664bb298",
+          memoryTotalBytes: 81920 * 2 ** 20,
+          memoryUsedBytes: 0,
+          pciBusId: "00000000:01:00.0",
+          migMode: { current: 1, pending: 1 },
+          mig: [3, 4, 5, 6].map((gi, index) => ({
+            index,
+            uuid: `MIG-0000000${index}-aaaa-bbbb-cccc-000000000000`,
+            name: "NVIDIA A100-SXM4-80GB MIG 1g.20gb",
+            memoryTotalBytes: 19968 * 2 ** 20,
+            memoryUsedBytes: 0,
+            gpuInstanceId: gi,
+            computeInstanceId: 0,
+          })),
+          nvlinkRemote: [],
+        },
+      ],
+    };
+    const inv = await discover(
+      offline(
+        { FAKE_SMI_XML: fx("smi-xml/CRAFTED-a100-mig-process-on-one-instance.xml") },
+        { nvml: () => ({ snapshot: () => snapshot }) },
+      ),
+    );
+    expect(inv.gpuSource).toBe("nvml");
+    const instances = inv.gpus[0]!.mig!.instances;
+    expect(instances.map((m) => m.processes.map((p) => p.pid))).toEqual([[4242], [], [], []]);
+    expect(instances[0]!.problems).toEqual(["in use by another process: python3 (pid 4242)"]);
+    // the card's slowdown temperature (and ECC, retired pages, utilization) come from -q -x too
+    expect(inv.gpus[0]!.health.temperatureSlowdownC).toBe(89);
+    expect(Inventory.parse(inv)).toEqual(inv);
+  });
+
+  it("with NVML and no answer from nvidia-smi -q -x, says which facts are unknown", async () => {
+    const snapshot: NvmlSnapshot = { driverVersion: "580.105.08", cudaVersion: "13.0", gpus: [] };
+    const inv = await discover(offline({}, { nvml: () => ({ snapshot: () => snapshot }) }));
+    expect(inv.gpuSource).toBe("nvml");
+    expect(inv.errors).toContainEqual({
+      source: "nvml",
+      message: "without nvidia-smi -q -x, the cards' processes, ECC, retired pages and utilization are unknown",
+    });
   });
 });
