@@ -23,8 +23,8 @@ const KINDS = {
     xml: "smi-xml/hgx-8x-h100-80gb-hbm3-nvswitch-zero-cluster-580.105.08-k8stestinfra.xml",
     topo: "topo/hgx-h100-8x-nv18-8nic-legend-spaces-sglang30401.txt",
   },
-  "a100-mig": { xml: "smi-xml/a100-sxm4-80gb-mig-v12-telegraf.xml", topo: undefined },
-  l40s: { xml: "smi-xml/l40s-1gpu-595.91.07-k8stestinfra.xml", topo: undefined },
+  "a100-mig": { xml: "smi-xml/a100-sxm4-80gb-mig-v12-telegraf.xml", topo: "topo/CRAFTED-1gpu-2nic-pix-sys.txt" },
+  l40s: { xml: "smi-xml/l40s-1gpu-595.91.07-k8stestinfra.xml", topo: "topo/CRAFTED-1gpu-2nic-pix-sys.txt" },
 } as const;
 export type SimKind = keyof typeof KINDS;
 
@@ -44,6 +44,8 @@ export const SimState = z.strictObject({
   fabric_restart: z.boolean().optional(),
   /** The node's IMEX daemon is down. */
   imex_down: z.boolean().optional(),
+  /** GPU indices whose NVLink bandwidth is reported Degraded: the tray stays in its domain, which is placed on last. */
+  degraded: z.array(z.number().int().min(0).max(7)).optional(),
 });
 export type SimState = z.infer<typeof SimState>;
 
@@ -123,6 +125,9 @@ const joiningFabric = (gpu: string) =>
       .replace(/<status>[^<]*<\/status>/, "<status>N/A</status>"),
   );
 
+/** One GPU element whose NVLink bandwidth is Degraded (the fabric still Completed and joined). */
+const degradedFabric = (gpu: string) => gpu.replace(/<bandwidth>[^<]*<\/bandwidth>/, "<bandwidth>Degraded</bandwidth>");
+
 /** `nvidia-smi -q -x` of a node: the capture with the node's UUIDs, tray and fabric state. */
 export function renderSmiXml(node: SimNode): string {
   let xml = fixture(KINDS[node.kind].xml).replace(/\b(GPU|MIG)-[0-9a-f]{4}/g, `$1-${node.uuid_prefix}`);
@@ -132,9 +137,12 @@ export function renderSmiXml(node: SimNode): string {
     .replace(/<slot_number>[^<]*<\/slot_number>/g, `<slot_number>${node.tray}</slot_number>`);
   const { head, gpus, tail } = splitGpus(xml);
   const joining = new Set(node.state?.joining ?? []);
-  return (
-    head + gpus.map((g, i) => (node.state?.fabric_restart || joining.has(i) ? joiningFabric(g) : g)).join("") + tail
-  );
+  const degraded = new Set(node.state?.degraded ?? []);
+  const render = (g: string, i: number) => {
+    const out = degraded.has(i) ? degradedFabric(g) : g;
+    return node.state?.fabric_restart || joining.has(i) ? joiningFabric(out) : out;
+  };
+  return head + gpus.map(render).join("") + tail;
 }
 
 /** `nvidia-smi -L` of a node, from its `-q -x` (MIG instances named by the simulated profiles). */
