@@ -33,3 +33,18 @@ export function multiNodeRefusal(engine: EngineName, nodes: number): string | un
   const others = ENGINE_NAMES.filter((e) => ENGINE_CAPABILITIES[e].multiNode && e !== "command").join(" or ");
   return `engine ${engine} runs a replica on one node only, but the profile asks for ${nodes} nodes: give it nodes: 1, or use ${others}`;
 }
+
+/**
+ * Flags with which a replica on one node still talks to peers over the network: data parallelism (DP ranks that may
+ * sit on other nodes) and expert parallelism (all-to-all kernels over RDMA). As each engine's CLI names them.
+ */
+const PEER_FLAGS: Partial<Record<EngineName, readonly string[]>> = {
+  vllm: ["--data-parallel-size", "-dp", "--data-parallel-address", "--enable-expert-parallel"],
+  sglang: ["--dp-size", "--dp", "--enable-dp-attention", "--ep-size", "--ep", "--expert-parallel-size"],
+};
+
+/** True when a profile's args make its engine talk to peers (so its GPUs' nearest NICs matter on one node too). */
+export function talksToPeers(engine: string, args: readonly string[]): boolean {
+  const flags = PEER_FLAGS[engine as EngineName] ?? [];
+  return args.some((a) => flags.some((f) => a === f || a.startsWith(`${f}=`)));
+}

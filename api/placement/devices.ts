@@ -8,6 +8,8 @@ export type DeviceSet = {
   peers: boolean;
   /** Every card of the set is on the same (known) NUMA node. */
   numa: boolean;
+  /** Asked for a set that uses the network: every card's nearest NIC is active, and no two share one. */
+  nics?: boolean;
 };
 
 /** Search steps allowed per clique search: NVLink graphs are complete or sparse, both resolve in far fewer. */
@@ -16,26 +18,54 @@ const STEP_BUDGET = 50_000;
 /**
  * The best `k` of the node's free devices (given lowest id first): all NVLink peers and on one NUMA node, else all
  * peers, else one NUMA node, else any; within the best kind, the lowest ids. Undefined when fewer than `k` are free.
+ * With `network` (a replica that talks to peers over it), sets whose cards' nearest NICs are active and distinct come
+ * first, in the same order; when no set has them, the choice is as without.
  */
 export function chooseDevices(
   cards: readonly PlaceCard[],
   free: readonly PlaceDevice[],
   k: number,
+  network?: { activeNics: ReadonlySet<string> },
 ): DeviceSet | undefined {
   if (k < 1 || free.length < k) return undefined;
-  if (k === 1) return { devices: free.slice(0, 1), peers: true, numa: true };
   const byIndex = new Map(cards.map((c) => [c.index, c]));
-  const peer = (a: PlaceDevice, b: PlaceDevice): boolean =>
+  if (network) {
+    const nic = (d: PlaceDevice) => byIndex.get(d.card)?.nics[0];
+    const usable = free.filter((d) => {
+      const n = nic(d);
+      return n !== undefined && network.activeNics.has(n);
+    });
+    const distinct = (a: PlaceDevice, b: PlaceDevice) => nic(a) !== nic(b);
+    const set = chooseAmong(byIndex, usable, k, distinct);
+    if (set) return { ...set, nics: true };
+    const plain = chooseAmong(byIndex, free, k);
+    return plain && { ...plain, nics: false };
+  }
+  return chooseAmong(byIndex, free, k);
+}
+
+/** chooseDevices' search over `free`, every pair of the set also passing `also`. */
+function chooseAmong(
+  byIndex: Map<number, PlaceCard>,
+  free: readonly PlaceDevice[],
+  k: number,
+  also: (a: PlaceDevice, b: PlaceDevice) => boolean = () => true,
+): DeviceSet | undefined {
+  if (free.length < k) return undefined;
+  if (k === 1) return { devices: free.slice(0, 1), peers: true, numa: true };
+  const linked = (a: PlaceDevice, b: PlaceDevice): boolean =>
     !!byIndex.get(a.card)?.nvlinkPeers.includes(b.card) || !!byIndex.get(b.card)?.nvlinkPeers.includes(a.card);
+  const peer = (a: PlaceDevice, b: PlaceDevice) => linked(a, b) && also(a, b);
   const groups = numaGroups(free, byIndex);
   const inNumaCliques = groups.map((g) => firstClique(g, k, peer)).filter((s): s is PlaceDevice[] => !!s);
   const both = lowest(inNumaCliques);
   if (both) return { devices: both, peers: true, numa: true };
   const clique = firstClique(free, k, peer);
   if (clique) return { devices: clique, peers: true, numa: false };
-  const numa = lowest(groups.filter((g) => g.length >= k).map((g) => g.slice(0, k)));
+  const numa = lowest(groups.map((g) => firstClique(g, k, also)).filter((s): s is PlaceDevice[] => !!s));
   if (numa) return { devices: numa, peers: false, numa: true };
-  return { devices: free.slice(0, k), peers: false, numa: false };
+  const any = firstClique(free, k, also);
+  return any && { devices: any, peers: false, numa: false };
 }
 
 /** Free devices grouped by their card's NUMA node (unknown NUMA nodes form no group), each lowest id first. */

@@ -15,10 +15,13 @@ export type NodeFit = {
   ports: number[];
 };
 
-/** How the node fits a shard of `k` devices of the class. */
-export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger): NodeFit {
+/**
+ * How the node fits a shard of `k` devices of the class; with `network` (the replica talks to peers), sets whose
+ * nearest NICs are active and distinct first.
+ */
+export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger, network = false): NodeFit {
   const free = freeDevices(node, cls, ledger);
-  const set = chooseDevices(node.cards, free, k);
+  const set = chooseDevices(node.cards, free, k, network ? { activeNics: new Set(node.activeNics ?? []) } : undefined);
   return { node, free: free.length, ...(set ? { set } : {}), ports: freePorts(node, ledger, 2) };
 }
 
@@ -38,15 +41,16 @@ export function cachedFits(
   cls: string,
   k: number,
   ledger: Ledger,
+  network = false,
 ): NodeFit[] {
-  const key = `${cls}\u0000${k}`;
+  const key = `${cls}\u0000${k}\u0000${network ? "net" : ""}`;
   let byNode = cache.get(key);
   if (!byNode) cache.set(key, (byNode = new Map()));
   return nodes.map((node) => {
     const version = versionOf(ledger, node.id);
     const hit = byNode.get(node);
     if (hit && hit.version === version) return hit.fit;
-    const fit = fitNode(node, cls, k, ledger);
+    const fit = fitNode(node, cls, k, ledger, network);
     byNode.set(node, { version, fit });
     return fit;
   });

@@ -29,7 +29,7 @@ type ShardRow = { id: string; replicaId: string; nodeId: string; rank: number; s
 /** What placement derives from a node's inventory alone: the costly part, kept while the inventory is unchanged. */
 export type NodeFacts = Pick<
   PlaceNode,
-  "engines" | "engineBackends" | "devices" | "cards" | "nvlink" | "ibFabrics" | "weights"
+  "engines" | "engineBackends" | "activeNics" | "devices" | "cards" | "nvlink" | "ibFabrics" | "weights"
 >;
 
 /**
@@ -53,6 +53,7 @@ export function nodeFacts(inventory: string): NodeFacts {
   return {
     engines: Object.keys(inv.engines.versions).sort(),
     engineBackends: inv.engines.backends ?? {},
+    activeNics: inv.hcas.filter((h) => h.ports.some((p) => p.state === "ACTIVE")).map((h) => h.name),
     devices: devicesOf(inv.gpus).map((d) => ({
       id: d.id,
       label: d.label,

@@ -43,6 +43,8 @@ export type PlaceNode = {
   engines: string[];
   /** Engines whose build on this node is not CUDA's: engine → backend (`vulkan`). */
   engineBackends?: Record<string, string>;
+  /** Adapters (HCAs) with a port ACTIVE: a GPU's nearest NIC is of use only when it is one of them. */
+  activeNics?: string[];
   devices: PlaceDevice[];
   cards: PlaceCard[];
   /**
