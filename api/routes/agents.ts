@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
 import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
 import { NodeId, readShardState } from "../../shared/schemas/common.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
@@ -71,6 +72,10 @@ async function spendJoinToken(tx: Tx, hash: string, now: number) {
     .set({ uses: jt.uses + 1 })
     .where(eq(joinTokens.id, jt.id));
 }
+
+/** The heartbeat facts placement reads besides events: each card's problems and each MIG instance's own. */
+const placementFacts = (inv: Inventory) =>
+  JSON.stringify(inv.gpus.map((g) => [g.health.problems, g.mig?.instances.map((m) => m.problems ?? [])]));
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(register, async (c) => {
@@ -161,11 +166,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       await upsertShardReports(tx, node, hb.shards ?? [], t);
       await insertEvents(tx, t, events);
       // fabric, IMEX, health or liveness changes can change what may be placed here
-      if (
-        events.length ||
-        JSON.stringify(before.gpus.map((g) => g.health.problems)) !==
-          JSON.stringify(after.gpus.map((g) => g.health.problems))
-      ) {
+      if (events.length || placementFacts(before) !== placementFacts(after)) {
         await bumpGeneration(tx);
       }
     });

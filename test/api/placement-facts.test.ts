@@ -63,10 +63,22 @@ describe("a process on one MIG instance", () => {
     await u.admin("PUT", "/api/v1/models/small", {
       body: { spec: { weightsPath: "/m", profiles: [{ name: "mig", engine: "vllm", gpuClass: cls }] } },
     });
-    await u.admin("PUT", "/api/v1/deployments/small", { body: { spec: { model: "small", replicas: 3, pool: "p" } } });
+    await u.admin("PUT", "/api/v1/deployments/small", { body: { spec: { model: "small", replicas: 4, pool: "p" } } });
     await u.settle();
-    const replicas = (await u.admin("GET", "/api/v1/replicas")).json.items as { shards: { devices: string[] }[] }[];
-    expect(replicas.map((r) => r.shards[0]!.devices[0]).sort()).toEqual(["0/mig1", "0/mig2", "0/mig3"]);
+    const placed = async () =>
+      ((await u.admin("GET", "/api/v1/replicas")).json.items as { shards: { devices: string[] }[] }[])
+        .map((r) => r.shards[0]!.devices[0])
+        .sort();
+    expect(await placed()).toEqual(["0/mig1", "0/mig2", "0/mig3"]);
+    // the process goes away: the heartbeat clears the instance's problem, and placement uses it at once
+    const hb = await u.call("POST", "/api/v1/agents/mig1/heartbeat", {
+      token: reg.json.nodeToken,
+      body: { gpus: [{ uuid: inventory.gpus[0]!.uuid, migProblems: { "0": [] } }] },
+    });
+    expect(hb.status).toBe(200);
+    await u.call("GET", "/api/v1/agents/mig1/assignments", { token: reg.json.nodeToken });
+    await u.settle();
+    expect(await placed()).toEqual(["0/mig0", "0/mig1", "0/mig2", "0/mig3"]);
     await u.close();
   });
 });
