@@ -91,3 +91,16 @@ export function domainEligibility(
   const domain = f.domains.length === 1 ? f.domains[0] : undefined;
   return { ...(domain ? { domain } : {}), eligible: reasons.length === 0, reasons, degraded };
 }
+
+/**
+ * The NVLink domain a node belongs to: the one most of its cards report (mixed cluster UUIDs: ties go to the lowest
+ * key), or undefined when none reports one.
+ */
+export function homeDomain(gpus: readonly { fabric?: GpuFabric }[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const g of gpus) {
+    const k = domainKey(g.fabric);
+    if (k) counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts.entries()].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))[0]?.[0];
+}

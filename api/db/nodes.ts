@@ -1,5 +1,6 @@
 import { asc, count, eq, sql } from "drizzle-orm";
 import { devicesOf } from "../../shared/classes.js";
+import { homeDomain } from "../../shared/fabric.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
 import type { EventType } from "../../shared/schemas/event.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -34,6 +35,7 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
     portFirst: req.portRange?.first ?? null,
     portLast: req.portRange?.last ?? null,
     inventory: JSON.stringify(req.inventory),
+    lastDomain: homeDomain(req.inventory.gpus) ?? existing?.lastDomain ?? null,
     lastSeenAt: now,
     lostAt: null,
   };

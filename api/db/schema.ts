@@ -48,6 +48,11 @@ export const nodes = sqliteTable(
     lostAt: integer("lost_at"),
     /** Bumped whenever the node's desired shard set changes: the long-poll index. */
     assignIndex: integer("assign_index").notNull().default(0),
+    /**
+     * The multi-node NVLink domain the node was last seen in: the rack view keeps it there, out, while a fabric
+     * manager restart blanks its cards' cluster UUID, until it joins another domain or the node is forgotten.
+     */
+    lastDomain: text("last_domain"),
   },
   (t) => [
     index("nodes_pool").on(t.pool),

@@ -121,7 +121,7 @@ export function clusterFigures(s: {
       trays.add(t.node);
       for (const g of t.gpus)
         out.gpuNvlinkJoined.push({
-          labels: { node: t.node, gpu: String(g.index), domain: g.domain ?? "" },
+          labels: { node: t.node, gpu: String(g.index), domain: g.domain ?? d.key },
           value: g.joined ? 1 : 0,
         });
     }

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
+import { homeDomain } from "../../shared/fabric.js";
 import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
 import { NodeId, readShardState } from "../../shared/schemas/common.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -158,6 +159,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
         .set({
           inventory: JSON.stringify(after),
           inventoryVersion: sql`${nodes.inventoryVersion} + 1`,
+          lastDomain: homeDomain(after.gpus) ?? row.lastDomain,
           lastHeartbeatAt: t,
           lastSeenAt: t,
           lostAt: null,

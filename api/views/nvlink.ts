@@ -1,7 +1,14 @@
 // The NVLink view (GET /api/v1/nvlink, the console's /admin/nvlink, the NVLink gauges of /metrics): nvlinkView() is
 // pure, built on the fabric rules of shared/fabric.ts; readNvlinkInput() is the one read behind it.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { domainEligibility, domainKey, isJoined, nodeFabric, notJoinedReason } from "../../shared/fabric.js";
+import {
+  domainEligibility,
+  domainKey,
+  homeDomain,
+  isJoined,
+  nodeFabric,
+  notJoinedReason,
+} from "../../shared/fabric.js";
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import type { NodeState } from "../../shared/schemas/node.js";
@@ -30,6 +37,8 @@ export type NvlinkNodeInput = {
   state: NodeState;
   gpus: readonly NvlinkCard[];
   imex: Inventory["imex"];
+  /** The domain the node was last seen in (its row's `last_domain`), for when its cards report none now. */
+  lastDomain?: string | null;
 };
 
 /** Everything nvlinkView() needs: every node, and every placed shard with its deployment and last reported state. */
@@ -86,7 +95,9 @@ export function nvlinkTray(n: NvlinkNodeInput): NvlinkTray {
   const gpus = [...n.gpus].sort((a, b) => a.index - b.index);
   const fabric = domainEligibility(gpus, n.imex);
   const summed = nodeFabric(gpus);
-  const reasons = [...(n.state === "ready" ? [] : [`node ${n.state}`]), ...fabric.reasons];
+  // drawn in the domain it was last seen in, its cards naming none now: each card says why it is not joined
+  const gone = summed.domains.length ? [] : gpus.map((g) => `GPU ${g.index} ${notJoinedReason(g.fabric)}`);
+  const reasons = [...(n.state === "ready" ? [] : [`node ${n.state}`]), ...fabric.reasons, ...gone];
   return {
     node: n.id,
     hostname: n.hostname,
@@ -106,16 +117,6 @@ export function nvlinkTray(n: NvlinkNodeInput): NvlinkTray {
   };
 }
 
-/** The domain a node is drawn in: the one most of its cards report (mixed cluster UUIDs: ties go to the lowest key). */
-function homeDomain(gpus: readonly NvlinkCard[]): string | undefined {
-  const counts = new Map<string, number>();
-  for (const g of gpus) {
-    const k = domainKey(g.fabric);
-    if (k) counts.set(k, (counts.get(k) ?? 0) + 1);
-  }
-  return [...counts.entries()].sort(([a, x], [b, y]) => y - x || compareText(a, b))[0]?.[0];
-}
-
 /**
  * Every multi-node NVLink domain with its trays (in tray/slot order), each card joined or why not, each tray's
  * eligibility and every reason against it, and the shards placed there; nodes with a single-machine NVSwitch apart;
@@ -126,7 +127,8 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
   const standalone: NvlinkStandalone[] = [];
   const noFabric: string[] = [];
   for (const n of input.nodes) {
-    const home = homeDomain(n.gpus);
+    // a tray whose cards no longer name a domain (a fabric manager restart blanks them) stays in its last one, out
+    const home = homeDomain(n.gpus) ?? n.lastDomain;
     if (home) members.set(home, [...(members.get(home) ?? []), nvlinkTray(n)]);
     else if (n.gpus.some((g) => g.fabric)) {
       const zero = n.gpus.some((g) => g.fabric?.clusterUuid);
@@ -185,6 +187,7 @@ async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCac
       lastSeenAt: nodes.lastSeenAt,
       registeredAt: nodes.registeredAt,
       version: nodes.inventoryVersion,
+      lastDomain: nodes.lastDomain,
     })
     .from(nodes)
     .orderBy(asc(nodes.id));
@@ -216,7 +219,16 @@ async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCac
   return rows.flatMap((r) => {
     const c = cache.get(r.id);
     return c
-      ? [{ id: r.id, hostname: r.hostname, state: nodeState(r, now, lostAfterS), gpus: c.gpus, imex: c.imex }]
+      ? [
+          {
+            id: r.id,
+            hostname: r.hostname,
+            state: nodeState(r, now, lostAfterS),
+            gpus: c.gpus,
+            imex: c.imex,
+            lastDomain: r.lastDomain,
+          },
+        ]
       : [];
   });
 }

@@ -1,5 +1,6 @@
 // GET /api/v1/nvlink on a crafted fleet registered through the API (test/helpers/nvlink-fleet.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readClusterFigures } from "../../api/metrics/cluster-figures.js";
 import type { NvlinkView } from "../../shared/schemas/nvlink.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { DOMAIN, declareNvlinkDeployment, registerFleet } from "../helpers/nvlink-fleet.js";
@@ -157,6 +158,28 @@ describe("GET /api/v1/nvlink", () => {
     const a = tray(await view(), "gb-tray-a");
     expect(a.reasons).toEqual([0, 1, 2, 3].map((i) => `GPU ${i} fabric In Progress`));
     expect(a.joined).toBe(0);
+  });
+
+  it("keeps a tray in its rack, out and red, when a restart blanks its cards' cluster UUID and clique; its gauges go to 0", async () => {
+    const inventory = (await t.admin("GET", "/api/v1/nodes/gb-tray-b")).json.inventory;
+    const blank = inventory.gpus.map((g: { uuid: string }) => ({
+      uuid: g.uuid,
+      fabric: { state: "In Progress", status: "N/A" },
+    }));
+    const hb = await t.call("POST", "/api/v1/agents/gb-tray-b/heartbeat", {
+      token: tokens["gb-tray-b"],
+      body: { gpus: blank },
+    });
+    expect(hb.status).toBe(200);
+    const v = await view();
+    const b = tray(v, "gb-tray-b");
+    expect(b).toMatchObject({ eligible: false, joined: 0 });
+    expect(b.reasons).toEqual([0, 1, 2, 3].map((i) => `GPU ${i} fabric In Progress`));
+    expect(v.standalone.map((s) => s.node)).not.toContain("gb-tray-b");
+    const figures = await readClusterFigures(t.db, t.clock.now(), 180, new Map(), new Map());
+    expect(figures.gpuNvlinkJoined.filter((s) => s.labels.node === "gb-tray-b")).toEqual(
+      [0, 1, 2, 3].map((gpu) => ({ labels: { node: "gb-tray-b", gpu: String(gpu), domain: DOMAIN }, value: 0 })),
+    );
   });
 
   it("pretty-prints with ?pretty, and the JSON is the same", async () => {
