@@ -62,7 +62,10 @@ export type DomainEligibility = {
   eligible: boolean;
   /** Every reason it cannot, naming the GPU or IMEX ("GPU 2 fabric In Progress", "IMEX down"). */
   reasons: string[];
-  /** Some card's bandwidth is degraded or its health is Limited Capacity: such domains are chosen last. */
+  /**
+   * Some card's bandwidth is degraded, its health is Limited Capacity, or its IMEX domain reports DEGRADED (a peer is
+   * down): such domains are chosen last.
+   */
   degraded: boolean;
 };
 
@@ -74,10 +77,12 @@ export type DomainEligibility = {
  */
 export function domainEligibility(
   gpus: readonly { index: number; fabric?: GpuFabric }[],
-  imex: { state: string; channels: number },
+  imex: { state: string; channels: number; domainState?: string },
 ): DomainEligibility {
   const f = nodeFabric(gpus);
-  const degraded = f.degraded.length > 0 || f.health === "Limited Capacity";
+  // a DEGRADED IMEX domain (some peer not READY) leaves this node in, its own daemon READY: agent/discovery/imex.ts
+  const degraded =
+    f.degraded.length > 0 || f.health === "Limited Capacity" || imex.domainState?.toUpperCase() === "DEGRADED";
   if (!f.domains.length) return { eligible: false, reasons: [], degraded: false };
   const reasons: string[] = [];
   if (f.domains.length > 1) reasons.push(`GPUs report different NVLink domains (${f.domains.join(", ")})`);

@@ -96,12 +96,19 @@ export function parseImexDomain(text: string): ImexDomain {
   return parseText(text);
 }
 
-/** Combines the daemon's own word with the domain's: ready only when both say so. */
+/**
+ * This node's IMEX state from its daemon's own word (`-q`) and its domain's (`-N`). `Domain State: DEGRADED` is what
+ * every node of a domain reports while some peer is not READY: that takes out the peer (its own `-q` is not READY,
+ * or its agent is silent), not this node, so a READY daemon in a DEGRADED domain stays `ready` (the inventory keeps
+ * `domainState`, and placement uses such a domain after healthy ones). Only a domain that is DOWN, or a state this
+ * code does not know, overrides a READY daemon. As NVIDIA's own ComputeDomain daemon decides a node's readiness: by
+ * `nvidia-imex-ctl -q` alone, "the local IMEX daemon … (not the entire domain)" (NVIDIA/k8s-dra-driver-gpu @ 22407113,
+ * cmd/compute-domain-daemon/main.go, check()); the IMEX guide's command service page documents `-q` and `-N`.
+ */
 export function imexState(query: ImexState, domain?: ImexDomain): ImexState {
   if (query !== "ready" && query !== "degraded") return query;
   const d = domain?.domainState?.toUpperCase();
-  if (d === undefined || d === "UP") return query;
-  if (d === "DEGRADED") return "degraded";
+  if (d === undefined || d === "UP" || d === "DEGRADED") return query;
   return d === "DOWN" ? "down" : "unknown";
 }
 

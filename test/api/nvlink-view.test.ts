@@ -136,4 +136,26 @@ describe("nvlinkView", () => {
     }).domains[0]!.trays[0]!;
     expect(t).toMatchObject({ eligible: false, reasons: ["node draining", "IMEX has no channel"] });
   });
+
+  it("takes out only the tray whose IMEX daemon is down when the domain reports DEGRADED; the rest stay, chosen last", () => {
+    const degraded = (state: "ready" | "down") => (inv: Inventory) => {
+      inv.imex = { state, domainState: "DEGRADED", channels: 2 };
+    };
+    const v = nvlinkView({
+      nodes: [
+        tray("a", { tray: 1 }, degraded("ready")),
+        tray("b", { tray: 2 }, degraded("down")),
+        tray("c", { tray: 3 }, degraded("ready")),
+      ],
+      shards: [],
+    });
+    const d = v.domains[0]!;
+    expect(d.trays.map((x) => [x.node, x.eligible, x.reasons])).toEqual([
+      ["a", true, []],
+      ["b", false, ["IMEX down"]],
+      ["c", true, []],
+    ]);
+    expect(d.eligibleTrays).toBe(2);
+    expect(d.degraded).toBe(true);
+  });
 });
