@@ -80,7 +80,9 @@ export function domainEligibility(
   imex: { state: string; channels: number; domainState?: string },
 ): DomainEligibility {
   const f = nodeFabric(gpus);
-  // a DEGRADED IMEX domain (some peer not READY) leaves this node in, its own daemon READY: agent/discovery/imex.ts
+  // a DEGRADED IMEX domain (some peer not READY) leaves this node in, its own daemon READY (agent/discovery/imex.ts):
+  // a node's IMEX readiness is its daemon's `nvidia-imex-ctl -q` alone, "the local IMEX daemon … (not the entire
+  // domain)", as NVIDIA/k8s-dra-driver-gpu @ 22407113 cmd/compute-domain-daemon/main.go check() decides it
   const degraded =
     f.degraded.length > 0 || f.health === "Limited Capacity" || imex.domainState?.toUpperCase() === "DEGRADED";
   if (!f.domains.length) return { eligible: false, reasons: [], degraded: false };
