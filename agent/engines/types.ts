@@ -1,7 +1,8 @@
 // The contract every engine adapter fulfils: how to start a shard (argv + env), how to read its readiness from one
 // HTTP probe, and how to ask the installed engine for its version. Adapters are plain objects (no I/O of their own).
-// Adding an engine: its file here, its name in shared/schemas/model.ts `Engine` and one line in index.ts (the compiler
-// refuses a registry that misses an engine); discovery probes it and the agent launches it from there.
+// Adding an engine: its file here, its name and capabilities in shared/engines.ts (the `Engine` enum is built from it)
+// and one line in index.ts (the compiler refuses a registry that misses an engine); discovery probes it and the agent
+// launches it from there.
 
 import type { EngineCapabilities } from "../../shared/engines.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
