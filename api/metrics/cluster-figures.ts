@@ -6,9 +6,9 @@ import { NodeState } from "../../shared/schemas/node.js";
 import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { nodeState } from "../nodes/state.js";
-import { readPlacementRows } from "../placement/apply.js";
 import { classCapacity } from "../placement/capacity.js";
 import type { FactsCache } from "../placement/input.js";
+import { readPlacementRows } from "../placement/rows.js";
 import { capacityInput, type PlacementRows } from "../views/capacity.js";
 import { type NvlinkCache, type NvlinkInput, nvlinkView, readNvlinkInput } from "../views/nvlink.js";
 

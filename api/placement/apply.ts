@@ -1,125 +1,24 @@
-// The one place placement touches the database: read everything, plan(), write the difference — in one write
-// transaction, and only when the cluster generation moved since the last placement.
-import { and, count, eq, getTableColumns, gt, inArray, sql } from "drizzle-orm";
+// The one place placement writes to the database: read everything (rows.ts), plan(), write the difference — in one
+// write transaction, and only when the cluster generation moved since the last placement.
+import { and, count, eq, gt, inArray, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { StartShard } from "../../shared/schemas/assignment.js";
-import type { Q, Store, Tx } from "../db/client.js";
+import type { Store, Tx } from "../db/client.js";
 import type { NewEvent } from "../db/events.js";
 import { insertEvents } from "../db/events.js";
-import {
-  allocations,
-  cluster,
-  deployments,
-  events,
-  models,
-  nodes,
-  portAllocations,
-  replicas,
-  shardStatus,
-  shards,
-} from "../db/schema.js";
-import { type FactsCache, nodeFacts, planInput } from "./input.js";
+import { allocations, cluster, deployments, events, nodes, portAllocations, replicas, shards } from "../db/schema.js";
+import { type FactsCache, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import { chooseRepairs } from "./repair.js";
-import type { PlanInput, Replica } from "./types.js";
+import { readPlacementRows } from "./rows.js";
+import { startShard } from "./start-shard.js";
+import type { PlanInput } from "./types.js";
 
 /** The settings placement reads (a part of the app's settings). */
 export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repairMaxFraction: number };
 export type PlaceResult = { ran: boolean; changedNodes: string[]; assigned: number; released: number };
 const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
 
-/** The agent's view of a placed shard: the plan's shard with its model, profile and deployment filled in. */
-export function startShard(
-  input: PlanInput,
-  r: Replica,
-  s: Replica["shards"][number],
-  mgmtInterface?: string,
-): StartShard {
-  const d = input.deployments.find((x) => x.name === r.deployment)!;
-  const m = input.models.find((x) => x.name === d.model)!;
-  const p = m.profiles.find((x) => x.name === r.profile)!;
-  return {
-    shardId: s.shardId,
-    replicaId: r.id,
-    deployment: d.name,
-    model: m.servedName,
-    weightsPath: m.weightsPath,
-    rank: s.rank,
-    nnodes: s.nnodes,
-    leaderAddr: s.leaderAddr,
-    leaderPort: s.leaderPort,
-    httpPort: s.httpPort,
-    deviceIds: s.deviceIds,
-    visibleDevices: s.visibleDevices,
-    hcas: s.hcas,
-    ...(mgmtInterface ? { mgmtInterface } : {}),
-    profile: {
-      name: p.name,
-      engine: p.engine as StartShard["profile"]["engine"],
-      tp: p.tp,
-      pp: p.pp,
-      gpusPerNode: p.gpusPerNode,
-      nodes: p.nodes,
-      args: p.args,
-      env: p.env,
-      startupTimeoutS: p.startupTimeoutS,
-    },
-    env: s.env,
-    pool: d.pool,
-    fabric: s.fabric,
-    fingerprint: r.fingerprint,
-  };
-}
-
-/**
- * Nodes with the facts of their inventories: only inventories that changed since `cache` saw them are read and parsed.
- */
-async function readNodes(q: Q, cache: FactsCache) {
-  const { inventory: _inventory, ...columns } = getTableColumns(nodes);
-  const rows = await q.select(columns).from(nodes);
-  const versionOf = (n: { registeredAt: number; inventoryVersion: number }) =>
-    `${n.registeredAt}:${n.inventoryVersion}`;
-  const stale = rows.filter((n) => cache.get(n.id)?.version !== versionOf(n)).map((n) => n.id);
-  for (let i = 0; i < stale.length; i += 500) {
-    const chunk = await q
-      .select({
-        id: nodes.id,
-        registeredAt: nodes.registeredAt,
-        inventoryVersion: nodes.inventoryVersion,
-        inventory: nodes.inventory,
-      })
-      .from(nodes)
-      .where(inArray(nodes.id, stale.slice(i, i + 500)));
-    for (const r of chunk) cache.set(r.id, { version: versionOf(r), facts: nodeFacts(r.inventory) });
-  }
-  const ids = new Set(rows.map((r) => r.id));
-  for (const id of cache.keys()) if (!ids.has(id)) cache.delete(id);
-  return rows.filter((r) => cache.has(r.id)).map((r) => ({ ...r, facts: cache.get(r.id)!.facts }));
-}
-
-/** Every row placement reads; `cache` spares re-parsing unchanged inventories (a fresh one reads them all). */
-export async function readPlacementRows(q: Q, cache: FactsCache = new Map()) {
-  const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows, states] = await Promise.all([
-    readNodes(q, cache),
-    q.select({ name: models.name, spec: models.spec }).from(models),
-    q.select({ name: deployments.name, spec: deployments.spec, pending: deployments.pending }).from(deployments),
-    q.select().from(replicas),
-    q.select().from(shards),
-    q.select({ nodeId: shardStatus.nodeId, shardId: shardStatus.shardId, state: shardStatus.state }).from(shardStatus),
-  ]);
-  return {
-    nodes: nodeRows,
-    models: modelRows,
-    deployments: deploymentRows,
-    replicas: replicaRows,
-    shards: shardRows,
-    states,
-  };
-}
-
-/**
- * Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes.
- */
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
 async function repairsIn(
   tx: Tx,

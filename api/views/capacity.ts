@@ -3,9 +3,9 @@
 // /metrics all read it through here, so they show the same figures.
 import type { Capacity } from "../../shared/schemas/plan.js";
 import type { AppDeps } from "../deps.js";
-import { readPlacementRows } from "../placement/apply.js";
 import { classCapacity, profileCapacity } from "../placement/capacity.js";
 import { planInput } from "../placement/input.js";
+import { readPlacementRows } from "../placement/rows.js";
 import type { PlanInput } from "../placement/types.js";
 
 export type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readPlacementRows } from "../../api/placement/apply.js";
 import type { FactsCache } from "../../api/placement/input.js";
+import { readPlacementRows } from "../../api/placement/rows.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { GB200_XML, H100_XML, inventoryFromCapture, migInventory, registerBody } from "../helpers/inventory.js";
 
