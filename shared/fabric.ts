@@ -1,4 +1,5 @@
 import type { GpuFabric } from "./schemas/gpu.js";
+import { compareText } from "./sort.js";
 
 const ZERO_UUID = /^[0-]*$/;
 
@@ -109,5 +110,5 @@ export function homeDomain(gpus: readonly { fabric?: GpuFabric }[]): string | un
     const k = domainKey(g.fabric);
     if (k) counts.set(k, (counts.get(k) ?? 0) + 1);
   }
-  return [...counts.entries()].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))[0]?.[0];
+  return [...counts.entries()].sort(([a, x], [b, y]) => y - x || compareText(a, b))[0]?.[0];
 }

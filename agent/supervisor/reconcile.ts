@@ -6,55 +6,12 @@ import type { ShardReport } from "../../shared/schemas/agent.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardState } from "../../shared/schemas/common.js";
 import type { RunningShard } from "../../shared/schemas/inventory.js";
-import type { EngineAdapter, ProbeResult } from "../engines/types.js";
 import { runningShard } from "./adopt.js";
-import { type Backoff, backoffMs } from "./backoff.js";
+import { backoffMs } from "./backoff.js";
 import { diffShards } from "./diff.js";
 import { capLog, logPath } from "./log-file.js";
-import type { Exit, Spawned } from "./process.js";
 import { removeRecord, type ShardRecord, writeRecord } from "./state-files.js";
-
-export type SupervisorOps = {
-  launch(shard: StartShard): { argv: string[]; env: Record<string, string> };
-  adapter(shard: StartShard): EngineAdapter;
-  spawn(argv: string[], env: Record<string, string>, log: string): Promise<Spawned>;
-  stop(pid: number, startTime: number, graceMs: number): Promise<void>;
-  alive(pid: number, startTime: number): boolean;
-  probe(port: number, path: string): Promise<ProbeResult>;
-  inflight(port: number): Promise<number | undefined>;
-  portFree(port: number): Promise<boolean>;
-};
-
-export type SupervisorOptions = {
-  stateDir: string;
-  restartLimit: number;
-  restartBackoff: Backoff;
-  stopGraceMs: number;
-  drainTimeoutMs: number;
-  adoptGraceMs: number;
-  logMaxBytes: number;
-  now: () => number;
-  log: (line: string) => void;
-  ops: SupervisorOps;
-};
-
-type Slot = {
-  shard: StartShard;
-  state: ShardState;
-  message?: string;
-  exitCode?: number;
-  pid?: number;
-  startTime?: number;
-  startedAt?: number;
-  exited?: Exit;
-  /** Failures so far; past the limit the shard stays failed. */
-  failures: number;
-  retryAt?: number;
-  /** False for an adopted engine until a desired set names it. */
-  claimed: boolean;
-  unwantedSince?: number;
-  stopping?: Promise<void>;
-};
+import type { Slot, SupervisorOptions } from "./types.js";
 
 export type Supervisor = ReturnType<typeof createSupervisor>;
 

@@ -1,8 +1,9 @@
 // An in-memory fake of the supervisor's side effects (processes, ports, probes) and a clock the test advances.
 import type { EngineAdapter, ProbeResult } from "../../../agent/engines/types.js";
 import type { Exit } from "../../../agent/supervisor/process.js";
-import { createSupervisor, type SupervisorOptions } from "../../../agent/supervisor/reconcile.js";
+import { createSupervisor } from "../../../agent/supervisor/reconcile.js";
 import type { ShardRecord } from "../../../agent/supervisor/state-files.js";
+import type { SupervisorOptions } from "../../../agent/supervisor/types.js";
 
 export type FakeEngine = {
   pid: number;
