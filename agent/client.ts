@@ -125,6 +125,9 @@ export type Client = ReturnType<typeof createClient>;
 /** A client of one control plane; `token` is passed per call because registration can replace it. */
 export function createClient(o: ClientOptions) {
   const base = o.server.replace(/\/+$/, "");
+  // the last assignment index the control plane gave: sent with every report, so that one restored from an older
+  // backup answers 409 state_behind before it acts on the report (and places onto this node's engines)
+  let seen = 0;
   const call = <T extends z.ZodType>(
     method: string,
     path: string,
@@ -133,7 +136,22 @@ export function createClient(o: ClientOptions) {
     body?: unknown,
     timeoutMs = o.timeoutMs ?? 30_000,
     signal?: AbortSignal,
-  ) => callJson({ base, method, path, token, body, timeoutMs, signal, dispatcher: o.dispatcher }, schema, agentError);
+  ) =>
+    callJson(
+      {
+        base,
+        method,
+        path,
+        token,
+        body,
+        timeoutMs,
+        signal,
+        dispatcher: o.dispatcher,
+        ...(seen && !path.endsWith("/register") ? { headers: { "x-llmgw-index": String(seen) } } : {}),
+      },
+      schema,
+      agentError,
+    );
 
   return {
     /** Registers (or re-registers) the node; the answer carries the node token to use from now on. */
@@ -146,8 +164,8 @@ export function createClient(o: ClientOptions) {
     status: async (nodeId: string, report: StatusReport, token: string) =>
       (await call("POST", `/api/v1/agents/${encodeURIComponent(nodeId)}/status`, AgentAck, token, report)).data,
     /** Long-polls for the node's full desired shard set; the request may take `waitS` plus a margin. */
-    poll: async (nodeId: string, index: number, waitS: number, token: string, signal?: AbortSignal) =>
-      (
+    poll: async (nodeId: string, index: number, waitS: number, token: string, signal?: AbortSignal) => {
+      const a = (
         await call(
           "GET",
           `/api/v1/agents/${encodeURIComponent(nodeId)}/assignments?index=${index}&wait=${waitS}`,
@@ -157,6 +175,13 @@ export function createClient(o: ClientOptions) {
           (waitS + 15) * 1000,
           signal,
         )
-      ).data,
+      ).data;
+      seen = a.index;
+      return a;
+    },
+    /** Forgets the last assignment index (the control plane's state is older): the next calls send none. */
+    forgetIndex() {
+      seen = 0;
+    },
   };
 }

@@ -43,6 +43,18 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
   let index = 0;
   const canRun = (s: Parameters<typeof missingDevices>[0]) => missingDevices(s, inv);
 
+  /** What a refused call means for the session: register again, and after 409 state_behind also forget the index. */
+  function refused(e: unknown) {
+    if (needsRegistration(e)) d.session.invalidate();
+    if (e instanceof ApiCallError && e.code === "state_behind") {
+      // the control plane's state is older than ours: report the running engines (registering again) and keep them
+      // through the adopt grace while it decides which it adopts
+      d.supervisor.unclaim();
+      d.client.forgetIndex();
+      index = 0;
+    }
+  }
+
   /** Sends the shard transitions collected since the last call, in batches; keeps them for later on failure. */
   async function flush() {
     const reports = d.supervisor.takeReports();
@@ -53,7 +65,7 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         await d.client.status(d.nodeId, { shards: reports.slice(i, i + 256) }, token);
     } catch (e) {
       d.supervisor.requeue(reports);
-      if (needsRegistration(e)) d.session.invalidate();
+      refused(e);
       d.log(`status report failed (kept for the next try): ${oneLine(e)}`);
     }
   }
@@ -66,8 +78,15 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), { force: first });
         first = false;
         const a = await d.client.poll(d.nodeId, index, d.session.intervals().pollWaitS, d.session.token()!, signal);
-        if (a.index < index)
-          d.log(`assignment index went backwards (${index} → ${a.index}); following the control plane`);
+        if (a.index < index) {
+          // its state is older than ours (restored from a backup): as after 409 state_behind, report the running
+          // engines and keep them through the adopt grace
+          d.log(
+            `assignment index went backwards (${index} → ${a.index}); registering again to report the running engines`,
+          );
+          d.supervisor.unclaim();
+          d.session.invalidate();
+        }
         const moved = a.index !== index;
         index = a.index;
         d.supervisor.setDesired(a.shards, canRun);
@@ -80,7 +99,7 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         failures = 0;
       } catch (e) {
         if (signal.aborted) break;
-        if (needsRegistration(e)) d.session.invalidate();
+        refused(e);
         const wait = backoffMs(++failures, backoff);
         d.log(
           `${e instanceof ApiCallError ? "control plane" : "agent"}: ${oneLine(e)}; retrying in ${(wait / 1000).toFixed(1)} s`,
@@ -113,7 +132,7 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
       try {
         await d.session.sync(inv, d.supervisor.current(), d.supervisor.running());
       } catch (e) {
-        if (needsRegistration(e)) d.session.invalidate();
+        refused(e);
         throw e;
       }
     }),

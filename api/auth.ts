@@ -81,10 +81,25 @@ export const requireOwnNode = createMiddleware<AppEnv>(async (c, next) => {
   const wanted = c.req.param("node");
   if (wanted !== undefined && wanted !== id.row.id)
     throw new ApiError(403, "forbidden", `this node token belongs to node ${id.row.id}, not ${wanted}`);
+  const seen = Number(c.req.header("x-llmgw-index") ?? c.req.query("index") ?? 0);
+  if (Number.isSafeInteger(seen) && seen > id.row.assignIndex) throw stateBehind(id.row.id, seen, id.row.assignIndex);
   c.set("principal", { kind: "node", nodeId: id.row.id, token: id.token });
   c.set("node", id.row);
   await next();
 });
+
+/**
+ * An agent that saw an assignment index its node never had here: the database was restored from an older backup, or
+ * the node deleted and registered again. Nothing of the call is written — placing after it could hand the devices of
+ * the engines the node runs to new replicas — and the agent registers again first, reporting those engines, so that
+ * placement can adopt them.
+ */
+export const stateBehind = (node: string, seen: number, have: number) =>
+  new ApiError(
+    409,
+    "state_behind",
+    `this agent saw assignment index ${seen}, the control plane has ${have} for ${node}: its state is older (restored from a backup?); register again to report the running engines`,
+  );
 
 /** Registration: a join token (new node), the node's own token, or an admin token (reset); checked before the body. */
 export const requireRegistrar = createMiddleware<AppEnv>(async (c, next) => {

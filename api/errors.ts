@@ -15,6 +15,7 @@ const TITLES: Record<ErrorCode, string> = {
   method_not_allowed: "Method not allowed",
   conflict: "Conflict",
   node_exists: "Node already registered",
+  state_behind: "Control plane state older than the agent's",
   join_token_invalid: "Join token not usable",
   precondition_failed: "Precondition failed",
   payload_too_large: "Payload too large",

@@ -1,6 +1,7 @@
 // Waiting for a node's assignment index to move. One watcher per API instance reads only the indexes that moved
 // (`assign_index > seen`) on a short interval and wakes their waiters; a write on this instance wakes them at once.
-import { eq, gt } from "drizzle-orm";
+// When the highest index goes down (the database restored from an older backup), every waiter is woken.
+import { eq, gt, max } from "drizzle-orm";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
 
@@ -17,6 +18,7 @@ type Waiter = { index: number; done: () => void };
 export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown) => void = () => {}): AssignmentWaiter {
   const waiting = new Map<string, Set<Waiter>>();
   let seen: number | undefined;
+  let highest = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running = false;
 
@@ -32,8 +34,15 @@ export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown)
         .where(gt(nodes.assignIndex, seen));
       for (const m of moved) {
         seen = Math.max(seen, m.index);
+        highest = Math.max(highest, m.index);
         for (const w of waiting.get(m.id) ?? []) if (m.index > w.index) w.done();
       }
+      // indexes never go down, but for a database replaced by an older backup (or the node holding the highest
+      // deleted): every waiter answers now, and the poll tells an agent whose index is ahead to register again
+      const [top] = await store.db.select({ index: max(nodes.assignIndex) }).from(nodes);
+      const now = top?.index ?? 0;
+      if (now < highest) for (const set of waiting.values()) for (const w of set) w.done();
+      highest = now;
     } catch (e) {
       onError(e);
     } finally {

@@ -34,5 +34,6 @@ export function runningShard(r: ShardRecord, state = r.state): RunningShard {
     httpPort: r.shard.httpPort,
     pid: r.pid,
     startedAt: r.startedAt,
+    spec: r.shard,
   };
 }

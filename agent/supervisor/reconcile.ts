@@ -236,6 +236,15 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       desired = shards;
       if (canRun) check = canRun;
     },
+    /**
+     * Forgets that the control plane asked for the running engines (it lost its state): nothing is started or stopped
+     * until it sends a new desired set, and each engine left out of it is stopped only after the adopt grace, as at
+     * agent start.
+     */
+    unclaim() {
+      for (const s of slots.values()) s.claimed = false;
+      desired = undefined; // the set it sent before is as old as its state: wait for a new one
+    },
     /** One reconcile pass; passes never overlap. */
     tick(): Promise<void> {
       ticking = ticking.then(reconcile, reconcile);

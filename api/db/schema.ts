@@ -92,6 +92,11 @@ export const shardStatus = sqliteTable(
     }).notNull(),
     message: text("message"),
     updatedAt: integer("updated_at").notNull(),
+    /**
+     * The StartShard a node reported for an engine it runs (at registration), kept while the shard has no row in
+     * `shards`: placement adopts it when a deployment is short of it (api/placement/adopt.ts), or clears it.
+     */
+    spec: text("spec"),
   },
   (t) => [primaryKey({ columns: [t.nodeId, t.shardId] })],
 );

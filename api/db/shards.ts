@@ -3,7 +3,14 @@ import { readShardState } from "../../shared/schemas/common.js";
 import type { Q } from "./client.js";
 import { shardStatus } from "./schema.js";
 
-export type ShardReportInput = { shardId: string; replicaId?: string; state: string; message?: string };
+export type ShardReportInput = {
+  shardId: string;
+  replicaId?: string;
+  state: string;
+  message?: string;
+  /** What a running engine was started with (registration only): kept for adoption. */
+  spec?: unknown;
+};
 
 /** Records the latest state of each reported shard of a node; unknown states are stored as `failed`. */
 export async function upsertShardReports(q: Q, nodeId: string, reports: ShardReportInput[], now: number) {
@@ -20,6 +27,7 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         message:
           r.message ?? (readShardState(r.state) === r.state ? null : `unknown state "${r.state}" read as failed`),
         updatedAt: now,
+        spec: r.spec === undefined ? null : JSON.stringify(r.spec),
       })),
     )
     .onConflictDoUpdate({
@@ -29,6 +37,7 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         state: sql`excluded.state`,
         message: sql`excluded.message`,
         updatedAt: sql`excluded.updated_at`,
+        spec: sql`coalesce(excluded.spec, ${shardStatus.spec})`,
       },
     });
 }

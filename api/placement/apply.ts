@@ -6,11 +6,22 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Store, Tx } from "../db/client.js";
 import type { NewEvent } from "../db/events.js";
 import { insertEvents } from "../db/events.js";
-import { allocations, cluster, deployments, events, nodes, portAllocations, replicas, shards } from "../db/schema.js";
+import {
+  allocations,
+  cluster,
+  deployments,
+  events,
+  nodes,
+  portAllocations,
+  replicas,
+  shardStatus,
+  shards,
+} from "../db/schema.js";
+import { adoptOrphans, LIVE_STATES } from "./adopt.js";
 import { type FactsCache, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import { chooseRepairs } from "./repair.js";
-import { readPlacementRows } from "./rows.js";
+import { type PlacementRows, readPlacementRows } from "./rows.js";
 import { startShard } from "./start-shard.js";
 import type { PlanInput } from "./types.js";
 
@@ -20,13 +31,7 @@ export type PlaceResult = { ran: boolean; changedNodes: string[]; assigned: numb
 const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
 
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
-async function repairsIn(
-  tx: Tx,
-  input: PlanInput,
-  rows: Awaited<ReturnType<typeof readPlacementRows>>,
-  now: number,
-  s: PlaceSettings,
-) {
+async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: number, s: PlaceSettings) {
   const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state]));
   const [recent] = await tx
     .select({ n: count() })
@@ -62,6 +67,39 @@ async function repairsIn(
   }
   await insertEvents(tx, now, ev);
   return r;
+}
+
+/**
+ * Adopts the engines nodes run that no row names (adopt.ts); every orphan looked at has its spec cleared, so each is
+ * decided once, and an event says what became of each live one.
+ */
+async function adoptIn(tx: Tx, input: PlanInput, orphans: PlacementRows["orphans"], now: number) {
+  if (!orphans.length) return { adopted: [], nextSeq: input.nextSeq };
+  const parsed = orphans.flatMap((o) => (o.spec ? [{ ...o, spec: o.spec }] : []));
+  const a = adoptOrphans(input, parsed);
+  for (const o of orphans)
+    await tx
+      .update(shardStatus)
+      .set({ spec: null })
+      .where(and(eq(shardStatus.nodeId, o.nodeId), eq(shardStatus.shardId, o.shardId)));
+  const live = new Set(parsed.filter((o) => LIVE_STATES.has(o.state)).map((o) => `${o.nodeId}/${o.shardId}`));
+  await insertEvents(tx, now, [
+    ...a.adopted.map((r) => ({
+      type: "replica_adopted" as const,
+      nodeId: r.shards[0]!.nodeId,
+      message: `replica ${r.id} of ${r.deployment} adopted from the engine running on ${r.shards[0]!.nodeId}`,
+      data: { replica: r.id, deployment: r.deployment },
+    })),
+    ...a.refused
+      .filter((x) => live.has(`${x.nodeId}/${x.shardId}`))
+      .map((x) => ({
+        type: "shard_not_adopted" as const,
+        nodeId: x.nodeId,
+        message: `shard ${x.shardId} running on ${x.nodeId} is not adopted (${x.why}); its agent stops it`,
+        data: { shard: x.shardId },
+      })),
+  ]);
+  return { adopted: a.adopted, nextSeq: a.nextSeq };
 }
 
 /** How long placement keeps a deployment's replicas off a node where one failed past its restart limit, if it can. */
@@ -102,11 +140,13 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   const repairs = await repairsIn(tx, all, rows, now, settings);
   const freed = new Set(repairs.release.map((x) => x.id));
   const failures = await recentFailures(tx, now);
-  const input = {
+  const kept = {
     ...all,
     replicas: all.replicas.filter((r) => !freed.has(r.id)),
     deployments: all.deployments.map((d) => (failures.has(d.name) ? { ...d, avoid: failures.get(d.name) } : d)),
   };
+  const adoption = await adoptIn(tx, kept, rows.orphans, now);
+  const input = { ...kept, replicas: [...kept.replicas, ...adoption.adopted], nextSeq: adoption.nextSeq };
   const planned = plan(input);
   const p = { ...planned, release: [...freed, ...planned.release] };
   const changed = new Set<string>();
@@ -131,7 +171,7 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
     allocations: [] as (typeof allocations.$inferInsert)[],
     ports: [] as (typeof portAllocations.$inferInsert)[],
   };
-  for (const r of p.assign) {
+  for (const r of [...adoption.adopted, ...p.assign]) {
     added.replicas.push({
       id: r.id,
       deployment: r.deployment,
@@ -171,11 +211,16 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
     // the next poll runs placement again
     .set({
       placedGeneration: repairs.deferred || p.again ? c.placedGeneration : c.generation,
-      nextSeq: c.nextSeq + p.assign.length,
+      nextSeq: input.nextSeq + p.assign.length,
       assignSeq: seq,
     })
     .where(eq(cluster.id, 1));
-  return { ran: true, changedNodes: [...changed].sort(), assigned: p.assign.length, released: p.release.length };
+  return {
+    ran: true,
+    changedNodes: [...changed].sort(),
+    assigned: p.assign.length + adoption.adopted.length,
+    released: p.release.length,
+  };
 }
 
 const isConflict = (e: unknown) =>

@@ -3,14 +3,14 @@ import { eq, sql } from "drizzle-orm";
 import { homeDomain } from "../../shared/fabric.js";
 import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
 import { NodeId, readShardState } from "../../shared/schemas/common.js";
-import type { Inventory } from "../../shared/schemas/inventory.js";
+import type { Inventory, RunningShard } from "../../shared/schemas/inventory.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
 import { findNode, readInventory, upsertNode } from "../db/nodes.js";
-import { joinTokens, nodes } from "../db/schema.js";
+import { joinTokens, nodes, shards } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
 import { upsertShardReports } from "../db/shards.js";
 import type { AppEnv } from "../deps.js";
@@ -41,12 +41,17 @@ const register = createRoute({
   },
 });
 
+const STATE_BEHIND =
+  "An `X-Llmgw-Index` header above the node's assignment index (the database restored from an older backup, or the " +
+  "node registered anew) is answered 409 `state_behind` with nothing written: the agent registers again first.";
+
 const heartbeat = createRoute({
   method: "post",
   path: "/api/v1/agents/{node}/heartbeat",
   operationId: "postHeartbeat",
   tags: ["agents"],
   summary: "Report what changed on the node: fabric, IMEX, health, memory, ports, shard states",
+  description: STATE_BEHIND,
   security: nodeSecurity,
   middleware: [requireOwnNode] as const,
   request: { params: NodeParam, body: jsonBody(Heartbeat) },
@@ -59,10 +64,11 @@ const status = createRoute({
   operationId: "postShardStatus",
   tags: ["agents"],
   summary: "Report shard state transitions (batched)",
+  description: STATE_BEHIND,
   security: nodeSecurity,
   middleware: [requireOwnNode] as const,
   request: { params: NodeParam, body: jsonBody(StatusReport) },
-  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 413, 415) },
+  responses: { 200: jsonResponse(AgentAck, "Stored"), ...errorResponses(400, 401, 403, 409, 413, 415) },
 });
 
 /** Spends one use of a join token inside the registration's transaction. */
@@ -72,6 +78,14 @@ async function spendJoinToken(tx: Tx, hash: string, now: number) {
     .update(joinTokens)
     .set({ uses: jt.uses + 1 })
     .where(eq(joinTokens.id, jt.id));
+}
+
+/** The running shards as stored: each keeps its spec only when no shard row names it (placement may adopt it). */
+async function withOrphanSpecs(tx: Tx, nodeId: string, running: RunningShard[]) {
+  if (!running.some((r) => r.spec)) return running;
+  const rows = await tx.select({ id: shards.id }).from(shards).where(eq(shards.nodeId, nodeId));
+  const known = new Set(rows.map((r) => r.id));
+  return running.map(({ spec, ...r }) => (spec && !known.has(r.shardId) ? { ...r, spec } : r));
 }
 
 /** The heartbeat facts placement reads besides events: each card's problems and each MIG instance's own. */
@@ -101,7 +115,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       }
       const token = caller.kind === "node" ? caller.token : newSecret("node");
       await upsertNode(tx, req, await hashSecret(token), t, existing);
-      await upsertShardReports(tx, req.nodeId, req.runningShards ?? [], t);
+      await upsertShardReports(tx, req.nodeId, await withOrphanSpecs(tx, req.nodeId, req.runningShards ?? []), t);
       const gpus = req.inventory.gpus.length;
       const events: NewEvent[] = existing
         ? [

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { Assignments } from "../../shared/schemas/assignment.js";
 import { NodeId } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
-import { requireOwnNode } from "../auth.js";
+import { requireOwnNode, stateBehind } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { nodes } from "../db/schema.js";
@@ -25,7 +25,9 @@ const poll = createRoute({
   summary: "Long-poll for the node's full desired shard set",
   description:
     "Runs placement if anything changed since it last ran, then answers at once when the node's index differs from `index`, " +
-    "else waits until it moves or `wait` seconds pass (at most 60, jittered). The reply is always the full set, so a timeout reply is harmless.",
+    "else waits until it moves or `wait` seconds pass (at most 60, jittered). The reply is always the full set, so a timeout reply is harmless. " +
+    "An `index` above the node's own (the database restored from an older backup, or the node registered anew) is answered 409 `state_behind`: " +
+    "the agent registers again with its running engines, which placement can then adopt.",
   security: nodeSecurity,
   middleware: requireOwnNode,
   request: {
@@ -53,7 +55,7 @@ const poll = createRoute({
       ...jsonResponse(Assignments, "The node's desired shards"),
       headers: { "X-Llmgw-Index": { schema: { type: "integer" }, description: "the node's assignment index" } },
     },
-    ...errorResponses(400, 401, 403),
+    ...errorResponses(400, 401, 403, 409),
   },
 });
 
@@ -80,6 +82,8 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
     await waiter.wait(node, index, ms, c.req.raw.signal);
     current = await nodeAssignments(store, node);
   }
+  // the database was replaced by an older one while this poll waited
+  if (index !== undefined && current.index < index) throw stateBehind(node, index, current.index);
   c.header("x-llmgw-index", String(current.index));
   return c.json(current, 200);
 });

@@ -17,6 +17,8 @@ export const EventType = z
     "hca_port_changed",
     "replica_repaired",
     "repair_held",
+    "replica_adopted",
+    "shard_not_adopted",
   ])
   .openapi("EventType");
 export type EventType = z.infer<typeof EventType>;

@@ -1,4 +1,5 @@
 import { z } from "../z.js";
+import { StartShard } from "./assignment.js";
 import { ShardState, Text } from "./common.js";
 import { Gpu } from "./gpu.js";
 import { FabricAttachment, Hca } from "./hca.js";
@@ -84,6 +85,11 @@ export const RunningShard = z
     httpPort: z.number().int().min(1).max(65535).optional(),
     pid: z.number().int().positive().optional(),
     startedAt: z.number().int().nonnegative().optional(),
+    spec: StartShard.optional().openapi({
+      description:
+        "what the engine was started with; a control plane that has no row for the shard (restored from an older " +
+        "backup, or the node deleted and registered again) adopts it from this when a deployment is short of it",
+    }),
   })
   .openapi("RunningShard");
 export type RunningShard = z.infer<typeof RunningShard>;

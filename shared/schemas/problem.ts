@@ -13,6 +13,7 @@ export const ErrorCode = z
     "method_not_allowed",
     "conflict",
     "node_exists",
+    "state_behind",
     "join_token_invalid",
     "precondition_failed",
     "payload_too_large",

@@ -3,7 +3,7 @@ import { delay, HttpResponse, http, type JsonBodyType } from "msw";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 
 export type Kind = "register" | "heartbeat" | "status" | "poll";
-export type Call = { kind: Kind; auth: string | null; url: URL; body: unknown };
+export type Call = { kind: Kind; auth: string | null; index: string | null; url: URL; body: unknown };
 type Answer = () => Response | Promise<Response>;
 
 /** A problem+json answer as the API gives it. */
@@ -31,7 +31,13 @@ export function fakeControlPlane(base: string) {
     HttpResponse.json({ nodeId, receivedAt: Date.now(), heartbeatIntervalS: cp.registration.heartbeatIntervalS });
   const record = async (kind: Kind, request: Request, fallback: (body: unknown) => Response | Promise<Response>) => {
     const body = request.method === "GET" ? undefined : await request.json();
-    cp.calls.push({ kind, auth: request.headers.get("authorization"), url: new URL(request.url), body });
+    cp.calls.push({
+      kind,
+      auth: request.headers.get("authorization"),
+      index: request.headers.get("x-llmgw-index"),
+      url: new URL(request.url),
+      body,
+    });
     const a = cp.next[kind].shift();
     return a ? a() : fallback(body);
   };

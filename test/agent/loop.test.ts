@@ -130,18 +130,38 @@ describe("agent loop", () => {
     expect(lines.some((l) => l.startsWith("control plane: ") && l.includes("HTTP 401: unknown node token"))).toBe(true);
   });
 
-  it("follows an assignment index that goes backwards, and says so", async () => {
+  it("follows an assignment index that goes backwards, registering again to report its engines", async () => {
     cp.assignments = { index: 5, shards: [] };
     await start();
     await waitFor("a poll at index 5", () => pollIndexes().includes(5));
     cp.assignments = { index: 2, shards: [] };
     await waitFor("a poll at index 2", () => pollIndexes().includes(2));
-    expect(lines).toContain("assignment index went backwards (5 → 2); following the control plane");
+    expect(lines).toContain("assignment index went backwards (5 → 2); registering again to report the running engines");
+    await waitFor("a second registration", () => cp.of("register").length === 2);
     expect(
       pollIndexes()
         .slice(pollIndexes().indexOf(2))
         .every((i) => i === 2),
     ).toBe(true);
+  });
+
+  it("after 409 state_behind: registers again with its engines' specs, keeps them and polls from index 0", async () => {
+    const shard = makeShard({ shardId: "r1-s0", httpPort: 20001 });
+    cp.assignments = { index: 5, shards: [shard] };
+    await start();
+    await waitFor("a status report", () => cp.of("status").length > 0);
+    // every report after a poll names the index it answered, so that an older control plane can refuse it
+    expect(cp.of("status")[0]!.index).toBe("5");
+    expect(cp.of("register")[0]!.index).toBeNull();
+    cp.next.poll.push(() => {
+      cp.assignments = { index: 2, shards: [] };
+      return problem(409, "state_behind", "its state is older");
+    });
+    await waitFor("a second registration and a poll at index 2", () => pollIndexes().includes(2));
+    const again = cp.of("register")[1]!.body as { runningShards: { shardId: string; spec: unknown }[] };
+    expect(again.runningShards).toEqual([expect.objectContaining({ shardId: "r1-s0", spec: shard })]);
+    expect(pollIndexes()[pollIndexes().indexOf(2) - 1]).toBe(0);
+    expect(w.stops).toEqual([]); // kept through the adopt grace while the control plane decides
   });
 
   it("keeps status reports that could not be sent and sends them later", async () => {

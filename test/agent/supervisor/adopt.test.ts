@@ -113,6 +113,7 @@ describe("runningShard", () => {
       httpPort: 20002,
       pid: 9,
       startedAt: 5,
+      spec: r.shard,
     });
     expect(runningShard(r, "ready").state).toBe("ready");
   });

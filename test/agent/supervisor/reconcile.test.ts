@@ -439,6 +439,26 @@ describe("supervisor: adopted engines", () => {
     expect(w.stops).toEqual([e.pid]);
   });
 
+  it("unclaim(): an engine the control plane asked for is kept through the grace once it says it lost its state", async () => {
+    const sup = fakeSupervisor(t.dir, w, { adoptGraceMs: 60_000 });
+    sup.setDesired([A]);
+    await sup.tick();
+    const e = w.live()[0]!;
+    sup.unclaim();
+    sup.setDesired([]);
+    await sup.tick();
+    await sup.settled();
+    expect(w.stops).toEqual([]);
+    expect(readRecord("r1-s0").unwantedSince).toBe(w.clock);
+    // adopted back: wanted again, and claimed (no grace once it leaves the set for good)
+    sup.setDesired([A]);
+    await sup.tick();
+    sup.setDesired([]);
+    await sup.tick();
+    await sup.settled();
+    expect(w.stops).toEqual([e.pid]);
+  });
+
   it("watches adopted engines before the first desired set arrives", async () => {
     const e = w.engine(A.httpPort);
     const sup = fakeSupervisor(t.dir, w, {}, [
@@ -468,6 +488,7 @@ describe("supervisor: what it tells", () => {
         httpPort: 20001,
         pid: e.pid,
         startedAt: w.clock,
+        spec: A,
       },
     ]);
   });
