@@ -13,10 +13,11 @@ type EngineSettings = { probe?: string[]; command?: string[]; backend?: "cuda" |
 
 /** The version probes of the engines agent.yaml lists: its own probe, else the default one (`command` has none). */
 function probesFor(engines: Partial<Record<Engine, EngineSettings>>) {
-  return Object.entries(engines).flatMap(([engine, e]) => {
-    const probe = e.probe ?? DEFAULT_PROBES.find((p) => p.engine === engine)?.command;
-    return probe ? [{ engine, command: [...probe] }] : [];
-  });
+  return Object.entries(engines).flatMap(([engine, e]) =>
+    e.probe
+      ? [{ engine, command: [...e.probe] }]
+      : DEFAULT_PROBES.filter((p) => p.engine === engine).map((p) => ({ engine, command: [...p.command] })),
+  );
 }
 
 export const AgentConfigFile = z

@@ -33,6 +33,7 @@ export function inventoryWarnings(inv: Inventory): string[] {
   const w: string[] = [];
   for (const e of inv.errors) w.push(`could not read ${e.source}: ${e.message}`);
   for (const g of inv.gpus) for (const p of g.health.problems) w.push(`GPU ${g.index}: ${p}`);
+  for (const [e, why] of Object.entries(inv.engines.warnings ?? {})) w.push(`engine ${e}: ${why}`);
   const f = nodeFabric(inv.gpus);
   if (f.domains.length > 1)
     w.push(`GPUs report different NVLink domains (${f.domains.join(", ")}): this node is in no single domain`);
@@ -134,7 +135,9 @@ export function formatInventory(inv: Inventory): string {
     lines.push(
       "  Fabric identity comes from agent.yaml `fabrics`, not the GID prefix: OpenSM's default fe80:: is the same on every fabric.",
     );
-  const engines = inv.engines.probed.map((e) => `${e} ${inv.engines.versions[e] ?? "absent"}`);
+  const engines = inv.engines.probed.map(
+    (e) => `${e} ${inv.engines.versions[e] ?? (inv.engines.warnings?.[e] ? "unknown (probe timed out)" : "absent")}`,
+  );
   lines.push("", `Engines: ${engines.join(", ") || "none probed"}`);
   const warnings = inventoryWarnings(inv);
   if (warnings.length) lines.push("", "Warnings", ...warnings.map((w) => `  ! ${w}`));

@@ -1,7 +1,9 @@
 // The one way discovery runs a command: a timeout, no stdin, and failures turned into one clear sentence.
 import { execa } from "execa";
 
-export type RunResult = { ok: true; stdout: string; stderr: string } | { ok: false; missing: boolean; error: string };
+export type RunResult =
+  | { ok: true; stdout: string; stderr: string }
+  | { ok: false; missing: boolean; error: string; timedOut?: boolean };
 export type Runner = (cmd: string, args: string[], timeoutMs: number) => Promise<RunResult>;
 
 /**
@@ -31,7 +33,8 @@ async function runIn(env: Record<string, string>, cmd: string, args: string[], t
       return { ok: false, missing: true, error: `${what}: not found (is it installed and on PATH?)` };
     if (err.code === "EACCES")
       return { ok: false, missing: false, error: `${what}: permission denied (not executable?)` };
-    if (err.timedOut) return { ok: false, missing: false, error: `${what}: no answer within ${timeoutMs} ms` };
+    if (err.timedOut)
+      return { ok: false, missing: false, timedOut: true, error: `${what}: no answer within ${timeoutMs} ms` };
     const stderr = (err.stderr ?? "").trim().split("\n")[0];
     return {
       ok: false,

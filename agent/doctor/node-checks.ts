@@ -15,8 +15,16 @@ const JUDGED_ELSEWHERE = new Set(["nvidia-smi -q -x", "nvml", "agent.yaml fabric
 export function checkEngines(inv: Inventory, commandEngine: boolean): DoctorCheck {
   const found = Object.entries(inv.engines.versions).map(([e, v]) => `${e} ${v}`);
   if (commandEngine) found.push("command (from agent.yaml)");
-  const absent = inv.engines.probed.filter((e) => inv.engines.versions[e] === undefined);
+  const slow = Object.entries(inv.engines.warnings ?? {});
+  const absent = inv.engines.probed.filter((e) => inv.engines.versions[e] === undefined && !inv.engines.warnings?.[e]);
   const notFound = absent.length ? `; not found: ${absent.join(", ")}` : "";
+  if (slow.length)
+    return result(
+      "engines",
+      "warn",
+      `${[...found, ...slow.map(([e, w]) => `${e}: ${w}`)].join("; ")}${notFound}`,
+      "give the engine a faster version probe in agent.yaml `engines.<engine>.probe` (its distribution's metadata), or check what slows the node",
+    );
   if (found.length) return result("engines", "ok", `${found.join(", ")}${notFound}`);
   return result(
     "engines",

@@ -43,5 +43,5 @@ export const llamacpp = {
   },
   healthPath: (_shard) => "/health",
   readiness: (r) => readHealth(r, "loading"),
-  version: ["llama-server", "--version"],
+  version: [["llama-server", "--version"]],
 } satisfies EngineAdapter;

@@ -1,7 +1,7 @@
 // SGLang's launch_server. Flags follow SGLang's docs, references/multi_node_deployment/multi_node.md (--nnodes,
 // --node-rank, --dist-init-addr) and server arguments (--tp-size, --pp-size, --served-model-name).
 import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
-import { program, readHealth } from "./common.js";
+import { program, pythonDistVersion, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
 /** host:port as --dist-init-addr wants it, bracketing an IPv6 address. */
@@ -47,5 +47,5 @@ export const sglang = {
   healthPath: (_shard) => "/health",
   // SGLang answers 503 while it warms up (and when a health check fails); the startup deadline bounds it.
   readiness: (r) => readHealth(r, "loading"),
-  version: ["python3", "-c", "import sglang; print(sglang.__version__)"],
+  version: [pythonDistVersion("sglang")],
 } satisfies EngineAdapter;

@@ -1,7 +1,7 @@
 // TensorRT-LLM's trtllm-serve. Flags follow the trtllm-serve command reference (MODEL, --host, --port, --tp_size,
 // --pp_size; GET /health).
 import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
-import { program, readHealth } from "./common.js";
+import { program, pythonDistVersion, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
 export const trtllm = {
@@ -31,5 +31,6 @@ export const trtllm = {
   },
   healthPath: (_shard) => "/health",
   readiness: (r) => readHealth(r, "loading"),
-  version: ["trtllm-serve", "--version"],
+  // trtllm-serve has no --version (click answers "No such option", exit 2): the distribution's metadata it is
+  version: [pythonDistVersion("tensorrt_llm", "tensorrt-llm")],
 } satisfies EngineAdapter;

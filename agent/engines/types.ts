@@ -47,10 +47,9 @@ export type EngineAdapter = {
    */
   devices?(shard: StartShard, o: EngineOptions): Record<string, string> | undefined;
   /**
-   * The command that prints the installed version: discovery's probe for this engine (agent.yaml may replace it).
-   * Absent
-   * for an engine that has no installed program to ask (`command` runs what its profile names; placement needs no
-   * probe).
+   * The commands that print the installed version, tried in order until one exits 0: discovery's probes for this
+   * engine (agent.yaml's `probe` replaces them). Absent for an engine that has no installed program to ask (`command`
+   * runs what its profile names; placement needs no probe).
    */
-  version?: string[];
+  version?: string[][];
 };

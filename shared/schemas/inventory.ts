@@ -57,6 +57,10 @@ export const Engines = z
         example: { llamacpp: "vulkan" },
         description: "an engine's GPU backend where it is not CUDA's (agent.yaml `engines.<engine>.backend`)",
       }),
+    warnings: z
+      .record(Text(32), Text(1024))
+      .optional()
+      .openapi({ description: "engines whose presence is not known: their probe ran out of time" }),
   })
   .openapi("Engines");
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultAgentConfig, loadAgentConfig, parseAgentConfig } from "../../agent/config.js";
 import { DEFAULT_PROBES } from "../../agent/discovery/engines.js";
+import { pythonDistVersion } from "../../agent/engines/common.js";
 
 /** The message parseAgentConfig throws for `text`. */
 function failure(text: string, source?: string): string {
@@ -129,7 +130,7 @@ temperature_slowdown_c: 90
       engineProbes: [
         { engine: "vllm", command: ["/opt/vllm/bin/vllm", "--version"] },
         { engine: "llamacpp", command: ["/usr/local/bin/llama-server", "--version"] },
-        { engine: "sglang", command: ["python3", "-c", "import sglang; print(sglang.__version__)"] },
+        { engine: "sglang", command: pythonDistVersion("sglang") },
       ],
       engineOptions: {
         vllm: { probe: ["/opt/vllm/bin/vllm", "--version"] },

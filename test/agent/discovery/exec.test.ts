@@ -39,6 +39,7 @@ describe("run", () => {
     expect(await run(slow, ["-x"], 200)).toEqual({
       ok: false,
       missing: false,
+      timedOut: true,
       error: `${slow} -x: no answer within 200 ms`,
     });
     const bad = await script(

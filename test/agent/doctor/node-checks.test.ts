@@ -31,6 +31,17 @@ describe("engines", () => {
       "warn",
       /^no inference engine found \(probed vllm, sglang, llamacpp, trtllm\)$/,
     ],
+    [
+      "a probe ran out of time",
+      engines({
+        probed: ["vllm", "sglang"],
+        versions: { sglang: "0.5.19" },
+        warnings: { vllm: "no answer within 5 s from vllm --version: vllm may be installed; …" },
+      }),
+      false,
+      "warn",
+      /^sglang 0\.5\.19; vllm: no answer within 5 s from vllm --version/,
+    ],
     ["agent.yaml lists no engine", engines({ probed: [], versions: {} }), false, "warn", /no engine probed/],
     ["only the command engine", engines({ probed: [], versions: {} }), true, "ok", /^command \(from agent.yaml\)$/],
   ])("%s → %s", (_, inv, command, status, finding) => {

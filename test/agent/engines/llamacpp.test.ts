@@ -72,6 +72,6 @@ describe("llamacpp readiness", () => {
 
   it("probes /health and asks `llama-server --version`", () => {
     expect(llamacpp.healthPath(makeShard({ profile: lc }))).toBe("/health");
-    expect(llamacpp.version).toEqual(["llama-server", "--version"]);
+    expect(llamacpp.version).toEqual([["llama-server", "--version"]]);
   });
 });

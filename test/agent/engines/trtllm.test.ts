@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { pythonDistVersion } from "../../../agent/engines/common.js";
 import { trtllm } from "../../../agent/engines/trtllm.js";
 import type { Readiness } from "../../../agent/engines/types.js";
 import { HOST, makeShard, PROBE, twoNodeShard } from "./shard.js";
@@ -63,8 +64,8 @@ describe("trtllm readiness", () => {
     ["internal", "dead"],
   ])("%s → %s", (probe, want) => expect(trtllm.readiness(PROBE[probe])).toBe(want));
 
-  it("probes /health and asks `trtllm-serve --version`", () => {
+  it("probes /health and reads the tensorrt_llm distribution's version (trtllm-serve has no --version)", () => {
     expect(trtllm.healthPath(makeShard({ profile: trt }))).toBe("/health");
-    expect(trtllm.version).toEqual(["trtllm-serve", "--version"]);
+    expect(trtllm.version).toEqual([pythonDistVersion("tensorrt_llm", "tensorrt-llm")]);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { pythonDistVersion } from "../../../agent/engines/common.js";
 import type { Readiness } from "../../../agent/engines/types.js";
 import { vllm } from "../../../agent/engines/vllm.js";
 import { HOST, makeShard, PROBE, twoNodeShard } from "./shard.js";
@@ -102,5 +103,6 @@ describe("vllm.readiness", () => {
     ["notFound", "dead"],
   ])("%s → %s", (probe, want) => expect(vllm.readiness(PROBE[probe])).toBe(want));
 
-  it("asks `vllm --version`", () => expect(vllm.version).toEqual(["vllm", "--version"]));
+  it("reads its distribution's version, then asks the (slow) CLI", () =>
+    expect(vllm.version).toEqual([pythonDistVersion("vllm"), ["vllm", "--version"]]));
 });

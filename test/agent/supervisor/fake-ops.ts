@@ -23,7 +23,7 @@ export const fakeAdapter: EngineAdapter = {
   argv: () => ["fake"],
   healthPath: (s) => (s.rank > 0 ? null : "/health"),
   readiness: (r) => (r.kind !== "status" || r.status === 503 ? "loading" : r.status === 200 ? "ready" : "dead"),
-  version: ["fake", "--version"],
+  version: [["fake", "--version"]],
 };
 
 export const PROBE = {
