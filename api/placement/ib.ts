@@ -51,7 +51,10 @@ export function nearestHcas(node: PlaceNode, fabric: string, cards: readonly num
   return out.length ? out : [...active];
 }
 
-/** Env of an InfiniBand shard that uses the given HCAs. */
+/**
+ * Env of an InfiniBand shard that uses the given HCAs. NCCL reads each name of NCCL_IB_HCA as a prefix unless the
+ * list starts with `=` (`mlx5_1` alone also selects mlx5_10 … mlx5_19): the `=` makes it exactly these.
+ */
 export function ibEnv(hcas: readonly string[]): Record<string, string> {
-  return { NCCL_MNNVL_ENABLE: "0", NCCL_IB_HCA: hcas.join(",") };
+  return { NCCL_MNNVL_ENABLE: "0", NCCL_IB_HCA: `=${hcas.join(",")}` };
 }

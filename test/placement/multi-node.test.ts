@@ -119,9 +119,21 @@ describe("multi-node placement", () => {
     const p = plan(input({ nodes, models: [big], deployments: [deployment("big", "big", 1)] }));
     const [s0, s1] = p.assign[0]!.shards;
     expect(s0!.hcas).toEqual(["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]);
-    expect(s0!.env).toEqual({ NCCL_MNNVL_ENABLE: "0", NCCL_IB_HCA: "mlx5_0,mlx5_1,mlx5_2,mlx5_3" });
+    // a leading "=": NCCL takes each name exactly, not as a prefix
+    expect(s0!.env).toEqual({ NCCL_MNNVL_ENABLE: "0", NCCL_IB_HCA: "=mlx5_0,mlx5_1,mlx5_2,mlx5_3" });
     expect(s1!.hcas).toEqual(["mlx5_0", "mlx5_2", "mlx5_3"]);
     expect(s1!.fabric).toBe("ib:ib-gb");
+  });
+
+  it("names exactly the chosen HCAs on a node with 12 of them (mlx5_1 must not also select mlx5_10 and mlx5_11)", () => {
+    const twelve = Array.from({ length: 12 }, (_, i) => `mlx5_${i}`);
+    const nodes = [hgx("h-a"), hgx("h-b")].map((n) => ({ ...n, ibFabrics: [fabric("ib-big", twelve)] }));
+    const m = model("pair", [profile("ib", "h100-80g", 2, 2)]);
+    const p = plan(input({ nodes, models: [m], deployments: [deployment("pair", "pair", 1)] }));
+    expect(p.assign[0]!.shards.map((s) => [s.hcas, s.env.NCCL_IB_HCA])).toEqual([
+      [["mlx5_0", "mlx5_1"], "=mlx5_0,mlx5_1"],
+      [["mlx5_0", "mlx5_1"], "=mlx5_0,mlx5_1"],
+    ]);
   });
 
   it("falls back to all of the fabric's active HCAs when the cards list none of them", () => {

@@ -10,15 +10,16 @@ const placement = { NCCL_MNNVL_ENABLE: "0", NCCL_CUMEM_ENABLE: "1", NCCL_IB_HCA:
 
 describe("shardEnv", () => {
   it.each([
-    ["single node", makeShard(), { CUDA_VISIBLE_DEVICES: "0,1,2,3" }],
-    ["MIG instance", makeShard({ visibleDevices: MIG, deviceIds: [1001] }), { CUDA_VISIBLE_DEVICES: MIG }],
+    ["single node", makeShard(), { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: "0,1,2,3" }],
+    ["MIG instance", makeShard({ visibleDevices: MIG, deviceIds: [1001] }), { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: MIG }],
     [
       "multi-node with placement env and mgmt interface",
       twoNodeShard(1, { env: placement, mgmtInterface: "eno1" }),
       {
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES: "0,1,2,3",
         ...placement,
-        NCCL_SOCKET_IFNAME: "eno1",
+        NCCL_SOCKET_IFNAME: "=eno1",
         GLOO_SOCKET_IFNAME: "eno1",
       },
     ],
@@ -37,6 +38,7 @@ describe("shardEnv", () => {
         },
       }),
       {
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES: "3,2,1,0",
         NCCL_MNNVL_ENABLE: "0",
         NCCL_CUMEM_ENABLE: "1",
@@ -50,7 +52,10 @@ describe("shardEnv", () => {
 
   it("gives llama.cpp's CUDA build CUDA_VISIBLE_DEVICES, on MIG too", () => {
     const shard = makeShard({ visibleDevices: MIG, deviceIds: [1001], profile: { engine: "llamacpp" } });
-    expect(shardEnv(shard, llamacpp, { ...HOST, backend: "cuda" })).toEqual({ CUDA_VISIBLE_DEVICES: MIG });
+    expect(shardEnv(shard, llamacpp, { ...HOST, backend: "cuda" })).toEqual({
+      CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+      CUDA_VISIBLE_DEVICES: MIG,
+    });
   });
 
   it("gives llama.cpp's Vulkan build the card indices and no CUDA variable", () => {
@@ -79,6 +84,7 @@ describe("shardEnv", () => {
     };
     const shard = makeShard({ env: placement, profile: { env: { PROFILE_WINS: "profile" } } });
     expect(shardEnv(shard, adapter, HOST)).toEqual({
+      CUDA_DEVICE_ORDER: "PCI_BUS_ID",
       CUDA_VISIBLE_DEVICES: "0,1,2,3",
       NCCL_MNNVL_ENABLE: "0",
       NCCL_CUMEM_ENABLE: "0",

@@ -58,9 +58,10 @@ describe("launch", () => {
         "--headless",
       ],
       env: {
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES: "0,1,2,3",
         NCCL_CUMEM_ENABLE: "1",
-        NCCL_SOCKET_IFNAME: "eno1",
+        NCCL_SOCKET_IFNAME: "=eno1",
         GLOO_SOCKET_IFNAME: "eno1",
         NCCL_DEBUG: "WARN",
       },
