@@ -18,6 +18,11 @@ export type EngineOptions = {
   command?: string[];
   /** llama.cpp's GPU backend on this node (the build that is installed). */
   backend?: "cuda" | "vulkan";
+  /**
+   * The Vulkan loader's physical devices in enumeration order (the indices GGML_VK_VISIBLE_DEVICES counts), each with
+   * its device UUID when the driver reports one (`vulkaninfo --summary`). Absent when not discovered.
+   */
+  vulkanDevices?: { name: string; uuid?: string; vendorId?: string }[];
 };
 
 /** One HTTP probe of an engine's health endpoint, as seen from the agent. */
