@@ -30,7 +30,9 @@ export const trtllm = {
     ];
   },
   healthPath: (_shard) => "/health",
-  readiness: (r) => readHealth(r, "loading"),
+  // trtllm-serve serves HTTP only once its LLM is built (refused while loading); its /health answers 503 only when the
+  // executor is broken (OpenAIServer.health): dead, as for vLLM
+  readiness: (r) => readHealth(r, "dead"),
   // trtllm-serve has no --version (click answers "No such option", exit 2): the distribution's metadata it is
   version: [pythonDistVersion("tensorrt_llm", "tensorrt-llm")],
 } satisfies EngineAdapter;

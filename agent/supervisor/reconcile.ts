@@ -7,6 +7,7 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardState } from "../../shared/schemas/common.js";
 import type { RunningShard } from "../../shared/schemas/inventory.js";
 import { runningShard } from "./adopt.js";
+import { judgeProbe } from "./health.js";
 import { backoffMs } from "./backoff.js";
 import { diffShards } from "./diff.js";
 import { capLog, logPath } from "./log-file.js";
@@ -33,6 +34,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       failures: r.restarts,
       claimed: false,
       unwantedSince: r.unwantedSince,
+      served: r.state === "ready",
     });
   }
 
@@ -84,7 +86,8 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     }
     try {
       const p = await o.ops.spawn(cmd.argv, cmd.env, logPath(o.stateDir, s.shard.shardId));
-      Object.assign(s, { pid: p.pid, startTime: p.startTime, startedAt: o.now() });
+      Object.assign(s, { pid: p.pid, startTime: p.startTime, startedAt: o.now(), served: false });
+      s.unhealthySince = undefined;
       void p.exited.then((e) => {
         if (s.pid === p.pid) s.exited = e;
       });
@@ -150,28 +153,21 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       return;
     }
     const r = await o.ops.probe(s.shard.httpPort, path);
-    const readiness = adapter.readiness(r);
-    if (readiness === "ready") {
+    const v = judgeProbe(s, adapter.readiness(r), r, path, o.now());
+    if (v.kind === "ready") {
+      s.served = true;
+      s.unhealthySince = undefined;
       if (s.state !== "ready") {
         move(s, "ready");
         await persist(s);
       }
-      return;
-    }
-    if (readiness === "dead") {
+    } else if (v.kind === "restart") {
       await o.ops.stop(s.pid, s.startTime, o.stopGraceMs);
-      return crashed(
-        s,
-        `health check failed (${r.kind === "status" ? `HTTP ${r.status}` : r.kind === "error" ? r.message : "refused"})`,
-      );
+      return crashed(s, v.why);
+    } else if (v.kind === "not-ready") {
+      if (s.served) s.unhealthySince ??= o.now();
+      move(s, "loading", v.message);
     }
-    if (s.state === "ready") return; // a blip; a dying engine is caught by its pid
-    const limitMs = s.shard.profile.startupTimeoutS * 1000;
-    if (o.now() - (s.startedAt ?? o.now()) > limitMs) {
-      await o.ops.stop(s.pid, s.startTime, o.stopGraceMs);
-      return crashed(s, `not ready within ${s.shard.profile.startupTimeoutS} s (startup timeout)`);
-    }
-    if (r.kind === "status") move(s, "loading");
   }
 
   /** Applies the desired set (diff), then watches every engine once. */

@@ -46,5 +46,9 @@ export type Slot = {
   /** False for an adopted engine until a desired set names it. */
   claimed: boolean;
   unwantedSince?: number;
+  /** It was ready since it started: a "not ready" answer now means unhealthy, not still loading. */
+  served?: boolean;
+  /** When it began answering "not ready" after it served. */
+  unhealthySince?: number;
   stopping?: Promise<void>;
 };

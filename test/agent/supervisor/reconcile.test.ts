@@ -259,6 +259,44 @@ describe("supervisor: failures", () => {
   });
 });
 
+describe("supervisor: unhealthy after ready", () => {
+  it("takes a ready engine that answers 503 out of routing (reported loading, why), and back when it answers 200", async () => {
+    const sup = await readyA();
+    sup.takeReports();
+    w.probes.set(A.httpPort, PROBE.loading);
+    await sup.tick();
+    expect(sup.current()).toMatchObject([
+      {
+        state: "loading",
+        message: "unhealthy: /health answered HTTP 503 after ready; out of routing until it answers 2xx",
+      },
+    ]);
+    expect(sup.takeReports().map((r) => r.state)).toEqual(["loading"]);
+    // a refused probe meanwhile changes nothing, and no startup timeout applies to an engine that served
+    w.probes.set(A.httpPort, PROBE.refused);
+    w.advance(A.profile.startupTimeoutS * 1000 - 1);
+    await sup.tick();
+    expect(states(sup)).toEqual({ "r1-s0": "loading" });
+    w.probes.set(A.httpPort, PROBE.ok);
+    await sup.tick();
+    expect(states(sup)).toEqual({ "r1-s0": "ready" });
+    expect(w.stops).toEqual([]);
+  });
+
+  it("restarts an engine that stays unhealthy longer than its startup timeout", async () => {
+    const sup = await readyA();
+    const e = w.engines[0]!;
+    w.probes.set(A.httpPort, PROBE.loading);
+    await sup.tick();
+    w.advance(A.profile.startupTimeoutS * 1000 + 1);
+    await sup.tick();
+    expect(w.stops).toEqual([e.pid]);
+    expect(sup.current()).toMatchObject([
+      { state: "pending", message: expect.stringMatching(/^unhealthy for more than \d+ s; restart 1 of 2/) },
+    ]);
+  });
+});
+
 describe("supervisor: changes and removals", () => {
   it("replaces an engine whose fingerprint changed: the old one stopped, then the new one spawned", async () => {
     const sup = await readyA();
