@@ -6,6 +6,7 @@ import {
   type Heartbeat,
   type RegisterRequestInput,
   RegisterResponse,
+  RouterInflight,
   type StatusReport,
 } from "../shared/schemas/agent.js";
 import { Assignments } from "../shared/schemas/assignment.js";
@@ -179,6 +180,18 @@ export function createClient(o: ClientOptions) {
       seen = a.index;
       return a;
     },
+    /** The router's count of requests outstanding to this node's engine on `port` (null: no router there). */
+    routerInflight: async (nodeId: string, port: number, token: string) =>
+      (
+        await call(
+          "GET",
+          `/api/v1/agents/${encodeURIComponent(nodeId)}/inflight?port=${port}`,
+          RouterInflight,
+          token,
+          undefined,
+          5000,
+        )
+      ).data.inflight,
     /** Forgets the last assignment index (the control plane's state is older): the next calls send none. */
     forgetIndex() {
       seen = 0;

@@ -3,13 +3,16 @@
 import { readFile } from "node:fs/promises";
 import { Agent, type Dispatcher } from "undici";
 import type { StartShard } from "../shared/schemas/assignment.js";
+import type { Inventory } from "../shared/schemas/inventory.js";
 import { createClient } from "./client.js";
 import type { AgentConfig } from "./config.js";
+import { run } from "./discovery/exec.js";
 import { type DiscoverOptions, discover } from "./discovery/index.js";
 import { loadNvml } from "./discovery/nvml-koffi.js";
+import { readVulkanDevices } from "./discovery/vulkan.js";
 import { adapterFor, launch } from "./engines/index.js";
 import { adoptFromStateDir } from "./supervisor/adopt.js";
-import { inflight, probeHttp } from "./supervisor/probe.js";
+import { engineInflight, probeHttp } from "./supervisor/probe.js";
 import { isSameProcess } from "./supervisor/proc.js";
 import { portFree, spawnEngine, stopEngine } from "./supervisor/process.js";
 import { createSupervisor, probeHost } from "./supervisor/reconcile.js";
@@ -53,14 +56,40 @@ export function discoveryOf(cfg: AgentConfig, ownPids: () => ReadonlySet<number>
   return () => discover({ ...discoverOptions(cfg), ownPids: ownPids() });
 }
 
+/** Each card's UUID by its index (how llama.cpp's Vulkan build is given its cards, see vulkanDevicesOf). */
+export const cardUuidsOf = (inv: Inventory): Record<number, string> =>
+  Object.fromEntries(inv.gpus.map((g) => [g.index, g.uuid]));
+
+/** What the supervisor learns from the rest of the agent: the latest discovery's cards, the router's counts. */
+export type SupervisorLinks = {
+  /** Each card's UUID by index, from the latest discovery that saw GPUs. */
+  cardUuids(): Record<number, string>;
+  /** The router's count of requests outstanding to the engine on `port`; undefined when it cannot be asked. */
+  routerInflight(port: number): Promise<number | undefined>;
+};
+
+/** The Vulkan loader's devices, read once at start when llama.cpp is the Vulkan build here; logs why they are not. */
+async function vulkanDevicesOf(cfg: AgentConfig, log: (line: string) => void) {
+  if (cfg.engineOptions.llamacpp?.backend !== "vulkan") return undefined;
+  const r = await readVulkanDevices(run, 10_000);
+  if (r.error) log(`${r.error.source}: ${r.error.message}`);
+  if (!r.devices) log("Vulkan devices unknown: llama.cpp's GGML_VK_VISIBLE_DEVICES gets the card indices as they are");
+  return r.devices;
+}
+
 /** The supervisor with every engine found alive in the state dir adopted; logs what it found. */
-export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void) {
+export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void, links: SupervisorLinks) {
   const adopted = await adoptFromStateDir(cfg.stateDir);
   for (const p of adopted.problems) log(`state dir: ${p}`);
   for (const r of adopted.gone) log(`shard ${r.shard.shardId}: its engine (pid ${r.pid}) is gone; forgetting it`);
   for (const r of adopted.alive) log(`shard ${r.shard.shardId}: adopted running engine pid ${r.pid}`);
   const host = probeHost(cfg.bindHost);
-  const engineOptions = (s: StartShard) => ({ host: cfg.bindHost, ...cfg.engineOptions[s.profile.engine] });
+  const vulkanDevices = await vulkanDevicesOf(cfg, log);
+  const engineOptions = (s: StartShard) => ({
+    host: cfg.bindHost,
+    ...cfg.engineOptions[s.profile.engine],
+    ...(s.profile.engine === "llamacpp" && vulkanDevices ? { vulkanDevices, cardUuids: links.cardUuids() } : {}),
+  });
   const supervisor = createSupervisor(
     {
       stateDir: cfg.stateDir,
@@ -79,7 +108,9 @@ export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void
         stop: stopEngine,
         alive: isSameProcess,
         probe: (port, path) => probeHttp(host, port, path),
-        inflight: (port) => inflight(host, port),
+        // the engine's own count where it says, else the router's
+        inflight: async (s) =>
+          (await engineInflight(host, s.httpPort, adapterFor(s.profile.engine))) ?? links.routerInflight(s.httpPort),
         portFree: (port) => portFree(cfg.bindHost, port),
       },
     },

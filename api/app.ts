@@ -9,6 +9,7 @@ import { validationHook } from "./openapi.js";
 import { placeSoon } from "./placement/trigger.js";
 import { requestIdOf } from "./request-id.js";
 import { routerRoutes } from "./router/routes.js";
+import { agentInflightRoutes } from "./routes/agent-inflight.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { assignmentRoutes } from "./routes/assignments.js";
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps) {
   app.route("/", joinTokenRoutes);
   app.route("/", agentRoutes);
   app.route("/", assignmentRoutes);
+  app.route("/", agentInflightRoutes);
   app.route("/", nodeRoutes);
   app.route("/", eventRoutes);
   app.route("/", modelRoutes);

@@ -5,8 +5,8 @@ import { type IdentityFlags, resolveIdentity } from "../agent/identity.js";
 import { formatInventory } from "../agent/inventory.js";
 import { runLoop } from "../agent/loop.js";
 import { runOnce } from "../agent/once.js";
-import { clientOf, discoverOptions, discoveryOf, supervisorOf } from "../agent/runtime.js";
-import { openSession } from "../agent/session.js";
+import { cardUuidsOf, clientOf, discoverOptions, discoveryOf, supervisorOf } from "../agent/runtime.js";
+import { openSession, type Session } from "../agent/session.js";
 import { pidsInGroups } from "../agent/supervisor/proc.js";
 
 export type InventoryFlags = {
@@ -56,9 +56,23 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   }
   try {
     const client = await clientOf(id.server, cfg);
-    const supervisor = await supervisorOf(cfg, log);
-    const discover = discoveryOf(cfg, () => pidsInGroups(new Set(supervisor.running().map((s) => s.pid!))));
-    const session = await openSession({ cfg, id, client, log, now: Date.now });
+    let cards: Record<number, string> = {};
+    let session: Session | undefined;
+    const supervisor = await supervisorOf(cfg, log, {
+      cardUuids: () => cards,
+      routerInflight: async (port) => {
+        const token = session?.token();
+        if (!token) return undefined;
+        return (await client.routerInflight(id.nodeId, port, token).catch(() => null)) ?? undefined;
+      },
+    });
+    const discoverNode = discoveryOf(cfg, () => pidsInGroups(new Set(supervisor.running().map((s) => s.pid!))));
+    const discover = async () => {
+      const inv = await discoverNode();
+      if (inv.gpus.length) cards = cardUuidsOf(inv);
+      return inv;
+    };
+    session = await openSession({ cfg, id, client, log, now: Date.now });
     const deps = { nodeId: id.nodeId, session, client, supervisor, discover, log };
     if (flags.once) {
       log(await runOnce(deps));

@@ -78,17 +78,45 @@ program
     "--fail-after <n>",
     "exit with status 1 during the N-th completion request (after the first chunk when streaming)",
   )
+  .option("--abort-on-stop", "on SIGTERM cut the requests in flight at once, as an engine whose process ends")
+  .option(
+    "--metrics <engine>",
+    "whose metric names GET /metrics uses: vllm, sglang, llamacpp, trtllm (JSON iteration stats), or none (404)",
+    "vllm",
+  )
   .addHelpText(
     "after",
     `
-Endpoints: GET /health, /v1/models, /metrics (vLLM names), /debug/env (the CUDA_*, NCCL_*, GLOO_*, GGML_*, LLMGW_* variables it
+Endpoints: GET /health, /v1/models, /metrics (vLLM names unless --metrics says), /debug/env (the CUDA_*, NCCL_*, GLOO_*, GGML_*, LLMGW_* variables it
 was given); POST /v1/chat/completions, /v1/completions (JSON or SSE with "stream": true), /v1/embeddings, /v1/responses.
 Replies are deterministic: "token0 token1 …", 16 tokens unless max_tokens says otherwise. SIGTERM finishes in-flight
-requests (for at most ~2 s) and exits 0.`,
+requests (for at most ~2 s; at once with --abort-on-stop) and exits 0.`,
   )
   .action(async (flags: import("./mock-engine.js").MockEngineFlags) => {
     const { runMockEngine } = await import("./mock-engine.js");
     process.exitCode = await runMockEngine(flags);
+  });
+
+program
+  .command("mock-engine-cli")
+  .description(
+    "Run the mock engine from a real engine's command line (vllm, sglang, llamacpp, trtllm), as an agent.yaml `command` for that engine in tests",
+  )
+  .argument("<engine>", "whose command line follows: vllm, sglang, llamacpp or trtllm")
+  .argument(
+    "[args...]",
+    "the engine's own arguments, as llmgw's adapter writes them (env LLMGW_MOCK_TOKENS_PER_S, LLMGW_MOCK_LOAD_MS, LLMGW_MOCK_ABORT_ON_STOP=1)",
+  )
+  .allowUnknownOption()
+  .helpOption(false)
+  .action(async (engine: string, args: string[]) => {
+    const { MOCKED_CLIS, cliFlags, runMockEngine } = await import("./mock-engine.js");
+    if (!(MOCKED_CLIS as readonly string[]).includes(engine)) {
+      process.stderr.write(`llmgw mock-engine-cli: <engine> must be one of ${MOCKED_CLIS.join(", ")}, not ${engine}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.exitCode = await runMockEngine(cliFlags(engine as (typeof MOCKED_CLIS)[number], args));
   });
 
 program

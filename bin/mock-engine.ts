@@ -1,5 +1,7 @@
 // `llmgw mock-engine`: the OpenAI-compatible stand-in for vLLM, run as a process like any engine.
+import { basename } from "node:path";
 import { startMockEngine } from "../agent/sim/mock-engine.js";
+import { METRICS_STYLES, type MetricsStyle } from "../agent/sim/mock-openai.js";
 
 export type MockEngineFlags = {
   port: string;
@@ -8,7 +10,51 @@ export type MockEngineFlags = {
   loadMs: string;
   tokensPerS: string;
   failAfter?: string;
+  metrics?: string;
+  abortOnStop?: boolean;
 };
+
+/** The engines whose command lines `llmgw mock-engine-cli` understands. */
+export const MOCKED_CLIS = ["vllm", "sglang", "llamacpp", "trtllm"] as const;
+
+/**
+ * The mock engine's flags from a real engine's command line, as llmgw's adapters write it: its --host and --port, the
+ * served name (--served-model-name, --alias, --served_model_name; else the weights' base name, as trtllm-serve does),
+ * and /metrics as that engine serves them — SGLang's only with --enable-metrics, llama.cpp's only with --metrics.
+ */
+export function cliFlags(engine: (typeof MOCKED_CLIS)[number], args: string[]): MockEngineFlags {
+  const value = (...names: string[]) => {
+    for (let i = args.length - 2; i >= 0; i--) if (names.includes(args[i]!)) return args[i + 1];
+    return undefined;
+  };
+  const weights =
+    engine === "vllm"
+      ? args[args.indexOf("serve") + 1]
+      : engine === "sglang"
+        ? value("--model-path", "--model")
+        : engine === "llamacpp"
+          ? value("-m", "--model")
+          : args.find((a) => !a.startsWith("-"));
+  const metrics: MetricsStyle =
+    engine === "sglang"
+      ? args.includes("--enable-metrics")
+        ? "sglang"
+        : "none"
+      : engine === "llamacpp"
+        ? args.includes("--metrics")
+          ? "llamacpp"
+          : "none"
+        : engine;
+  return {
+    port: value("--port") ?? "8000",
+    host: value("--host") ?? "127.0.0.1",
+    model: value("--served-model-name", "--alias", "-a", "--served_model_name") ?? basename(weights ?? "model"),
+    loadMs: process.env.LLMGW_MOCK_LOAD_MS ?? "0",
+    tokensPerS: process.env.LLMGW_MOCK_TOKENS_PER_S ?? "200",
+    abortOnStop: process.env.LLMGW_MOCK_ABORT_ON_STOP === "1",
+    metrics,
+  };
+}
 
 const num = (name: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER, integer = true) => {
   const n = Number(v);
@@ -18,6 +64,12 @@ const num = (name: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER
     );
   }
   return n;
+};
+
+const metricsStyle = (v: string): MetricsStyle => {
+  if (!(METRICS_STYLES as readonly string[]).includes(v))
+    throw new Error(`--metrics must be one of ${METRICS_STYLES.join(", ")}, not ${JSON.stringify(v)}`);
+  return v as MetricsStyle;
 };
 
 /** Serves until SIGTERM or SIGINT (then drains in-flight requests for at most ~2 s); returns the exit code. */
@@ -31,6 +83,8 @@ export async function runMockEngine(flags: MockEngineFlags): Promise<number> {
       loadMs: num("--load-ms", flags.loadMs, 0),
       tokensPerS: num("--tokens-per-s", flags.tokensPerS, 0, Number.MAX_SAFE_INTEGER, false),
       failAfter: flags.failAfter === undefined ? undefined : num("--fail-after", flags.failAfter, 1),
+      metrics: metricsStyle(flags.metrics ?? "vllm"),
+      abortOnStop: flags.abortOnStop === true,
     };
   } catch (e) {
     process.stderr.write(`llmgw mock-engine: ${(e as Error).message}\n`);

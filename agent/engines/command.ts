@@ -2,7 +2,7 @@
 // mock engine). The server must answer GET /health on its --port: 2xx ready, 503 loading, anything else dead.
 import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
-import { program, readHealth } from "./common.js";
+import { program, prometheusSum, readHealth } from "./common.js";
 import type { EngineAdapter, EngineOptions } from "./types.js";
 
 /** The value of every placeholder a template may use. */
@@ -62,4 +62,6 @@ export const command = {
   // Every rank gets its own httpPort, so every rank is probed.
   healthPath: (_shard) => "/health",
   readiness: (r) => readHealth(r, "loading"),
+  // a server that speaks vLLM's metric names is drained by them (the mock engine does); any other by the router's count
+  inflight: { path: "/metrics", read: prometheusSum("vllm:num_requests_running", "vllm:num_requests_waiting") },
 } satisfies EngineAdapter;

@@ -35,3 +35,21 @@ export function pythonDistVersion(...names: string[]): string[] {
   ].join("\n");
   return ["python3", "-c", script, ...names];
 }
+
+/**
+ * A reader of Prometheus text that sums the samples of `names` (every label set); undefined when none is there — an
+ * engine started without its metrics, or a release that renamed them.
+ */
+export function prometheusSum(...names: string[]): (text: string) => number | undefined {
+  return (text) => {
+    let total: number | undefined;
+    for (const line of text.split("\n")) {
+      const m = /^([A-Za-z_:][\w:]*)(?:\{[^}]*\})?\s+([0-9.eE+-]+|NaN)\s*$/.exec(line);
+      if (m && names.includes(m[1]!) && Number.isFinite(Number(m[2]))) total = (total ?? 0) + Number(m[2]);
+    }
+    return total;
+  };
+}
+
+/** Adds `flag` unless the profile's args already have it. */
+export const withFlag = (args: readonly string[], flag: string) => (args.includes(flag) ? [] : [flag]);

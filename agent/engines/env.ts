@@ -8,9 +8,7 @@ import type { EngineAdapter, EngineOptions } from "./types.js";
  * order of nvidia-smi's indices that placement hands out (CUDA's default, fastest first, differs on mixed-GPU nodes).
  */
 function deviceEnv(shard: StartShard, adapter: EngineAdapter, o: EngineOptions): Record<string, string> {
-  return (
-    adapter.devices?.(shard, o) ?? { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: shard.visibleDevices }
-  );
+  return adapter.devices?.(shard, o) ?? { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: shard.visibleDevices };
 }
 
 /** Every variable the engine of `shard` needs beyond the agent's own environment. Throws when it cannot run here. */

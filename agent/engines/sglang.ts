@@ -1,7 +1,7 @@
 // SGLang's launch_server. Flags follow SGLang's docs, references/multi_node_deployment/multi_node.md (--nnodes,
 // --node-rank, --dist-init-addr) and server arguments (--tp-size, --pp-size, --served-model-name).
 import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
-import { program, pythonDistVersion, readHealth } from "./common.js";
+import { program, prometheusSum, pythonDistVersion, readHealth, withFlag } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
 /** host:port as --dist-init-addr wants it, bracketing an IPv6 address. */
@@ -24,6 +24,8 @@ export const sglang = {
       String(shard.httpPort),
       "--served-model-name",
       shard.model,
+      // its /metrics (what a drain reads) is served only with --enable-metrics
+      ...withFlag(profile.args, "--enable-metrics"),
       "--tp-size",
       String(profile.tp),
       "--pp-size",
@@ -47,5 +49,6 @@ export const sglang = {
   healthPath: (_shard) => "/health",
   // SGLang answers 503 while it warms up (and when a health check fails); the startup deadline bounds it.
   readiness: (r) => readHealth(r, "loading"),
+  inflight: { path: "/metrics", read: prometheusSum("sglang:num_running_reqs", "sglang:num_queue_reqs") },
   version: [pythonDistVersion("sglang")],
 } satisfies EngineAdapter;

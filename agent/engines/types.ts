@@ -23,6 +23,11 @@ export type EngineOptions = {
    * its device UUID when the driver reports one (`vulkaninfo --summary`). Absent when not discovered.
    */
   vulkanDevices?: { name: string; uuid?: string; vendorId?: string }[];
+  /**
+   * Each card's UUID by its nvidia-smi index (`GPU-…`, from this node's inventory): how a placed card is found among
+   * `vulkanDevices`.
+   */
+  cardUuids?: Record<number, string>;
 };
 
 /** One HTTP probe of an engine's health endpoint, as seen from the agent. */
@@ -46,6 +51,11 @@ export type EngineAdapter = {
   healthPath(shard: StartShard): string | null;
   /** Reads one probe result. */
   readiness(r: ProbeResult): Readiness;
+  /**
+   * How a drain reads the requests the engine is still working on: GET `path`, whose body `read` turns into a count
+   * (undefined when it does not say; the drain then waits on the router's own count for the endpoint).
+   */
+  inflight?: { path: string; read(body: string): number | undefined };
   /**
    * The variables that give the engine its devices, when they are not CUDA's `CUDA_VISIBLE_DEVICES` (llama.cpp's Vulkan
    * build); may throw like argv.

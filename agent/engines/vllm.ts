@@ -1,7 +1,7 @@
 // vLLM's OpenAI-compatible server. Flags follow vLLM's docs, serving/parallelism_scaling.md ("Running vLLM with
 // MultiProcessing": --nnodes, --node-rank, --master-addr, --headless on the other nodes) and ParallelConfig's help.
 import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
-import { program, pythonDistVersion, readHealth } from "./common.js";
+import { program, prometheusSum, pythonDistVersion, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
 export const vllm = {
@@ -47,6 +47,7 @@ export const vllm = {
   healthPath: (shard) => (shard.nnodes > 1 && shard.rank > 0 ? null : "/health"),
   // vLLM opens its port only once the engine is up; a 503 afterwards means the engine died.
   readiness: (r) => readHealth(r, "dead"),
+  inflight: { path: "/metrics", read: prometheusSum("vllm:num_requests_running", "vllm:num_requests_waiting") },
   // the distribution's metadata first (fast); `vllm --version` for an install python3 does not see (pipx, a venv)
   version: [pythonDistVersion("vllm"), ["vllm", "--version"]],
 } satisfies EngineAdapter;

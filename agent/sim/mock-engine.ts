@@ -9,7 +9,8 @@ import {
   type Gen,
   type Kind,
   kindOf,
-  metricsText,
+  type MetricsStyle,
+  metricsOf,
   streamEvents,
   wordCount,
 } from "./mock-openai.js";
@@ -26,6 +27,10 @@ export type MockEngineOptions = {
   failAfter?: number;
   /** Called on the failing request (the CLI exits 1); the connection is dropped either way. */
   crash?: () => void;
+  /** On stop, cut every request in flight at once (as an engine whose process ends), rather than finishing them. */
+  abortOnStop?: boolean;
+  /** Whose metric names GET /metrics uses (default vLLM's); `none` answers 404, as an engine started without them. */
+  metrics?: MetricsStyle;
   /** The environment the engine was given, for GET /debug/env. */
   env?: Record<string, string | undefined>;
   now?: () => number;
@@ -46,6 +51,7 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
   const c: Counters = { running: 0, prompt: 0, generation: 0, success: { stop: 0, length: 0 } };
   let readyAt = Infinity;
   let requests = 0;
+  let iteration = 0;
   let draining = false;
 
   const send = (res: ServerResponse, status: number, body: unknown, type = "application/json") => {
@@ -136,8 +142,12 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
     if (req.method === "GET") {
       if (path === "/health")
         return loading ? send(res, 503, "Loading model", "text/plain") : send(res, 200, "", "text/plain");
-      if (path === "/metrics")
-        return send(res, 200, metricsText(opts.model, c), "text/plain; version=0.0.4; charset=utf-8");
+      if (path === "/metrics") {
+        const style = opts.metrics ?? "vllm";
+        if (style === "none") return fail(res, 404, "metrics are not enabled", "not_found");
+        const m = metricsOf(style, opts.model, c, ++iteration);
+        return send(res, 200, m.body, m.type);
+      }
       if (path === "/v1/models")
         return send(res, 200, {
           object: "list",
@@ -189,7 +199,7 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
   const close = () =>
     (closing ??= new Promise<void>((done) => {
       draining = true;
-      const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+      const force = setTimeout(() => server.closeAllConnections(), opts.abortOnStop ? 0 : DRAIN_MS);
       server.close(() => {
         clearTimeout(force);
         done();

@@ -176,3 +176,44 @@ export function metricsText(model: string, c: Counters): string {
     ]),
   ].join("\n")}\n`;
 }
+
+/** Whose metrics the mock engine exposes on GET /metrics, as that engine names them; `none`: no /metrics (404). */
+export const METRICS_STYLES = ["vllm", "sglang", "llamacpp", "trtllm", "none"] as const;
+export type MetricsStyle = (typeof METRICS_STYLES)[number];
+
+/**
+ * GET /metrics of `style`: vLLM's Prometheus text (metricsText), SGLang's `sglang:num_running_reqs` /
+ * `sglang:num_queue_reqs`, llama.cpp's `llamacpp:requests_processing` / `llamacpp:requests_deferred`, or
+ * TensorRT-LLM's JSON iteration stats (an array of the iterations since the last call: empty when none ran).
+ */
+export function metricsOf(
+  style: Exclude<MetricsStyle, "none">,
+  model: string,
+  c: Counters,
+  iteration: number,
+): { type: string; body: string } {
+  const prom = "text/plain; version=0.0.4; charset=utf-8";
+  const gauge = (name: string, help: string, v: number, labels = "") =>
+    `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name}${labels} ${v}\n`;
+  if (style === "vllm") return { type: prom, body: metricsText(model, c) };
+  if (style === "sglang") {
+    const l = `{model_name="${model.replace(/["\\\n]/g, "_")}"}`;
+    return {
+      type: prom,
+      body:
+        gauge("sglang:num_running_reqs", "The number of running requests.", c.running, l) +
+        gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", 0, l),
+    };
+  }
+  if (style === "llamacpp")
+    return {
+      type: prom,
+      body:
+        gauge("llamacpp:requests_processing", "Number of requests processing.", c.running) +
+        gauge("llamacpp:requests_deferred", "Number of requests deferred.", 0),
+    };
+  const stats = c.running
+    ? [{ iter: iteration, timestamp: new Date().toISOString(), numActiveRequests: c.running, numQueuedRequests: 0 }]
+    : [];
+  return { type: "application/json", body: JSON.stringify(stats) };
+}

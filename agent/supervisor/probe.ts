@@ -1,5 +1,5 @@
 // The HTTP side of watching an engine: one readiness probe, and the in-flight request count used while draining.
-import type { ProbeResult } from "../engines/types.js";
+import type { EngineAdapter, ProbeResult } from "../engines/types.js";
 
 /** The URL of a path on host:port; an IPv6 address goes in brackets. */
 const urlOf = (host: string, port: number, path: string) =>
@@ -17,21 +17,20 @@ export async function probeHttp(host: string, port: number, path: string, timeou
   }
 }
 
-/** Requests the engine is still working on, from vLLM-style metrics (`…num_requests_running` + `…waiting`). */
-export function inflightFromMetrics(text: string): number | undefined {
-  let total: number | undefined;
-  for (const line of text.split("\n")) {
-    const m = /^[A-Za-z_:]*num_requests_(?:running|waiting)(?:\{[^}]*\})?\s+([0-9.eE+-]+)/.exec(line);
-    if (m) total = (total ?? 0) + Number(m[1]);
-  }
-  return total;
-}
-
-/** The engine's in-flight request count, or undefined when it exposes no such metric (or cannot be asked). */
-export async function inflight(host: string, port: number, timeoutMs = 2000): Promise<number | undefined> {
+/**
+ * The requests an engine still works on, read as its adapter says (`inflight`); undefined when the adapter has no
+ * way, the engine does not answer, or its answer does not say.
+ */
+export async function engineInflight(
+  host: string,
+  port: number,
+  adapter: Pick<EngineAdapter, "inflight">,
+  timeoutMs = 2000,
+): Promise<number | undefined> {
+  if (!adapter.inflight) return undefined;
   try {
-    const r = await fetch(urlOf(host, port, "/metrics"), { signal: AbortSignal.timeout(timeoutMs) });
-    return r.ok ? inflightFromMetrics(await r.text()) : undefined;
+    const r = await fetch(urlOf(host, port, adapter.inflight.path), { signal: AbortSignal.timeout(timeoutMs) });
+    return r.ok ? adapter.inflight.read(await r.text()) : undefined;
   } catch {
     return undefined;
   }

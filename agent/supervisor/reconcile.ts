@@ -7,9 +7,9 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardState } from "../../shared/schemas/common.js";
 import type { RunningShard } from "../../shared/schemas/inventory.js";
 import { runningShard } from "./adopt.js";
-import { judgeProbe } from "./health.js";
 import { backoffMs } from "./backoff.js";
 import { diffShards } from "./diff.js";
+import { judgeProbe } from "./health.js";
 import { capLog, logPath } from "./log-file.js";
 import { removeRecord, type ShardRecord, writeRecord } from "./state-files.js";
 import type { Slot, SupervisorOptions } from "./types.js";
@@ -125,7 +125,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       if (s.state === "ready") {
         move(s, "draining", why);
         const end = o.now() + o.drainTimeoutMs;
-        while (o.now() < end && ((await o.ops.inflight(s.shard.httpPort)) ?? 0) > 0)
+        while (o.now() < end && ((await o.ops.inflight(s.shard)) ?? 0) > 0)
           await new Promise((r) => setTimeout(r, 250));
       }
       await o.ops.stop(s.pid, s.startTime, o.stopGraceMs);

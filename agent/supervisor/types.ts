@@ -13,7 +13,8 @@ export type SupervisorOps = {
   stop(pid: number, startTime: number, graceMs: number): Promise<void>;
   alive(pid: number, startTime: number): boolean;
   probe(port: number, path: string): Promise<ProbeResult>;
-  inflight(port: number): Promise<number | undefined>;
+  /** Requests the shard's engine still works on (its own metrics, else the router's count); undefined: unknown. */
+  inflight(shard: StartShard): Promise<number | undefined>;
   portFree(port: number): Promise<boolean>;
 };
 

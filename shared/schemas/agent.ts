@@ -91,3 +91,14 @@ export type StatusReport = z.infer<typeof StatusReport>;
 export const AgentAck = z
   .object({ nodeId: NodeId, receivedAt: z.number().int(), heartbeatIntervalS: z.number().int() })
   .openapi("AgentAck");
+
+export const RouterInflight = z
+  .object({
+    port: z.number().int(),
+    inflight: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "requests outstanding to the endpoint; null where this instance runs no router" }),
+  })
+  .openapi("RouterInflight");

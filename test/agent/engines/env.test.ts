@@ -11,7 +11,11 @@ const placement = { NCCL_MNNVL_ENABLE: "0", NCCL_CUMEM_ENABLE: "1", NCCL_IB_HCA:
 describe("shardEnv", () => {
   it.each([
     ["single node", makeShard(), { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: "0,1,2,3" }],
-    ["MIG instance", makeShard({ visibleDevices: MIG, deviceIds: [1001] }), { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: MIG }],
+    [
+      "MIG instance",
+      makeShard({ visibleDevices: MIG, deviceIds: [1001] }),
+      { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: MIG },
+    ],
     [
       "multi-node with placement env and mgmt interface",
       twoNodeShard(1, { env: placement, mgmtInterface: "eno1" }),

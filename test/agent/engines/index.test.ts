@@ -89,6 +89,7 @@ describe("launch", () => {
         "999",
         "--alias",
         "q",
+        "--metrics",
       ],
       env: { GGML_VK_VISIBLE_DEVICES: "1" },
     });

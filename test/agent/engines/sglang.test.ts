@@ -14,6 +14,7 @@ const COMMON = [
   "20001",
   "--served-model-name",
   "meta-llama/Llama-3.1-70B-Instruct",
+  "--enable-metrics",
 ];
 const sg = { engine: "sglang" } as const;
 

@@ -97,7 +97,7 @@ export function fakeWorld() {
     },
     alive: (pid, startTime) => find(pid, startTime)?.alive ?? false,
     probe: async (port) => w.probes.get(port) ?? PROBE.refused,
-    inflight: async (port) => w.inflight(port),
+    inflight: async (shard) => w.inflight(shard.httpPort),
     // a port is taken while a live engine or another program holds it
     portFree: async (port) => !w.busyPorts.has(port) && !w.live().some((e) => e.port === port),
   };

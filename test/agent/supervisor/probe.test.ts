@@ -1,7 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inflight, inflightFromMetrics, probeHttp } from "../../../agent/supervisor/probe.js";
+import { llamacpp } from "../../../agent/engines/llamacpp.js";
+import { sglang } from "../../../agent/engines/sglang.js";
+import { trtllm } from "../../../agent/engines/trtllm.js";
+import { vllm } from "../../../agent/engines/vllm.js";
+import { engineInflight, probeHttp } from "../../../agent/supervisor/probe.js";
 import { probeHost } from "../../../agent/supervisor/reconcile.js";
 import { freePort } from "../../helpers/process.js";
 
@@ -16,7 +20,9 @@ vllm:num_requests_waiting_by_reason{engine="0",reason="capacity"} 40.0
 vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.25
 `;
 
-describe("inflightFromMetrics", () => {
+const inflight = (host: string, port: number) => engineInflight(host, port, vllm);
+
+describe("vLLM's in-flight count", () => {
   it.each([
     {
       name: "vLLM's running + waiting, with labels (HELP/TYPE and look-alike metrics ignored)",
@@ -28,7 +34,6 @@ describe("inflightFromMetrics", () => {
       text: 'vllm:num_requests_running{engine="0"} 1\nvllm:num_requests_running{engine="1"} 4\n',
       want: 5,
     },
-    { name: "no labels, no prefix", text: "num_requests_running 2\nnum_requests_waiting 0\n", want: 2 },
     {
       name: "an idle engine reports 0 (not undefined)",
       text: "vllm:num_requests_running 0.0\nvllm:num_requests_waiting 0.0\n",
@@ -36,9 +41,35 @@ describe("inflightFromMetrics", () => {
     },
     { name: "exponent notation", text: "vllm:num_requests_waiting 1e+01\n", want: 10 },
     { name: "no such metric", text: "# HELP x\nprocess_cpu_seconds_total 12.5\n", want: undefined },
+    { name: "another engine's names", text: "sglang:num_running_reqs 3\n", want: undefined },
     { name: "empty text", text: "", want: undefined },
   ])("$name", ({ text, want }) => {
-    expect(inflightFromMetrics(text)).toBe(want);
+    expect(vllm.inflight.read(text)).toBe(want);
+  });
+});
+
+describe("each engine's in-flight count, by its own names", () => {
+  it("SGLang: sglang:num_running_reqs + sglang:num_queue_reqs", () => {
+    const text =
+      '# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name="m"} 2.0\nsglang:num_queue_reqs{model_name="m"} 3.0\nsglang:num_used_tokens{model_name="m"} 900\n';
+    expect(sglang.inflight.read(text)).toBe(5);
+    expect(sglang.inflight.read(VLLM_METRICS)).toBeUndefined();
+  });
+
+  it("llama.cpp: llamacpp:requests_processing + llamacpp:requests_deferred", () => {
+    const text =
+      "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 1\nllamacpp:requests_deferred 4\nllamacpp:kv_cache_tokens 12\n";
+    expect(llamacpp.inflight.read(text)).toBe(5);
+  });
+
+  it("TensorRT-LLM: the latest iteration's active + queued requests; an empty list says nothing", () => {
+    const stats = [
+      { iter: 7, numActiveRequests: 9, numQueuedRequests: 9 },
+      { iter: 8, numActiveRequests: 2, numQueuedRequests: 1, kvCacheStats: { usedNumBlocks: 3 } },
+    ];
+    expect(trtllm.inflight.read(JSON.stringify(stats))).toBe(3);
+    expect(trtllm.inflight.read("[]")).toBeUndefined();
+    expect(trtllm.inflight.read("vllm:num_requests_running 1")).toBeUndefined();
   });
 });
 
