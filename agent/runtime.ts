@@ -66,6 +66,8 @@ export type SupervisorLinks = {
   cardUuids(): Record<number, string>;
   /** The router's count of requests outstanding to the engine on `port`; undefined when it cannot be asked. */
   routerInflight(port: number): Promise<number | undefined>;
+  /** This node's address, for `{nodeAddr}` in profiles. */
+  nodeAddr?: string;
 };
 
 /** The Vulkan loader's devices, read once at start when llama.cpp is the Vulkan build here; logs why they are not. */
@@ -87,6 +89,7 @@ export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void
   const vulkanDevices = await vulkanDevicesOf(cfg, log);
   const engineOptions = (s: StartShard) => ({
     host: cfg.bindHost,
+    ...(links.nodeAddr ? { nodeAddr: links.nodeAddr } : {}),
     ...cfg.engineOptions[s.profile.engine],
     ...(s.profile.engine === "llamacpp" && vulkanDevices ? { vulkanDevices, cardUuids: links.cardUuids() } : {}),
   });

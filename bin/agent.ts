@@ -59,6 +59,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     let cards: Record<number, string> = {};
     let session: Session | undefined;
     const supervisor = await supervisorOf(cfg, log, {
+      nodeAddr: id.mgmtAddr,
       cardUuids: () => cards,
       routerInflight: async (port) => {
         const token = session?.token();

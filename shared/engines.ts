@@ -48,3 +48,67 @@ export function talksToPeers(engine: string, args: readonly string[]): boolean {
   const flags = PEER_FLAGS[engine as EngineName] ?? [];
   return args.some((a) => flags.some((f) => a === f || a.startsWith(`${f}=`)));
 }
+
+/**
+ * Flags llmgw writes on each engine's command line, as its CLI spells them (aliases included). Every engine keeps the
+ * last value of a repeated flag, so one in a profile's args would silently take the engine off the port its health
+ * probe and the router use, off the GPU count placement gave it, or off the model name clients send.
+ */
+const OWNED_FLAGS: Record<EngineName, Record<string, string>> = {
+  vllm: {
+    "--host": "the address the agent binds engines to (agent.yaml bind_host)",
+    "--port": "the port placement gave the shard",
+    "--model": "the model's weightsPath",
+    "--served-model-name": "the model's servedName",
+    "--tensor-parallel-size": "the profile's tp",
+    "-tp": "the profile's tp",
+    "--pipeline-parallel-size": "the profile's pp",
+    "-pp": "the profile's pp",
+    "--nnodes": "the profile's nodes",
+    "--node-rank": "each shard's rank",
+    "--master-addr": "the leader's address",
+    "--master-port": "the leader's port",
+    "--headless": "the ranks after the first",
+    "--distributed-executor-backend": "llmgw (mp across nodes)",
+  },
+  sglang: {
+    "--host": "the address the agent binds engines to (agent.yaml bind_host)",
+    "--port": "the port placement gave the shard",
+    "--model-path": "the model's weightsPath",
+    "--model": "the model's weightsPath",
+    "--served-model-name": "the model's servedName",
+    "--tp-size": "the profile's tp",
+    "--tensor-parallel-size": "the profile's tp",
+    "--tp": "the profile's tp",
+    "--pp-size": "the profile's pp",
+    "--pipeline-parallel-size": "the profile's pp",
+    "--nnodes": "the profile's nodes",
+    "--node-rank": "each shard's rank",
+    "--dist-init-addr": "the leader's address and port",
+    "--nccl-init-addr": "the leader's address and port",
+  },
+  llamacpp: {
+    "--host": "the address the agent binds engines to (agent.yaml bind_host)",
+    "--port": "the port placement gave the shard",
+    "-m": "the model's weightsPath",
+    "--model": "the model's weightsPath",
+    "-a": "the model's servedName",
+    "--alias": "the model's servedName",
+  },
+  trtllm: {
+    "--host": "the address the agent binds engines to (agent.yaml bind_host)",
+    "--port": "the port placement gave the shard",
+    "--tp_size": "the profile's tp",
+    "--tensor_parallel_size": "the profile's tp",
+    "--pp_size": "the profile's pp",
+    "--pipeline_parallel_size": "the profile's pp",
+  },
+  command: {},
+};
+
+/** Why `arg` may not be in a profile's args for `engine` (llmgw sets it); undefined when it may. */
+export function ownedFlagRefusal(engine: EngineName, arg: string): string | undefined {
+  const flag = arg.startsWith("-") ? arg.split("=")[0]! : undefined;
+  const what = flag === undefined ? undefined : OWNED_FLAGS[engine][flag];
+  return what && `${flag} is set by llmgw for ${engine} (to ${what}): remove it from args`;
+}

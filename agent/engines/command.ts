@@ -1,48 +1,16 @@
 // Any OpenAI-compatible server, started from the profile's args as a template (also how tests and the demo run a
 // mock engine). The server must answer GET /health on its --port: 2xx ready, 503 loading, anything else dead.
 import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
-import type { StartShard } from "../../shared/schemas/assignment.js";
 import { program, prometheusSum, readHealth } from "./common.js";
-import type { EngineAdapter, EngineOptions } from "./types.js";
-
-/** The value of every placeholder a template may use. */
-function placeholders(shard: StartShard, o: EngineOptions): Record<string, string> {
-  return {
-    port: String(shard.httpPort),
-    host: o.host,
-    model: shard.model,
-    weights: shard.weightsPath,
-    rank: String(shard.rank),
-    nnodes: String(shard.nnodes),
-    leaderAddr: shard.leaderAddr,
-    leaderPort: String(shard.leaderPort),
-    tp: String(shard.profile.tp),
-    pp: String(shard.profile.pp),
-    devices: shard.visibleDevices,
-  };
-}
-
-/** `arg` with each `{name}` replaced; throws on a name the template language does not have. */
-function substitute(arg: string, values: Record<string, string>): string {
-  return arg.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => {
-    const value = values[name];
-    if (value === undefined) {
-      throw new Error(
-        `unknown placeholder {${name}} in the command profile's args; known: ${Object.keys(values)
-          .map((k) => `{${k}}`)
-          .join(" ")}`,
-      );
-    }
-    return value;
-  });
-}
+import { placeholders, substitute } from "./template.js";
+import type { EngineAdapter } from "./types.js";
 
 export const command = {
   engine: "command",
   capabilities: ENGINE_CAPABILITIES.command,
   argv(shard, o) {
     const values = placeholders(shard, o);
-    const argv = [...program(o, []), ...shard.profile.args.map((a) => substitute(a, values))];
+    const argv = [...program(o, []), ...shard.profile.args.map((a) => substitute(a, values, "command profile's args"))];
     if (argv.length === 0) {
       throw new Error(
         `profile ${shard.profile.name} uses engine "command" but has no args: give the server's command line, e.g. ["my-server", "--port", "{port}"]`,

@@ -5,6 +5,7 @@ import { command } from "./command.js";
 import { shardEnv } from "./env.js";
 import { llamacpp } from "./llamacpp.js";
 import { sglang } from "./sglang.js";
+import { withTemplates } from "./template.js";
 import { trtllm } from "./trtllm.js";
 import type { EngineAdapter, EngineOptions } from "./types.js";
 import { vllm } from "./vllm.js";
@@ -19,5 +20,6 @@ export function adapterFor(engine: Engine): EngineAdapter {
 /** The command line and environment (on top of the agent's own) that start `shard`; throws when it cannot run here. */
 export function launch(shard: StartShard, o: EngineOptions): { argv: string[]; env: Record<string, string> } {
   const adapter = adapterFor(shard.profile.engine);
-  return { argv: adapter.argv(shard, o), env: shardEnv(shard, adapter, o) };
+  const s = withTemplates(shard, o);
+  return { argv: adapter.argv(s, o), env: shardEnv(s, adapter, o) };
 }

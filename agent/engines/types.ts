@@ -16,6 +16,8 @@ export type EngineOptions = {
    * The command that starts the engine when agent.yaml overrides it (e.g. a venv's `vllm`), else the adapter's default.
    */
   command?: string[];
+  /** This node's address (agent.yaml mgmt_addr, or the one found): `{nodeAddr}` in a profile's args and env. */
+  nodeAddr?: string;
   /** llama.cpp's GPU backend on this node (the build that is installed). */
   backend?: "cuda" | "vulkan";
   /**

@@ -1,5 +1,5 @@
 import { isMigClass } from "../classes.js";
-import { ENGINE_NAMES, multiNodeRefusal } from "../engines.js";
+import { ENGINE_NAMES, multiNodeRefusal, ownedFlagRefusal } from "../engines.js";
 import { z } from "../z.js";
 import { EpochMs } from "./common.js";
 
@@ -81,6 +81,10 @@ export const ModelSpec = z
           message: `gpusPerNode × nodes (${s.gpusPerNode} × ${s.nodes}) must equal tp × pp (${s.tp} × ${s.pp})`,
         });
       }
+      (p.args ?? []).forEach((a, j) => {
+        const owned = ownedFlagRefusal(p.engine, a);
+        if (owned) ctx.addIssue({ code: "custom", path: ["profiles", i, "args", j], message: owned });
+      });
       const spans = multiNodeRefusal(p.engine, s.nodes);
       if (spans) ctx.addIssue({ code: "custom", path: ["profiles", i, "nodes"], message: spans });
       if (isMigClass(p.gpuClass) && (s.tp !== 1 || s.pp !== 1 || s.gpusPerNode !== 1 || s.nodes !== 1)) {

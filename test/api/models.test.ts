@@ -121,6 +121,28 @@ describe("PUT/GET/DELETE /api/v1/models/{name}", () => {
       "unknown field",
     ],
     ["no profiles", { profiles: [] }, "spec.profiles", ""],
+    [
+      "an engine-owned flag in args (--port=… too)",
+      {
+        profiles: [
+          { name: "a", engine: "vllm", gpuClass: "h100-80g", args: ["--max-model-len", "8192", "--port=9000"] },
+        ],
+      },
+      "spec.profiles.0.args.2",
+      "--port is set by llmgw for vllm (to the port placement gave the shard): remove it from args",
+    ],
+    [
+      "a tensor-parallel size in args",
+      { profiles: [{ name: "a", engine: "sglang", gpuClass: "h100-80g", args: ["--tp", "8"] }] },
+      "spec.profiles.0.args.0",
+      "--tp is set by llmgw for sglang (to the profile's tp)",
+    ],
+    [
+      "llama.cpp's model alias in args",
+      { profiles: [{ name: "a", engine: "llamacpp", gpuClass: "l40s-45g", args: ["-a", "other"] }] },
+      "spec.profiles.0.args.0",
+      "-a is set by llmgw for llamacpp (to the model's servedName)",
+    ],
   ])("refuses %s with 400 naming the field, writing nothing", async (_, partial, path, message) => {
     const r = await put("bad", { spec: { weightsPath: "/m", ...partial } });
     expect(r.status).toBe(400);

@@ -117,3 +117,23 @@ describe("launch", () => {
     ],
   ])("throws the adapter's error for %s", (_, shard, o, want) => expect(() => launch(shard, o)).toThrow(want));
 });
+
+describe("templated values in a real engine's profile", () => {
+  it("fills {leaderPort}, {rank}, {nodeAddr} … in args and env, and leaves other braces (JSON) as written", () => {
+    const shard = twoNodeShard(1, {
+      profile: {
+        args: ["--data-parallel-rpc-port", "{leaderPort}", "--kv-transfer-config", '{"kv_role":"kv_both"}', "{nope}"],
+        env: { VLLM_HOST_IP: "{nodeAddr}", RANK_NOTE: "rank {rank} of {nnodes}" },
+      },
+    });
+    const { argv, env } = launch(shard, { ...HOST, nodeAddr: "10.0.0.12" });
+    expect(argv.slice(-5)).toEqual([
+      "--data-parallel-rpc-port",
+      String(shard.leaderPort),
+      "--kv-transfer-config",
+      '{"kv_role":"kv_both"}',
+      "{nope}",
+    ]);
+    expect(env).toMatchObject({ VLLM_HOST_IP: "10.0.0.12", RANK_NOTE: "rank 1 of 2" });
+  });
+});
