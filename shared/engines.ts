@@ -112,3 +112,31 @@ export function ownedFlagRefusal(engine: EngineName, arg: string): string | unde
   const what = flag === undefined ? undefined : OWNED_FLAGS[engine][flag];
   return what && `${flag} is set by llmgw for ${engine} (to ${what}): remove it from args`;
 }
+
+/**
+ * Engines whose releases before a version crash at start when their device is a MIG instance
+ * (`CUDA_VISIBLE_DEVICES=MIG-<uuid>`). vLLM read every entry with int() until its device selection was reworked
+ * (vllm-project/vllm#41848, #46132; fixed by #45026, first released in 0.24.0). SGLang leaves the variable to CUDA,
+ * and llama.cpp's CUDA build and TensorRT-LLM have no such report.
+ */
+const MIG_SINCE: Partial<Record<EngineName, string>> = { vllm: "0.24.0" };
+
+/** A release's leading numbers: "0.23.1.dev12+gabc" → [0, 23, 1]; undefined for one that is not numbered. */
+function releaseOf(version: string): number[] | undefined {
+  const m = /^v?(\d+(?:\.\d+)*)/.exec(version.trim());
+  return m ? m[1]!.split(".").map(Number) : undefined;
+}
+
+/** Why `engine` at `version` cannot run on a MIG instance; undefined when it can, or when its version is not known. */
+export function migVersionRefusal(engine: string, version: string | undefined): string | undefined {
+  const since = MIG_SINCE[engine as EngineName];
+  const have = version === undefined ? undefined : releaseOf(version);
+  if (!since || !have) return undefined;
+  const want = releaseOf(since)!;
+  for (let i = 0; i < want.length; i++) {
+    const a = have[i] ?? 0;
+    if (a !== want[i])
+      return a > want[i]! ? undefined : `${engine} ${version} crashes at start on a MIG instance (before ${since})`;
+  }
+  return undefined;
+}

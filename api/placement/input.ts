@@ -29,7 +29,15 @@ type ShardRow = { id: string; replicaId: string; nodeId: string; rank: number; s
 /** What placement derives from a node's inventory alone: the costly part, kept while the inventory is unchanged. */
 export type NodeFacts = Pick<
   PlaceNode,
-  "engines" | "engineBackends" | "activeNics" | "devices" | "cards" | "nvlink" | "ibFabrics" | "weights"
+  | "engines"
+  | "engineVersions"
+  | "engineBackends"
+  | "activeNics"
+  | "devices"
+  | "cards"
+  | "nvlink"
+  | "ibFabrics"
+  | "weights"
 >;
 
 /**
@@ -52,6 +60,7 @@ export function nodeFacts(inventory: string): NodeFacts {
   const tray = inv.gpus.find((g) => g.platform?.trayIndex !== undefined)?.platform?.trayIndex;
   return {
     engines: Object.keys(inv.engines.versions).sort(),
+    engineVersions: inv.engines.versions,
     engineBackends: inv.engines.backends ?? {},
     activeNics: inv.hcas.filter((h) => h.ports.some((p) => p.state === "ACTIVE")).map((h) => h.name),
     devices: devicesOf(inv.gpus).map((d) => ({

@@ -6,7 +6,7 @@ import { ENGINE_CAPABILITIES, type EngineName, multiNodeRefusal } from "../../sh
 import { byText, compareText } from "../../shared/sort.js";
 import type { NodeFit } from "./fit.js";
 import { byTray, classNotes, heldNote, joinNotes, shortDomain, trayName } from "./notes.js";
-import { type Scope, vulkanOnMig } from "./scope.js";
+import { migTooOld, type Scope, vulkanOnMig } from "./scope.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlaceProfile } from "./types.js";
 
 /**
@@ -60,6 +60,9 @@ export function scopeReason(scope: Scope, d: PlaceDeployment, p: PlaceProfile): 
     const vulkan = scope.matching.filter((n) => vulkanOnMig(n, p)).map((n) => n.id);
     if (vulkan.length)
       return `no node ${where}${matching} can run ${p.engine} on MIG class ${p.gpuClass}: its build on ${vulkan.join(", ")} is Vulkan's, which cannot address MIG instances (use the CUDA build there, or whole GPUs)`;
+    const old = scope.matching.map((n) => [n.id, migTooOld(n, p)] as const).filter(([, why]) => why);
+    if (old.length)
+      return `no node ${where}${matching} can run ${p.engine} on MIG class ${p.gpuClass}: ${old.map(([id, why]) => `on ${id} ${why}`).join("; ")} (upgrade it, or use whole GPUs)`;
     return `no node ${where}${matching} has engine ${p.engine}`;
   }
   if (isMigClass(p.gpuClass) || scope.withEngine.some((n) => n.devices.some((d) => d.class === p.gpuClass)))

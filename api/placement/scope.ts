@@ -1,6 +1,7 @@
 // Which nodes and devices a deployment's profile may use (docs/architecture.md, placement rule 1), kept in stages so a
 // reason can say where it ended.
 import { isMigClass } from "../../shared/classes.js";
+import { migVersionRefusal } from "../../shared/engines.js";
 import { isHeld, type Ledger } from "./ledger.js";
 import type { PlaceDeployment, PlaceDevice, PlaceNode, PlaceProfile } from "./types.js";
 
@@ -21,7 +22,7 @@ export function scopeOf(nodes: readonly PlaceNode[], d: PlaceDeployment, p: Plac
   const selector = Object.entries(d.nodeSelector ?? {});
   const matching = inPool.filter((n) => selector.every(([k, v]) => n.labels[k] === v));
   const withEngine = matching.filter(
-    (n) => (p.engine === "command" || n.engines.includes(p.engine)) && !vulkanOnMig(n, p),
+    (n) => (p.engine === "command" || n.engines.includes(p.engine)) && !vulkanOnMig(n, p) && !migTooOld(n, p),
   );
   const schedulable = withEngine.filter((n) => n.schedulable && n.devices.some((d) => d.class === p.gpuClass));
   return { inPool, matching, withEngine, schedulable };
@@ -30,6 +31,11 @@ export function scopeOf(nodes: readonly PlaceNode[], d: PlaceDeployment, p: Plac
 /** True when the node's build of the profile's engine is Vulkan's and the profile asks for MIG instances it cannot address. */
 export function vulkanOnMig(n: PlaceNode, p: PlaceProfile): boolean {
   return n.engineBackends?.[p.engine] === "vulkan" && isMigClass(p.gpuClass);
+}
+
+/** Why the node's release of the profile's engine cannot run the profile's MIG class; undefined when it can. */
+export function migTooOld(n: PlaceNode, p: PlaceProfile): string | undefined {
+  return isMigClass(p.gpuClass) ? migVersionRefusal(p.engine, n.engineVersions?.[p.engine]) : undefined;
 }
 
 /** Devices of the class on the node that are healthy and held by no shard, lowest id first. */

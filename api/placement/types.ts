@@ -41,6 +41,8 @@ export type PlaceNode = {
   notSchedulable?: string;
   /** Engines installed on the node (`vllm`, `sglang`, `llamacpp`, `trtllm`, `command`). */
   engines: string[];
+  /** The installed engines' versions, as probed (`unknown` when a probe printed none). */
+  engineVersions?: Record<string, string>;
   /** Engines whose build on this node is not CUDA's: engine → backend (`vulkan`). */
   engineBackends?: Record<string, string>;
   /** Adapters (HCAs) with a port ACTIVE: a GPU's nearest NIC is of use only when it is one of them. */

@@ -193,7 +193,7 @@ describe("formatInventory", () => {
       "0",
     ]);
     expect(report).toContain("fabric ib-east: mlx5_0, 400 Gb/s");
-    expect(report).toMatch(/^Engines: vllm 0\.11\.0, sglang absent, llamacpp absent$/m);
+    expect(report).toMatch(/^Engines: vllm 0\.29\.0, sglang absent, llamacpp absent$/m);
     expect(report).not.toContain("Warnings");
   });
 

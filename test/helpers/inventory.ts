@@ -30,7 +30,7 @@ export function inventoryFromCapture(xmlPath: string): Inventory {
     memory: { totalMiB: 2_063_000, availableMiB: 2_000_000 },
     storage: [{ path: "/models", freeBytes: 5e12, totalBytes: 8e12, shared: true, fsType: "nfs4" }],
     weights: [{ path: "/models/llama-3.1-8b-instruct", sizeBytes: 16_069_000_000 }],
-    engines: { probed: ["vllm", "sglang", "llamacpp"], versions: { vllm: "0.11.0" } },
+    engines: { probed: ["vllm", "sglang", "llamacpp"], versions: { vllm: "0.29.0" } },
     gpus: smi.gpus,
     imex: { state: "absent", channels: 0 },
     hcas: [

@@ -103,3 +103,30 @@ describe("reasons", () => {
     ).toBe("profile a: x; profile b runs …");
   });
 });
+
+describe("an engine release that cannot run on MIG", () => {
+  const d = deployment("d", "m", 1);
+  const onMig = (version?: string) =>
+    a100Mig("mig-1", version === undefined ? {} : { engineVersions: { vllm: version } });
+  const reason = (version?: string) => {
+    const p = profile("mig", MIG_CLASS);
+    return scopeReason(scopeOf([onMig(version)], d, p), d, p);
+  };
+
+  it("keeps vLLM before 0.24.0 off MIG instances, saying why", () => {
+    expect(reason("0.23.1.dev7+g1a2b")).toBe(
+      `no node in pool prod can run vllm on MIG class ${MIG_CLASS}: on mig-1 vllm 0.23.1.dev7+g1a2b crashes at start on a MIG instance (before 0.24.0) (upgrade it, or use whole GPUs)`,
+    );
+    expect(reason("0.10.2+cu128")).toMatch(/crashes at start on a MIG instance/);
+  });
+
+  it("lets 0.24.0 and later, and a version it cannot read, use them", () => {
+    for (const v of ["0.24.0", "0.29.0", "1.0.0", "unknown", undefined]) expect(reason(v), String(v)).toBeUndefined();
+  });
+
+  it("says nothing of MIG for whole GPUs", () => {
+    const p = profile("whole", "h100-80g");
+    const n = hgx("h", { engineVersions: { vllm: "0.20.0" } });
+    expect(scopeOf([n], d, p).withEngine.map((x) => x.id)).toEqual(["h"]);
+  });
+});
