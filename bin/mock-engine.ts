@@ -17,6 +17,18 @@ export type MockEngineFlags = {
 /** The engines whose command lines `llmgw mock-engine-cli` understands. */
 export const MOCKED_CLIS = ["vllm", "sglang", "llamacpp", "trtllm"] as const;
 
+/** Where each engine's command line names its weights, and the flag without which it serves no /metrics. */
+const CLIS: Record<(typeof MOCKED_CLIS)[number], { weights: "positional" | string[]; metricsFlag?: string }> = {
+  vllm: { weights: "positional" },
+  sglang: { weights: ["--model-path", "--model"], metricsFlag: "--enable-metrics" },
+  llamacpp: { weights: ["-m", "--model"], metricsFlag: "--metrics" },
+  trtllm: { weights: "positional" },
+};
+
+/** The positional weights path: after `serve` for vLLM, the first non-flag argument for trtllm-serve. */
+const positional = (engine: string, args: string[]) =>
+  engine === "vllm" ? args[args.indexOf("serve") + 1] : args.find((a) => !a.startsWith("-"));
+
 /**
  * The mock engine's flags from a real engine's command line, as llmgw's adapters write it: its --host and --port, the
  * served name (--served-model-name, --alias, --served_model_name; else the weights' base name, as trtllm-serve does),
@@ -27,24 +39,9 @@ export function cliFlags(engine: (typeof MOCKED_CLIS)[number], args: string[]): 
     for (let i = args.length - 2; i >= 0; i--) if (names.includes(args[i]!)) return args[i + 1];
     return undefined;
   };
-  const weights =
-    engine === "vllm"
-      ? args[args.indexOf("serve") + 1]
-      : engine === "sglang"
-        ? value("--model-path", "--model")
-        : engine === "llamacpp"
-          ? value("-m", "--model")
-          : args.find((a) => !a.startsWith("-"));
-  const metrics: MetricsStyle =
-    engine === "sglang"
-      ? args.includes("--enable-metrics")
-        ? "sglang"
-        : "none"
-      : engine === "llamacpp"
-        ? args.includes("--metrics")
-          ? "llamacpp"
-          : "none"
-        : engine;
+  const cli = CLIS[engine];
+  const weights = cli.weights === "positional" ? positional(engine, args) : value(...cli.weights);
+  const metrics: MetricsStyle = !cli.metricsFlag || args.includes(cli.metricsFlag) ? engine : "none";
   return {
     port: value("--port") ?? "8000",
     host: value("--host") ?? "127.0.0.1",

@@ -39,7 +39,7 @@ export function adoptOrphans(input: PlanInput, orphans: readonly Orphan[]): Adop
     // shard of the same id would be taken for it
     const seq = /^r(\d+)$/.exec(o.spec.replicaId)?.[1];
     if (seq !== undefined) out.nextSeq = Math.max(out.nextSeq, Number(seq) + 1);
-    const why = adoptable(input, o, ledger, count, ids);
+    const why = adoptable(input, o, seq, ledger, count, ids);
     if (typeof why === "string") {
       out.refused.push({ nodeId: o.nodeId, shardId: o.spec.shardId, why });
       continue;
@@ -56,6 +56,8 @@ export function adoptOrphans(input: PlanInput, orphans: readonly Orphan[]): Adop
 function adoptable(
   input: PlanInput,
   o: Orphan,
+  /** The seq in its replica id (`r<seq>`), when it has that form. */
+  seq: string | undefined,
   ledger: Ledger,
   count: Map<string, number>,
   ids: Set<string>,
@@ -64,7 +66,6 @@ function adoptable(
   if (!LIVE_STATES.has(o.state)) return `its engine is ${o.state}`;
   if (s.nnodes !== 1 || s.profile.nodes !== 1)
     return "a multi-node shard is never adopted: its peers' engines cannot be vouched for one node at a time";
-  const seq = /^r(\d+)$/.exec(s.replicaId)?.[1];
   if (seq === undefined || s.shardId !== `${s.replicaId}-s0`) return `"${s.shardId}" is not a shard id placement gives`;
   if (ids.has(s.replicaId) || ids.has(s.shardId)) return `the id ${s.replicaId} is taken by another replica`;
   const d = input.deployments.find((x) => x.name === s.deployment);
