@@ -68,6 +68,8 @@ export type SupervisorLinks = {
   routerInflight(port: number): Promise<number | undefined>;
   /** This node's address, for `{nodeAddr}` in profiles. */
   nodeAddr?: string;
+  /** The engines' versions, from the latest discovery. */
+  engineVersions?(): Record<string, string>;
 };
 
 /** The Vulkan loader's devices, read once at start when llama.cpp is the Vulkan build here; logs why they are not. */
@@ -87,12 +89,16 @@ export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void
   for (const r of adopted.alive) log(`shard ${r.shard.shardId}: adopted running engine pid ${r.pid}`);
   const host = probeHost(cfg.bindHost);
   const vulkanDevices = await vulkanDevicesOf(cfg, log);
-  const engineOptions = (s: StartShard) => ({
-    host: cfg.bindHost,
-    ...(links.nodeAddr ? { nodeAddr: links.nodeAddr } : {}),
-    ...cfg.engineOptions[s.profile.engine],
-    ...(s.profile.engine === "llamacpp" && vulkanDevices ? { vulkanDevices, cardUuids: links.cardUuids() } : {}),
-  });
+  const engineOptions = (s: StartShard) => {
+    const version = links.engineVersions?.()[s.profile.engine];
+    return {
+      host: cfg.bindHost,
+      ...(links.nodeAddr ? { nodeAddr: links.nodeAddr } : {}),
+      ...(version ? { version } : {}),
+      ...cfg.engineOptions[s.profile.engine],
+      ...(s.profile.engine === "llamacpp" && vulkanDevices ? { vulkanDevices, cardUuids: links.cardUuids() } : {}),
+    };
+  };
   const supervisor = createSupervisor(
     {
       stateDir: cfg.stateDir,

@@ -57,10 +57,12 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   try {
     const client = await clientOf(id.server, cfg);
     let cards: Record<number, string> = {};
+    let versions: Record<string, string> = {};
     let session: Session | undefined;
     const supervisor = await supervisorOf(cfg, log, {
       nodeAddr: id.mgmtAddr,
       cardUuids: () => cards,
+      engineVersions: () => versions,
       routerInflight: async (port) => {
         const token = session?.token();
         if (!token) return undefined;
@@ -71,6 +73,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     const discover = async () => {
       const inv = await discoverNode();
       if (inv.gpus.length) cards = cardUuidsOf(inv);
+      versions = inv.engines.versions ?? {};
       return inv;
     };
     session = await openSession({ cfg, id, client, log, now: Date.now });

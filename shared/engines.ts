@@ -121,22 +121,65 @@ export function ownedFlagRefusal(engine: EngineName, arg: string): string | unde
  */
 const MIG_SINCE: Partial<Record<EngineName, string>> = { vllm: "0.24.0" };
 
-/** A release's leading numbers: "0.23.1.dev12+gabc" → [0, 23, 1]; undefined for one that is not numbered. */
-function releaseOf(version: string): number[] | undefined {
-  const m = /^v?(\d+(?:\.\d+)*)/.exec(version.trim());
-  return m ? m[1]!.split(".").map(Number) : undefined;
+/** A version's order: its release numbers, then its pre-release (dev < a < b < rc < the release itself). */
+function versionKey(version: string): { release: number[]; pre: [number, number] } | undefined {
+  const m = /^v?(\d+(?:\.\d+)*)(?:[.-]?(dev|alpha|a|beta|b|rc|c)\.?(\d*))?/i.exec(version.trim());
+  if (!m) return undefined;
+  const tag = m[2]?.toLowerCase();
+  const rank = tag === undefined ? 4 : tag === "dev" ? 0 : tag.startsWith("a") ? 1 : tag.startsWith("b") ? 2 : 3;
+  return { release: m[1]!.split(".").map(Number), pre: [rank, Number(m[3] || 0)] };
+}
+
+/**
+ * Orders two engine versions as Python's packaging does for the forms engines publish ("0.24.0", "1.3.0rc15",
+ * "0.23.1.dev7+g1a2b"): negative when `a` comes first; undefined when either is not numbered (llama.cpp's "b4589").
+ */
+export function compareVersions(a: string, b: string): number | undefined {
+  const x = versionKey(a);
+  const y = versionKey(b);
+  if (!x || !y) return undefined;
+  for (let i = 0; i < Math.max(x.release.length, y.release.length); i++) {
+    const d = (x.release[i] ?? 0) - (y.release[i] ?? 0);
+    if (d) return d;
+  }
+  return x.pre[0] - y.pre[0] || x.pre[1] - y.pre[1];
 }
 
 /** Why `engine` at `version` cannot run on a MIG instance; undefined when it can, or when its version is not known. */
 export function migVersionRefusal(engine: string, version: string | undefined): string | undefined {
   const since = MIG_SINCE[engine as EngineName];
-  const have = version === undefined ? undefined : releaseOf(version);
-  if (!since || !have) return undefined;
-  const want = releaseOf(since)!;
-  for (let i = 0; i < want.length; i++) {
-    const a = have[i] ?? 0;
-    if (a !== want[i])
-      return a > want[i]! ? undefined : `${engine} ${version} crashes at start on a MIG instance (before ${since})`;
-  }
+  const order = since && version !== undefined ? compareVersions(version, since) : undefined;
+  return order !== undefined && order < 0
+    ? `${engine} ${version} crashes at start on a MIG instance (before ${since})`
+    : undefined;
+}
+
+/** Ports an engine binds on rank 0's node besides its HTTP port and the leader port. */
+export type LeaderPorts = {
+  /** Offsets from the leader port, ascending. */
+  offsets: number[];
+  /** What takes them, as a person reads it in a pending reason. */
+  why: string;
+};
+
+/**
+ * SGLang with DP attention moves its processes' queues from IPC files to TCP: six ports from dist_init_port + 1
+ * (tokenizer, detokenizer, rpc, metrics, scheduler input, load collector) and the DP controller's handshake at
+ * dist_init_port + 13 (PortArgs.init_new, DP_ATTENTION_HANDSHAKE_PORT_DELTA); it checks each is free and fails at
+ * start when one is taken. On one node it would put dist_init_port at --port + 233, outside any range llmgw hands
+ * out, so the adapter gives it --dist-init-addr there too: dist_init_port is always the leader port.
+ */
+const SGLANG_DP_ATTENTION: LeaderPorts = {
+  offsets: [1, 2, 3, 4, 5, 6, 13],
+  why: "sglang with --enable-dp-attention also binds the leader port + 1…6 and + 13",
+};
+
+/**
+ * The ports `engine` takes for itself with a profile's args, beyond the two placement always gives a leader;
+ * undefined when it takes none (vLLM, and SGLang without DP attention, pick free ports at random; llama.cpp and
+ * TensorRT-LLM listen on --port only).
+ */
+export function leaderPorts(engine: string, args: readonly string[]): LeaderPorts | undefined {
+  if (engine === "sglang" && args.includes("--enable-dp-attention")) return SGLANG_DP_ATTENTION;
   return undefined;
 }

@@ -1,6 +1,6 @@
 // SGLang's launch_server. Flags follow SGLang's docs, references/multi_node_deployment/multi_node.md (--nnodes,
 // --node-rank, --dist-init-addr) and server arguments (--tp-size, --pp-size, --served-model-name).
-import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
+import { ENGINE_CAPABILITIES, leaderPorts } from "../../shared/engines.js";
 import { program, prometheusSum, pythonDistVersion, readHealth, withFlag } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
@@ -41,7 +41,10 @@ export const sglang = {
             "--dist-init-addr",
             hostPort(shard.leaderAddr, shard.leaderPort),
           ]
-        : [];
+        : leaderPorts("sglang", profile.args)
+          ? // DP attention on one node: its TCP ports follow the leader port placement held, not --port + 233
+            ["--dist-init-addr", hostPort("127.0.0.1", shard.leaderPort)]
+          : [];
     return [...base, ...multi, ...profile.args];
   },
   // Ranks > 0 serve no API, but once their schedulers are ready they answer /health on --host/--port (SGLang's

@@ -1,6 +1,7 @@
 // TensorRT-LLM's trtllm-serve. Flags follow the trtllm-serve command reference (MODEL, --host, --port, --tp_size,
 // --pp_size; GET /health).
-import { ENGINE_CAPABILITIES } from "../../shared/engines.js";
+import { compareVersions, ENGINE_CAPABILITIES } from "../../shared/engines.js";
+import type { StartShard } from "../../shared/schemas/assignment.js";
 import { program, pythonDistVersion, readHealth } from "./common.js";
 import type { EngineAdapter } from "./types.js";
 
@@ -18,6 +19,21 @@ export function iterationStatsInflight(body: string): number | undefined {
   return active === undefined ? undefined : active + (count("numQueuedRequests") ?? 0);
 }
 
+/**
+ * The first release whose trtllm-serve is known to take --served_model_name (added by NVIDIA/TensorRT-LLM#11711, Feb
+ * 2026; 1.3.0rc15 is the earliest release it is confirmed in). Older ones refuse the flag and show the weights
+ * directory's name in /v1/models instead; their chat and completion paths do not check a request's model, so routing
+ * works either way.
+ */
+export const SERVED_NAME_SINCE = "1.3.0rc15";
+
+/** `--served_model_name <model>` when the installed release takes it and the profile does not set it itself. */
+function servedName(shard: StartShard, version: string | undefined): string[] {
+  const order = version === undefined ? undefined : compareVersions(version, SERVED_NAME_SINCE);
+  const own = shard.profile.args.some((a) => a === "--served_model_name" || a.startsWith("--served_model_name="));
+  return order !== undefined && order >= 0 && !own ? ["--served_model_name", shard.model] : [];
+}
+
 export const trtllm = {
   engine: "trtllm",
   capabilities: ENGINE_CAPABILITIES.trtllm,
@@ -28,7 +44,6 @@ export const trtllm = {
           "launch its ranks, which llmgw's agent does not do: give the trtllm profile nodes: 1",
       );
     }
-    // No --served_model_name: older trtllm-serve releases reject it; add it to the profile's args where supported.
     return [
       ...program(o, ["trtllm-serve"]),
       shard.weightsPath,
@@ -40,6 +55,7 @@ export const trtllm = {
       String(shard.profile.tp),
       "--pp_size",
       String(shard.profile.pp),
+      ...servedName(shard, o.version),
       ...shard.profile.args,
     ];
   },

@@ -18,6 +18,8 @@ export type EngineOptions = {
   command?: string[];
   /** This node's address (agent.yaml mgmt_addr, or the one found): `{nodeAddr}` in a profile's args and env. */
   nodeAddr?: string;
+  /** The engine's version on this node, as discovery probed it; absent when not known. */
+  version?: string;
   /** llama.cpp's GPU backend on this node (the build that is installed). */
   backend?: "cuda" | "vulkan";
   /**

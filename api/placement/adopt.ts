@@ -85,7 +85,7 @@ function adoptable(
     return `its devices (${s.deviceIds.join(", ")}) are not ${profile.gpusPerNode} ${profile.gpuClass} on ${node.id}`;
   const held = s.deviceIds.filter((id) => isHeld(ledger, node.id, id));
   if (held.length) return `device${held.length === 1 ? "" : "s"} ${held.join(", ")} now held by another replica`;
-  const ports = [...new Set([s.httpPort, s.leaderPort])];
+  const ports = [...new Set([s.httpPort, s.leaderPort, ...(s.enginePorts ?? [])])];
   const use = ledger.get(node.id)?.ports;
   if (ports.some((p) => use?.has(p))) return `port ${ports.find((p) => use?.has(p))} now held by another replica`;
   return {
@@ -108,6 +108,7 @@ function adoptable(
         httpPort: s.httpPort,
         leaderAddr: node.mgmtAddr,
         leaderPort: s.leaderPort,
+        ...(s.enginePorts ? { enginePorts: s.enginePorts } : {}),
         fabric: s.fabric,
         env: s.env,
       },

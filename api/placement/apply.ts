@@ -185,7 +185,7 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
       const spec = startShard(input, r, s, iface.get(s.nodeId));
       added.shards.push({ id: s.shardId, replicaId: r.id, nodeId: s.nodeId, rank: s.rank, spec: JSON.stringify(spec) });
       for (const deviceId of s.deviceIds) added.allocations.push({ nodeId: s.nodeId, deviceId, shardId: s.shardId });
-      for (const port of new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort] : [])]))
+      for (const port of new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort, ...(s.enginePorts ?? [])] : [])]))
         added.ports.push({ nodeId: s.nodeId, port, shardId: s.shardId });
     }
   }

@@ -1,7 +1,8 @@
 // How one node fits one shard of a profile: its free devices, the set it would give, the ports it has left.
+import type { LeaderPorts } from "../../shared/engines.js";
 import { chooseDevices, type DeviceSet } from "./devices.js";
 import { type Ledger, versionOf } from "./ledger.js";
-import { freePorts } from "./ports.js";
+import { shardPorts } from "./ports.js";
 import { freeDevices } from "./scope.js";
 import type { PlaceNode } from "./types.js";
 
@@ -11,18 +12,31 @@ export type NodeFit = {
   free: number;
   /** The devices a shard would get; undefined when fewer than needed are free. */
   set?: DeviceSet;
-  /** Lowest free ports, at most two (an http port, and a leader port when the shard is rank 0). */
+  /**
+   * The ports a shard would get (ports.ts shardPorts): its http port, then, when it can lead, the leader port and the
+   * engine's own ports.
+   */
   ports: number[];
+  /** The ports the engine takes beyond http and leader, when it takes any (shared/engines.ts leaderPorts). */
+  enginePorts?: LeaderPorts;
 };
 
 /**
  * How the node fits a shard of `k` devices of the class; with `network` (the replica talks to peers), sets whose
  * nearest NICs are active and distinct first.
  */
-export function fitNode(node: PlaceNode, cls: string, k: number, ledger: Ledger, network = false): NodeFit {
+export function fitNode(
+  node: PlaceNode,
+  cls: string,
+  k: number,
+  ledger: Ledger,
+  network = false,
+  enginePorts?: LeaderPorts,
+): NodeFit {
   const free = freeDevices(node, cls, ledger);
   const set = chooseDevices(node.cards, free, k, network ? { activeNics: new Set(node.activeNics ?? []) } : undefined);
-  return { node, free: free.length, ...(set ? { set } : {}), ports: freePorts(node, ledger, 2) };
+  const ports = shardPorts(node, ledger, enginePorts?.offsets);
+  return { node, free: free.length, ...(set ? { set } : {}), ports, ...(enginePorts ? { enginePorts } : {}) };
 }
 
 /**
@@ -42,21 +56,22 @@ export function cachedFits(
   k: number,
   ledger: Ledger,
   network = false,
+  enginePorts?: LeaderPorts,
 ): NodeFit[] {
-  const key = `${cls}\u0000${k}\u0000${network ? "net" : ""}`;
+  const key = `${cls}\u0000${k}\u0000${network ? "net" : ""}\u0000${enginePorts?.offsets.join(",") ?? ""}`;
   let byNode = cache.get(key);
   if (!byNode) cache.set(key, (byNode = new Map()));
   return nodes.map((node) => {
     const version = versionOf(ledger, node.id);
     const hit = byNode.get(node);
     if (hit && hit.version === version) return hit.fit;
-    const fit = fitNode(node, cls, k, ledger, network);
+    const fit = fitNode(node, cls, k, ledger, network, enginePorts);
     byNode.set(node, { version, fit });
     return fit;
   });
 }
 
-/** True when the node can host the shard, as leader (two ports) or as a follower (one). */
+/** True when the node can host the shard, as leader (http, leader and the engine's ports) or as a follower (http). */
 export function fits(f: NodeFit, leader: boolean): f is NodeFit & { set: DeviceSet } {
   return !!f.set && f.ports.length >= (leader ? 2 : 1);
 }

@@ -180,6 +180,7 @@ export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[],
           httpPort: spec.httpPort,
           leaderAddr: spec.leaderAddr,
           leaderPort: spec.leaderPort,
+          ...(spec.enginePorts ? { enginePorts: spec.enginePorts } : {}),
           fabric: spec.fabric,
           env: spec.env,
         };

@@ -7,7 +7,7 @@ export type NodeUse = { devices: Set<number>; ports: Set<number>; version: numbe
 /** Taken devices and ports by node id. Local to one plan() call, which adds each replica it assigns. */
 export type Ledger = Map<string, NodeUse>;
 
-/** The ledger of the replicas that exist: every shard's devices and both of its ports count as taken. */
+/** The ledger of the replicas that exist: every shard's devices and ports count as taken. */
 export function ledgerOf(replicas: readonly Replica[]): Ledger {
   const ledger: Ledger = new Map();
   for (const r of replicas) hold(ledger, r);
@@ -25,6 +25,7 @@ function holdShard(ledger: Ledger, s: Shard): void {
   // A follower's leaderPort belongs to rank 0's node; counting it here too only ever wastes a port, never doubles one.
   use.ports.add(s.httpPort);
   use.ports.add(s.leaderPort);
+  for (const p of s.enginePorts ?? []) use.ports.add(p);
   use.version++;
 }
 

@@ -1,5 +1,6 @@
 // Multi-node replicas (docs/architecture.md, placement rule 3): all shards or none, NVLink domain first, InfiniBand
 // fabric second.
+import { leaderPorts } from "../../shared/engines.js";
 import type { Attempt, PlaceContext } from "./context.js";
 import { nodeTiebreak } from "./context.js";
 import { cachedFits } from "./fit.js";
@@ -14,7 +15,8 @@ export function placeMulti(ctx: PlaceContext, scope: Scope): Attempt {
   const { profile } = ctx;
   const k = profile.gpusPerNode;
   const n = profile.nodes;
-  const all = cachedFits(ctx.fits, scope.schedulable, profile.gpuClass, k, ctx.ledger);
+  const ports = leaderPorts(profile.engine, profile.args);
+  const all = cachedFits(ctx.fits, scope.schedulable, profile.gpuClass, k, ctx.ledger, false, ports);
   const base = { seq: ctx.seq, deployment: ctx.deployment.name, profile: profile.name, fingerprint: ctx.fingerprint };
   const nv = chooseDomain(all, n, k);
   if (nv) {

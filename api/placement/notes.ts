@@ -44,7 +44,10 @@ export function classNotes(
     for (const c of bare.sort((a, b) => a.index - b.index))
       out.push(`card ${c.index} on ${n.id}: ${c.problems!.join("; ")}`);
     const fit = fitsById?.get(n.id);
-    if (fit?.set && fit.ports.length < 2) out.push(`node ${n.id} has no free port in ${rangeText(n)}`);
+    if (fit?.set && fit.ports.length < 2) {
+      const why = fit.enginePorts ? ` for a leader (${fit.enginePorts.why})` : "";
+      out.push(`node ${n.id} has no free port in ${rangeText(n)}${why}`);
+    }
   }
   return out;
 }

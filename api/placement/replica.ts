@@ -18,11 +18,14 @@ export function visibleDevices(devices: readonly PlaceDevice[]): string {
   return [...new Set(devices.map((d) => d.card))].sort((a, b) => a - b).join(",");
 }
 
-/** A replica `r<seq>` whose shard of rank i runs on gang[i]; rank 0 leads, on the lowest two free ports of its node. */
+/**
+ * A replica `r<seq>` whose shard of rank i runs on gang[i]; rank 0 leads, on the ports its fit found (http, leader and
+ * the engine's own).
+ */
 export function buildReplica(r: NewReplica, gang: readonly ShardChoice[]): Replica {
   const id = `r${r.seq}`;
   const leader = gang[0]!.fit;
-  const leaderPort = leader.ports[1]!;
+  const [, leaderPort, ...enginePorts] = leader.ports as [number, number, ...number[]];
   const shards: Shard[] = gang.map((c, rank) => ({
     shardId: `${id}-s${rank}`,
     replicaId: id,
@@ -35,6 +38,7 @@ export function buildReplica(r: NewReplica, gang: readonly ShardChoice[]): Repli
     httpPort: c.fit.ports[0]!,
     leaderAddr: leader.node.mgmtAddr,
     leaderPort,
+    ...(rank === 0 && enginePorts.length ? { enginePorts } : {}),
     fabric: r.fabric,
     env: c.env,
   }));

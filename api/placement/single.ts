@@ -1,6 +1,6 @@
 // Single-node replicas (docs/architecture.md, placement rule 2): `gpusPerNode` devices on one node, or one MIG
 // instance.
-import { talksToPeers } from "../../shared/engines.js";
+import { leaderPorts, talksToPeers } from "../../shared/engines.js";
 import type { Attempt, PlaceContext } from "./context.js";
 import { nodeTiebreak } from "./context.js";
 import { cachedFits, compareScores, fits } from "./fit.js";
@@ -17,7 +17,8 @@ export function placeSingle(ctx: PlaceContext, scope: Scope): Attempt {
   const k = profile.gpusPerNode;
   // a one-node replica that talks to peers (data or expert parallel) wants its GPUs' nearest NICs active and distinct
   const network = talksToPeers(profile.engine, profile.args);
-  const all = cachedFits(ctx.fits, scope.schedulable, profile.gpuClass, k, ctx.ledger, network);
+  const ports = leaderPorts(profile.engine, profile.args);
+  const all = cachedFits(ctx.fits, scope.schedulable, profile.gpuClass, k, ctx.ledger, network, ports);
   const scored = all
     .filter((f) => fits(f, true))
     .map((f) => ({

@@ -23,6 +23,7 @@ export function startShard(
     leaderAddr: s.leaderAddr,
     leaderPort: s.leaderPort,
     httpPort: s.httpPort,
+    ...(s.enginePorts ? { enginePorts: s.enginePorts } : {}),
     deviceIds: s.deviceIds,
     visibleDevices: s.visibleDevices,
     hcas: s.hcas,

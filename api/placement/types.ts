@@ -101,6 +101,8 @@ export type Shard = {
   httpPort: number;
   leaderAddr: string;
   leaderPort: number;
+  /** Ports the engine binds itself on rank 0's node (SGLang's DP attention), held like http and leader. */
+  enginePorts?: number[];
   /** `single`, `nvlink:<domain key>` or `ib:<fabric name>`. */
   fabric: string;
   env: Record<string, string>;

@@ -14,6 +14,10 @@ export const StartShard = z
     leaderAddr: z.string().openapi({ example: "10.0.0.11" }),
     leaderPort: z.number().int(),
     httpPort: z.number().int(),
+    enginePorts: z.array(z.number().int()).optional().openapi({
+      description:
+        "rank 0 only: ports the engine binds itself besides httpPort and leaderPort (SGLang with --enable-dp-attention: leaderPort + 1…6 and + 13), held for it",
+    }),
     deviceIds: z
       .array(z.number().int())
       .openapi({ description: "card indices, or 1000 + 100 × card + instance for MIG" }),

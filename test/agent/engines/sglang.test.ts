@@ -88,6 +88,24 @@ describe("sglang.argv", () => {
     ],
   ])("%s", (_, shard, want) => expect(sglang.argv(shard, HOST)).toEqual(want));
 
+  it("gives DP attention on one node the leader port as --dist-init-addr, so its TCP ports are the ones placement held", () => {
+    const args = ["--enable-dp-attention", "--dp-size", "4"];
+    const argv = sglang.argv(makeShard({ leaderPort: 20002, profile: { ...sg, args } }), HOST);
+    expect(argv.slice(COMMON.length + PROGRAM.length)).toEqual([
+      "--tp-size",
+      "4",
+      "--pp-size",
+      "1",
+      "--dist-init-addr",
+      "127.0.0.1:20002",
+      ...args,
+    ]);
+    // across nodes the leader's address already carries it
+    const multi = sglang.argv(twoNodeShard(0, { profile: { ...sg, args } }), HOST);
+    expect(multi.filter((a) => a === "--dist-init-addr")).toHaveLength(1);
+    expect(multi[multi.indexOf("--dist-init-addr") + 1]).toBe("10.0.0.11:29500");
+  });
+
   it("starts agent.yaml's program instead of python3 -m sglang.launch_server", () => {
     const o = { ...HOST, command: ["/opt/venv/bin/python", "-m", "sglang.launch_server"] };
     expect(sglang.argv(makeShard({ profile: sg }), o).slice(0, 5)).toEqual([

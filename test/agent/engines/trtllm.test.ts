@@ -44,6 +44,21 @@ describe("trtllm.argv", () => {
     ],
   ])("%s", (_, shard, want) => expect(trtllm.argv(shard, HOST)).toEqual(want));
 
+  it("names the model with --served_model_name from the first release that takes it, unless the profile does", () => {
+    const shard = makeShard({ profile: trt });
+    const named = (version?: string, s = shard) => {
+      const argv = trtllm.argv(s, { ...HOST, ...(version ? { version } : {}) });
+      const at = argv.indexOf("--served_model_name");
+      return at < 0 ? undefined : argv.slice(at, at + 2);
+    };
+    for (const v of ["1.3.0rc15", "1.3.0rc17", "1.3.0", "1.4.0rc4", "1.10.0"])
+      expect(named(v), v).toEqual(["--served_model_name", "meta-llama/Llama-3.1-70B-Instruct"]);
+    for (const v of ["1.3.0rc14", "1.2.1", "0.21.0", "unknown", undefined]) expect(named(v), String(v)).toBeUndefined();
+    const own = makeShard({ profile: { ...trt, args: ["--served_model_name", "llama"] } });
+    const argv = trtllm.argv(own, { ...HOST, version: "1.4.0" });
+    expect(argv.filter((a) => a === "--served_model_name")).toHaveLength(1);
+  });
+
   it("starts agent.yaml's program instead of trtllm-serve", () => {
     expect(trtllm.argv(makeShard({ profile: trt }), { ...HOST, command: ["/opt/trt/bin/trtllm-serve"] })[0]).toBe(
       "/opt/trt/bin/trtllm-serve",
