@@ -9,9 +9,9 @@ import {
   RouterInflight,
   type StatusReport,
 } from "../shared/schemas/agent.js";
-import { Assignments } from "../shared/schemas/assignment.js";
+import { Assignments, StartShard } from "../shared/schemas/assignment.js";
 import { Problem } from "../shared/schemas/problem.js";
-import type { z } from "../shared/z.js";
+import { z } from "../shared/z.js";
 
 /** A call the control plane refused or answered badly; `status` 0 when it could not be reached or made no sense. */
 export class ApiCallError extends Error {
@@ -120,6 +120,41 @@ function agentError(f: CallFailure): ApiCallError {
   }
 }
 
+/** A shard of an assignments answer the agent cannot use, and why; its ids when the answer gave ones a report can carry. */
+export type RefusedShard = { shardId?: string; replicaId?: string; reason: string };
+
+/** The answer with each shard read on its own, so that one bad shard is refused alone, not the whole answer. */
+const AssignmentsAnswer = Assignments.extend({ shards: z.array(z.unknown()) });
+const ReportableId = z.string().min(1).max(64);
+
+/** Splits the shards of an answer into those the agent can start and those it refuses (each with its reason). */
+export function readShards(raw: readonly unknown[]): { shards: StartShard[]; refused: RefusedShard[] } {
+  const shards: StartShard[] = [];
+  const refused: RefusedShard[] = [];
+  const taken = new Set<string>();
+  raw.forEach((item, i) => {
+    const fields = (item !== null && typeof item === "object" ? item : {}) as Record<string, unknown>;
+    const ids = {
+      ...(ReportableId.safeParse(fields.shardId).success ? { shardId: fields.shardId as string } : {}),
+      ...(ReportableId.safeParse(fields.replicaId).success ? { replicaId: fields.replicaId as string } : {}),
+    };
+    const parsed = StartShard.safeParse(item);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.slice(0, 3).map((x) => `${x.path.join(".") || "shard"}: ${x.message}`);
+      refused.push({ ...ids, reason: `unusable assignment (shards.${i}): ${issues.join("; ")}` });
+    } else if (taken.has(parsed.data.shardId)) {
+      // the first one runs: reporting this one failed would name the shard that runs
+      refused.push({
+        reason: `shard id ${parsed.data.shardId} is in the answer twice (shards.${i}): the first is used`,
+      });
+    } else {
+      taken.add(parsed.data.shardId);
+      shards.push(parsed.data);
+    }
+  });
+  return { shards, refused };
+}
+
 export type ClientOptions = { server: string; dispatcher?: Dispatcher; timeoutMs?: number };
 export type Client = ReturnType<typeof createClient>;
 
@@ -164,13 +199,16 @@ export function createClient(o: ClientOptions) {
     /** Reports shard state transitions. */
     status: async (nodeId: string, report: StatusReport, token: string) =>
       (await call("POST", `/api/v1/agents/${encodeURIComponent(nodeId)}/status`, AgentAck, token, report)).data,
-    /** Long-polls for the node's full desired shard set; the request may take `waitS` plus a margin. */
+    /**
+     * Long-polls for the node's full desired shard set; the request may take `waitS` plus a margin. Shards it cannot
+     * use are in `refused`, with why; the rest are in `shards`.
+     */
     poll: async (nodeId: string, index: number, waitS: number, token: string, signal?: AbortSignal) => {
       const a = (
         await call(
           "GET",
           `/api/v1/agents/${encodeURIComponent(nodeId)}/assignments?index=${index}&wait=${waitS}`,
-          Assignments,
+          AssignmentsAnswer,
           token,
           undefined,
           (waitS + 15) * 1000,
@@ -178,7 +216,7 @@ export function createClient(o: ClientOptions) {
         )
       ).data;
       seen = a.index;
-      return a;
+      return { index: a.index, ...readShards(a.shards) };
     },
     /** The router's count of requests outstanding to this node's engine on `port` (null: no router there). */
     routerInflight: async (nodeId: string, port: number, token: string) =>

@@ -18,9 +18,16 @@ export type LoopDeps = {
   checkIntervalMs: number;
   reconcileIntervalMs?: number;
   backoff?: Backoff;
+  /** The least time from one poll's start to the next, whatever the answer (default 1 s). */
+  minPollIntervalMs?: number;
+  /** The clock that paces polls (Date.now unless a test gives one). */
+  now?: () => number;
 };
 
 const RETRY: Backoff = { baseMs: 1000, maxMs: 30_000 };
+// A long-poll normally waits for a change; one answered at once (the first, one after a change, or a control plane
+// that does not wait) is followed by the next no sooner than this, so that an answering server never makes a spin.
+const MIN_POLL_INTERVAL_MS = 1000;
 const oneLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0];
 
 /** Sleeps `ms`, or less when the signal aborts. */
@@ -73,8 +80,15 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
   async function polls() {
     let failures = 0;
     let first = true;
+    const now = d.now ?? Date.now;
+    const minInterval = d.minPollIntervalMs ?? MIN_POLL_INTERVAL_MS;
+    let lastPoll = -Infinity;
     while (!signal.aborted) {
       try {
+        const early = lastPoll + minInterval - now();
+        if (early > 0) await sleep(early, signal);
+        if (signal.aborted) break;
+        lastPoll = now();
         await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), { force: first });
         first = false;
         const a = await d.client.poll(d.nodeId, index, d.session.intervals().pollWaitS, d.session.token()!, signal);
@@ -89,7 +103,7 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         }
         const moved = a.index !== index;
         index = a.index;
-        d.supervisor.setDesired(a.shards, canRun);
+        d.supervisor.setDesired(a.shards, canRun, a.refused);
         await d.supervisor.tick();
         if (moved)
           d.log(

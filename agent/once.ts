@@ -20,7 +20,7 @@ export async function runOnce(d: OnceDeps): Promise<string> {
   const inv = await d.discover();
   const how = await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), { due: true });
   const a = await d.client.poll(d.nodeId, 0, 0, d.session.token()!);
-  d.supervisor.setDesired(a.shards, (s) => missingDevices(s, inv));
+  d.supervisor.setDesired(a.shards, (s) => missingDevices(s, inv), a.refused);
   await d.supervisor.tick();
   await d.supervisor.settled();
   const states = d.supervisor.current();

@@ -12,10 +12,10 @@ import { loadNvml } from "./discovery/nvml-koffi.js";
 import { readVulkanDevices } from "./discovery/vulkan.js";
 import { adapterFor, launch } from "./engines/index.js";
 import { adoptFromStateDir } from "./supervisor/adopt.js";
-import { engineInflight, probeHttp } from "./supervisor/probe.js";
+import { engineInflight, probeHost, probeHttp } from "./supervisor/probe.js";
 import { isSameProcess } from "./supervisor/proc.js";
 import { portFree, spawnEngine, stopEngine } from "./supervisor/process.js";
-import { createSupervisor, probeHost } from "./supervisor/reconcile.js";
+import { createSupervisor } from "./supervisor/reconcile.js";
 
 /** An undici dispatcher for the control plane's TLS settings (CA, client certificate, or no verification for labs). */
 export async function tlsDispatcher(tls?: {

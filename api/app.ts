@@ -25,10 +25,13 @@ import { replicaRoutes } from "./routes/replicas.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { usageRoutes } from "./routes/usage.js";
 
-/** Compiles a route path (`/api/v1/nodes/:id/cordon`) to a matcher, for telling 405 from 404. */
+/**
+ * Compiles a route path (`/api/v1/nodes/:id/cordon`) to a matcher, for telling 405 from 404. It matches exactly what
+ * the router does: a trailing slash is another path (404), never a 405 whose `Allow` names the method that was sent.
+ */
 function pathMatcher(path: string): RegExp {
   const body = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+");
-  return new RegExp(`^${body}/?$`);
+  return new RegExp(`^${body}$`);
 }
 
 /** The control API over the given dependencies; it holds no state of its own. */
@@ -138,7 +141,7 @@ export function createApp(deps: AppDeps) {
           .map((r) => r.method),
       ),
     ];
-    if (allowed.length) {
+    if (allowed.length && !allowed.includes(c.req.method)) {
       return problem(
         c,
         405,
@@ -150,7 +153,12 @@ export function createApp(deps: AppDeps) {
         },
       );
     }
-    return problem(c, 404, "not_found", `no route ${c.req.method} ${path}`);
+    const bare = path.replace(/\/+$/, "");
+    const hint =
+      bare && bare !== path && routes().some((r) => r.method !== "ALL" && r.match.test(bare))
+        ? ` (${bare}, without the trailing slash, is one)`
+        : "";
+    return problem(c, 404, "not_found", `no route ${c.req.method} ${path}${hint}`);
   });
   app.onError((err, c) => onError(err, c, deps.log));
   return app;

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { type ApiKeyRow, findApiKeyByHash } from "./db/api-keys.js";
 import type { Q } from "./db/client.js";
 import { adminTokens, joinTokens, nodes } from "./db/schema.js";
 import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
@@ -24,9 +25,16 @@ export function bearer(c: Context): string {
 type Identity =
   | { kind: "admin"; row: typeof adminTokens.$inferSelect }
   | { kind: "node"; row: typeof nodes.$inferSelect; token: string }
-  | { kind: "join"; row: typeof joinTokens.$inferSelect };
+  | { kind: "join"; row: typeof joinTokens.$inferSelect }
+  | { kind: "key"; row: ApiKeyRow };
 
-/** Finds whose token this is (admin, node or join); 401 when it is nobody's. */
+/** How a refusal names the token that was sent: an API key is valid, only not here, so it is 403 and says where it goes. */
+const sent = (id: Identity) =>
+  id.kind === "key"
+    ? "an API key (llmgw_key_…) was sent, which reaches only the OpenAI-compatible /v1/* endpoints"
+    : `a ${id.kind} token was sent`;
+
+/** Finds whose token this is (admin, node, join or API key); 401 when it is nobody's. */
 export async function identify(c: Context<AppEnv>, token: string): Promise<Identity> {
   const { store, now } = c.var.deps;
   const hash = await hashSecret(token);
@@ -40,6 +48,11 @@ export async function identify(c: Context<AppEnv>, token: string): Promise<Ident
   if (kind === "join") {
     const [row] = await store.db.select().from(joinTokens).where(eq(joinTokens.hash, hash));
     if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized("unknown join token");
+    return { kind, row };
+  }
+  if (kind === "key") {
+    const row = await findApiKeyByHash(store.db, hash);
+    if (!row || !constantTimeEqual(row.hash, hash)) throw unauthorized("unknown or deleted API key");
     return { kind, row };
   }
   const row = await findAdminToken(store.db, hash);
@@ -63,8 +76,7 @@ export async function usableJoinToken(q: Q, hash: string, now: number) {
 /** Admin-only routes. */
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const id = await identify(c, bearer(c));
-  if (id.kind !== "admin")
-    throw new ApiError(403, "forbidden", `this route needs an admin token; a ${id.kind} token was sent`);
+  if (id.kind !== "admin") throw new ApiError(403, "forbidden", `this route needs an admin token; ${sent(id)}`);
   c.set("principal", { kind: "admin", tokenId: id.row.id });
   await next();
 });
@@ -73,11 +85,7 @@ export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
 export const requireOwnNode = createMiddleware<AppEnv>(async (c, next) => {
   const id = await identify(c, bearer(c));
   if (id.kind !== "node")
-    throw new ApiError(
-      403,
-      "forbidden",
-      `agent endpoints need the node's own token (llmgw_node_…); a ${id.kind} token was sent`,
-    );
+    throw new ApiError(403, "forbidden", `agent endpoints need the node's own token (llmgw_node_…); ${sent(id)}`);
   const wanted = c.req.param("node");
   if (wanted !== undefined && wanted !== id.row.id)
     throw new ApiError(403, "forbidden", `this node token belongs to node ${id.row.id}, not ${wanted}`);
@@ -104,6 +112,8 @@ export const stateBehind = (node: string, seen: number, have: number) =>
 /** Registration: a join token (new node), the node's own token, or an admin token (reset); checked before the body. */
 export const requireRegistrar = createMiddleware<AppEnv>(async (c, next) => {
   const id = await identify(c, bearer(c));
+  if (id.kind === "key")
+    throw new ApiError(403, "forbidden", `registration needs a join, node or admin token; ${sent(id)}`);
   if (id.kind === "join") {
     await usableJoinToken(c.var.deps.store.db, id.row.hash, c.var.deps.now());
     c.set("principal", { kind: "join", hash: id.row.hash });

@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ErrorCode, Problem } from "../shared/schemas/problem.js";
 import type { z } from "../shared/z.js";
+import { dbFailure } from "./db/db-errors.js";
 
 const TITLES: Record<ErrorCode, string> = {
   bad_request: "Bad request",
@@ -68,8 +69,18 @@ export function zodFields(error: z.ZodError, prefix = ""): { path: string; messa
   });
 }
 
-/** Turns any thrown error into problem+json; unexpected ones are logged and hidden. */
-export function onError(err: Error, c: Context, log: { error(msg: string, extra?: object): void }) {
+/** Seconds a client is told to wait after a 503 the database caused. */
+const DB_RETRY_AFTER_S = 5;
+
+/**
+ * Turns any thrown error into problem+json: the database's failures (unreachable, refusing the token, full, locked)
+ * are 503 `unavailable` with their cause, logged in one line; other unexpected ones are logged and hidden (500).
+ */
+export function onError(
+  err: Error,
+  c: Context,
+  log: { warn(msg: string, extra?: object): void; error(msg: string, extra?: object): void },
+) {
   if (err instanceof ApiError) return problem(c, err.status, err.code, err.message, err.fields, err.headers);
   if (err instanceof HTTPException) {
     if (err.status === 413) return problem(c, 413, "payload_too_large", err.message || "request body too large");
@@ -78,6 +89,13 @@ export function onError(err: Error, c: Context, log: { error(msg: string, extra?
     if (err.status === 415) return problem(c, 415, "unsupported_media_type", "send the body as application/json");
     if (err.status === 400) return problem(c, 400, "bad_request", err.message || "bad request");
     return problem(c, err.status as ContentfulStatusCode, "bad_request", err.message);
+  }
+  const db = dbFailure(err);
+  if (db) {
+    log.warn("database unavailable", { requestId: c.get("requestId"), kind: db.kind, cause: db.cause });
+    return problem(c, db.status, db.code, `database unavailable: ${db.cause}`, undefined, {
+      "retry-after": String(DB_RETRY_AFTER_S),
+    });
   }
   log.error("unhandled error", { requestId: c.get("requestId"), error: err.stack ?? String(err) });
   return problem(c, 500, "internal", "an internal error occurred; the request id is in the server log");

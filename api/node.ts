@@ -12,12 +12,13 @@ import { createApp } from "./app.js";
 import { createBackground } from "./background.js";
 import { appSettings, type ServerConfig } from "./config.js";
 import { createStore, type Db, type Store } from "./db/client.js";
+import { dbFailure, describeDbError } from "./db/db-errors.js";
 import { expectedMigrations } from "./db/journal.js";
 import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
-import { listen } from "./http-server.js";
+import { closeServer, listen } from "./http-server.js";
 import type { Log } from "./log.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
 import { startLivenessSweep } from "./nodes/liveness.js";
@@ -69,26 +70,61 @@ export async function applyMigrations(db: Db) {
   await migrate(db, { migrationsFolder: MIGRATIONS });
 }
 
-/** Resolves once the database has every migration this build needs; logs once while it does not. */
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const t = setTimeout(finish, ms);
+    signal.addEventListener("abort", finish, { once: true });
+    function finish() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+  });
+}
+
+/**
+ * Resolves once the database answers and has every migration this build needs; while it does not, logs why — the
+ * database unreachable (with the cause) or the schema behind — once each time the reason changes.
+ */
 async function waitForSchema(db: Db, log: Log, signal: AbortSignal, everyMs = 2000): Promise<void> {
-  let told = false;
+  let told: string | undefined;
   while (!signal.aborted) {
     const m = await migrationStatus(db, expectedMigrations).catch((e: unknown) => ({
-      current: false,
-      pending: [String(e)],
+      error: dbFailure(e)
+        ? `database unreachable: ${describeDbError(e)}`
+        : `cannot read the schema: ${describeDbError(e)}`,
     }));
-    if (m.current) {
+    if ("current" in m && m.current) {
       if (told) log.info("database schema is current; serving");
       return;
     }
-    if (!told)
-      log.error(
-        `database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`,
-      );
-    told = true;
-    await new Promise((r) => setTimeout(r, everyMs));
+    const why =
+      "error" in m
+        ? `${m.error}; retrying every ${everyMs / 1000} s — /readyz fails until then`
+        : `database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`;
+    if (why !== told) log.error(why);
+    told = why;
+    await sleep(everyMs, signal);
   }
   throw new Error("stopped before the database schema was current");
+}
+
+/** How long a stopping server waits for its connections (parked long-polls are answered at once) before cutting them. */
+export const SHUTDOWN_DEADLINE_MS = 1000;
+
+/** A listen failure in one line an operator can act on. */
+function listenError(e: unknown, host: string, port: number): Error {
+  const code = (e as NodeJS.ErrnoException).code;
+  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  if (code === "EADDRINUSE")
+    return new Error(`${where} is already in use (another process listens on it); choose another --port or LLMGW_PORT`);
+  if (code === "EACCES") return new Error(`no permission to listen on ${where} (ports below 1024 need privileges)`);
+  if (code === "EADDRNOTAVAIL")
+    return new Error(`cannot listen on ${where}: ${host} is not an address of this machine`);
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
+    return new Error(`cannot listen on ${where}: ${host} does not resolve`);
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 export type Running = { url: string; port: number; close(): Promise<void> };
@@ -104,9 +140,12 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     print(`  admin token (shown once, on first start only; store it now):`);
     print(`    ${token}`);
   };
-  // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
-  const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
-  const waiter = createPollHub(store, 500, (e) => log.warn("assignment watcher", { error: String(e) }));
+  const waiter = createPollHub(
+    store,
+    500,
+    (e) => log.warn("assignment watcher", { error: describeDbError(e) }),
+    stop.signal,
+  );
   const background = createBackground();
   const routing = createRouter(store, {
     now,
@@ -142,22 +181,26 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     docsScript: docsScriptReader(),
   };
   const app = createApp(deps);
+
+  // nothing runs against the database before the port is ours: a second instance on a taken port only says so
+  const server = listen(app, routing.handler, config.host, config.port);
+  const port = await new Promise<number>((ok, fail) => {
+    server.once("listening", () => ok((server.address() as { port: number }).port));
+    server.once("error", fail);
+  }).catch(async (e: unknown) => {
+    stop.abort();
+    await routing.close().catch(() => undefined);
+    client.close();
+    throw listenError(e, config.host, config.port);
+  });
   const place = () => placeAndWake(deps, "a liveness sweep");
   startLivenessSweep(
     { store, now, log },
     { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS, place },
     stop.signal,
   );
-
-  const server = listen(app, routing.handler, config.host, config.port);
-  const port = await new Promise<number>((ok, fail) => {
-    server.once("listening", () => ok((server.address() as { port: number }).port));
-    server.once("error", fail);
-  }).catch((e: unknown) => {
-    stop.abort();
-    client.close();
-    throw e;
-  });
+  // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
+  const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
   print(`llmgw ${VERSION} serving on ${url} (database ${config.dbUrl.replace(/\/\/[^@/]*@/, "//***@")})`);
@@ -165,14 +208,15 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   print(`  API docs:  ${url}/docs`);
   print(`  OpenAPI:   ${url}/openapi.json`);
   schemaReady.then(adminTokenShown, (e: unknown) => {
-    if (!stop.signal.aborted) log.error("could not create the admin token", { error: String(e) });
+    if (!stop.signal.aborted) log.error("could not create the admin token", { error: describeDbError(e) });
   });
   return {
     url,
     port,
+    // parked long-polls answer at once (the hub's stop), idle connections close, the rest is cut at the deadline
     close: async () => {
       stop.abort();
-      await new Promise<void>((ok) => server.close(() => ok()));
+      await closeServer(server, SHUTDOWN_DEADLINE_MS);
       await background.drain();
       await routing.close();
       client.close();

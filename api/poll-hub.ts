@@ -1,6 +1,7 @@
 // Waiting for a node's assignment index to move. One watcher per API instance reads only the indexes that moved
 // (`assign_index > seen`) on a short interval and wakes their waiters; a write on this instance wakes them at once.
-// When the highest index goes down (the database restored from an older backup), every waiter is woken.
+// When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
+// one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
 import { eq, gt, max } from "drizzle-orm";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
@@ -14,8 +15,13 @@ export type AssignmentWaiter = {
 
 type Waiter = { index: number; done: () => void };
 
-/** The Node entry's waiter: one shared watcher, ticking only while someone waits. */
-export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown) => void = () => {}): AssignmentWaiter {
+/** The Node entry's waiter: one shared watcher, ticking only while someone waits, until `stop` aborts. */
+export function createPollHub(
+  store: Store,
+  everyMs = 500,
+  onError: (e: unknown) => void = () => {},
+  stop?: AbortSignal,
+): AssignmentWaiter {
   const waiting = new Map<string, Set<Waiter>>();
   let seen: number | undefined;
   let highest = 0;
@@ -51,11 +57,21 @@ export function createPollHub(store: Store, everyMs = 500, onError: (e: unknown)
     }
   }
   function schedule(ms: number) {
-    if (timer === undefined && waiting.size) timer = setTimeout(() => void tick(), ms);
+    if (timer === undefined && waiting.size && !stop?.aborted) timer = setTimeout(() => void tick(), ms);
   }
+  stop?.addEventListener(
+    "abort",
+    () => {
+      clearTimeout(timer);
+      timer = undefined;
+      for (const set of [...waiting.values()]) for (const w of [...set]) w.done();
+    },
+    { once: true },
+  );
 
   return {
     wait(nodeId, index, ms, signal) {
+      if (stop?.aborted) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const set = waiting.get(nodeId) ?? new Set<Waiter>();
         waiting.set(nodeId, set);

@@ -1,6 +1,6 @@
 // The `llmgw ctl` commands as Commander defines them: their flags, help and exit codes. bin/llmgw.ts adds them to the
 // CLI (ctl.ts itself loads only when a ctl command runs); runCtl() runs one in this process, with the caller's streams.
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import type { CtlIo, ctlCommands } from "./ctl.js";
 
 type Commands = ReturnType<typeof ctlCommands>;
@@ -17,25 +17,35 @@ export const PROCESS_EXIT: CtlExit = {
   usage: (code) => process.exit(code),
 };
 
-/** A `llmgw ctl` command with the options every one takes. */
-const ctlCommand = (parent: Command, nameAndArgs: string, description: string, opts: { isDefault?: boolean } = {}) =>
-  parent
-    .command(nameAndArgs, opts)
-    .description(description)
+/** The options every ctl command takes, after its name or before it (`llmgw ctl --server URL nodes`). */
+const withCommonOptions = (c: Command) =>
+  c
     .option("--server <url>", "control plane URL (env LLMGW_SERVER, default http://127.0.0.1:8080)")
     .option("--token <token>", "admin token (env LLMGW_TOKEN; the variable keeps it out of `ps`)")
     .option("--json", "print the API's JSON instead of a table");
 
+/** A `llmgw ctl` command with the options every one takes. */
+const ctlCommand = (parent: Command, nameAndArgs: string, description: string, opts: { isDefault?: boolean } = {}) =>
+  withCommonOptions(parent.command(nameAndArgs, opts).description(description));
+
 /** Adds `ctl` and its subcommands to `program`; `load` runs a picked command (loading ctl.ts when it must). */
 export function addCtlCommands(program: Command, load: (pick: Pick) => Promise<number>, exit: CtlExit): void {
   const ctlRun = async (pick: Pick) => exit.done(await load(pick));
-  const ctl = program
-    .command("ctl")
-    .description(
-      "Operate the fleet through the control API: nodes, status, plan, apply, get, delete, cordon, drain, tokens, API keys",
-    )
-    // every usage error of ctl (unknown option, missing argument, unknown command) exits 2; subcommands inherit this
-    .exitOverride((e) => exit.usage(e.exitCode === 0 ? 0 : 2))
+  const ctl = withCommonOptions(
+    program
+      .command("ctl")
+      .description(
+        "Operate the fleet through the control API: nodes, status, plan, apply, get, delete, cordon, drain, tokens, API keys",
+      )
+      // every usage error of ctl (unknown option, missing argument, unknown command) exits 2; subcommands inherit this
+      .exitOverride((e) => exit.usage(e.exitCode === 0 ? 0 : 2))
+      // options after a command's name are its own; those before it (on ctl) fill in what it was not given
+      .enablePositionalOptions(),
+  )
+    .hook("preAction", (self, action) => {
+      for (const [k, v] of Object.entries(self.opts()))
+        if (action.getOptionValue(k) === undefined) action.setOptionValue(k, v);
+    })
     .addHelpText(
       "after",
       `
@@ -49,7 +59,9 @@ or file; nothing was sent), 3 the server cannot be reached, 4 not found (404). S
     );
 
   ctlCommand(ctl, "nodes", "Nodes: id, state, pool, devices by class, last seen")
-    .option("--state <state>", "only nodes in this state: ready, cordoned, draining or lost")
+    .addOption(
+      new Option("--state <state>", "only nodes in this state").choices(["ready", "cordoned", "draining", "lost"]),
+    )
     .option("--pool <pool>", "only nodes of this pool")
     .action((f) => ctlRun((c) => c.nodes(f)));
   ctlCommand(ctl, "node <id>", "One node: state, GPUs (MIG, health, NVLink fabric), placeable devices, shards").action(
@@ -62,6 +74,11 @@ or file; nothing was sent), 3 the server cannot be reached, 4 not found (404). S
   )
     .option("--deployment <name>", "only this deployment and its replicas")
     .action((f) => ctlRun((c) => c.status(f)));
+  ctlCommand(
+    ctl,
+    "logs <replica>",
+    "A replica's last failure per shard (exit code or signal, how long it ran) and its engine log's last 20 lines; <replica>/<shard> for one shard",
+  ).action((target, f) => ctlRun((c) => c.logs(target, f)));
   ctlCommand(
     ctl,
     "plan",

@@ -2,7 +2,7 @@
 // ctl-io.ts). Each returns its exit code (docs/operations.md).
 import { kindOf } from "../agent/ctl/args.js";
 import { CtlError, exitCodeOf, UsageError } from "../agent/ctl/errors.js";
-import { formatNode, formatNodes, formatPlan, formatReplicas, formatStatus } from "../agent/ctl/format.js";
+import { formatLogs, formatNode, formatNodes, formatPlan, formatReplicas, formatStatus } from "../agent/ctl/format.js";
 import { formatNvlink } from "../agent/ctl/format-nvlink.js";
 import {
   formatAdminTokens,
@@ -93,6 +93,14 @@ export function ctlCommands(io: CtlIo = PROCESS_IO) {
           });
         }
         return r.failed.length ? exitCodeOf(r.failed[0]!.error) : 0;
+      }),
+
+    /** `logs REPLICA[/SHARD]`: each shard's last failure and its engine log's last lines. */
+    logs: (target: string, f: CtlFlags) =>
+      run(f, async (c) => {
+        const [replica, shard] = target.split("/", 2) as [string, string | undefined];
+        const a = await c.replicaLogs(replica);
+        f.json ? json(a.raw) : out(formatLogs(a.data, shard));
       }),
 
     /** `get KIND [NAME]`: a list as a table, one object as YAML; `--json` as the API answered. */

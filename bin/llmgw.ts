@@ -26,7 +26,13 @@ const program = new Command("llmgw")
   .description("llmgw runs large language models on fleets of NVIDIA GPU machines")
   .version(COMMIT ? `${VERSION} (commit ${COMMIT})` : VERSION)
   .showHelpAfterError("(run with --help for usage)")
-  .enablePositionalOptions();
+  .enablePositionalOptions()
+  // a usage error (unknown command or flag, missing argument or value) exits 2 for every command, which inherit this
+  .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2))
+  .addHelpText(
+    "after",
+    "\nEvery command exits 2 on a usage error (an unknown command or flag, a missing argument or value); its --help says the rest.",
+  );
 
 program
   .command("serve")
@@ -217,7 +223,6 @@ program
   .option("--server <url>", "control plane URL (overrides `server` in agent.yaml); without one its checks are skipped")
   .option("--nvidia-smi <path>", "nvidia-smi to run (default: agent.yaml `nvidia_smi`, else nvidia-smi on PATH)")
   .option("--ib-root <dir>", "InfiniBand sysfs directory (default: agent.yaml `ib_root`, else /sys/class/infiniband)")
-  .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2))
   .addHelpText(
     "after",
     `

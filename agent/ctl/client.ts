@@ -6,7 +6,7 @@ import { Model } from "../../shared/schemas/model.js";
 import { Node, NodeSummary } from "../../shared/schemas/node.js";
 import { NvlinkView } from "../../shared/schemas/nvlink.js";
 import { Capacity } from "../../shared/schemas/plan.js";
-import { ReplicaView } from "../../shared/schemas/replica.js";
+import { ReplicaLogs, ReplicaView } from "../../shared/schemas/replica.js";
 import { AdminToken, CreatedAdminToken, CreatedJoinToken, JoinToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
 import { type CallFailure, callJson } from "../client.js";
@@ -110,6 +110,8 @@ export function createCtlClient(o: CtlClientOptions) {
       call("GET", `/api/v1/replicas${deployment ? `?deployment=${seg(deployment)}` : ""}`, list(ReplicaView)),
     /** GET /api/v1/replicas/{id}. */
     getReplica: (id: string) => call("GET", `/api/v1/replicas/${seg(id)}`, ReplicaView),
+    /** GET /api/v1/replicas/{id}/logs: each shard's last failure with its log's last lines. */
+    replicaLogs: (id: string) => call("GET", `/api/v1/replicas/${seg(id)}/logs`, ReplicaLogs),
     /** GET /api/v1/plan: devices by class and what more fits. */
     plan: () => call("GET", "/api/v1/plan", Capacity),
     /** GET /api/v1/nvlink: every multi-node NVLink domain, its trays and GPUs, and what keeps each tray out. */

@@ -4,7 +4,7 @@ import { domainKey, isJoined, notJoinedReason } from "../../shared/fabric.js";
 import type { Deployment } from "../../shared/schemas/deployment.js";
 import type { Node, NodeSummary } from "../../shared/schemas/node.js";
 import type { Capacity } from "../../shared/schemas/plan.js";
-import type { ReplicaView } from "../../shared/schemas/replica.js";
+import type { ReplicaLogs, ReplicaView } from "../../shared/schemas/replica.js";
 import type { z } from "../../shared/z.js";
 import { table } from "../inventory.js";
 
@@ -141,7 +141,11 @@ export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[], c
     ]),
     "no deployments",
   );
-  const pending = deployments.flatMap((d) => d.status.pending.map((p) => [d.name, `${p.count} pending`, p.reason]));
+  const failed = deployments.flatMap((d) => (d.status.failure ? [[d.name, "Failed", d.status.failure]] : []));
+  if (failed.length) lines.push("", "Failed", ...table(failed));
+  const pending = deployments.flatMap((d) =>
+    d.status.pending.filter((p) => p.reason !== d.status.failure).map((p) => [d.name, `${p.count} pending`, p.reason]),
+  );
   if (pending.length) lines.push("", "Pending", ...table(pending));
   lines.push(
     "",
@@ -151,8 +155,27 @@ export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[], c
       "no replicas",
     ),
   );
+  // shards not serving that failed before: why, in one line (`llmgw ctl logs <replica>` shows the log's last lines)
+  const failures = replicas.flatMap((r) =>
+    r.shards.flatMap((s) =>
+      s.failure && s.state !== "ready" ? [[`${r.id}/${s.shardId}`, `${s.state}:`, s.failure]] : [],
+    ),
+  );
+  if (failures.length) lines.push("", "Failures", ...table(failures));
   if (classes) lines.push("", ...classGrid(classes));
   return text(lines);
+}
+
+/** `llmgw ctl logs`: each shard's last failure, then its engine log's last lines, indented. */
+export function formatLogs(logs: z.infer<typeof ReplicaLogs>, shard?: string): string {
+  const shown = logs.shards.filter((s) => !shard || s.shardId === shard || s.shardId === `${logs.replica}-${shard}`);
+  if (!shown.length) return text([`replica ${logs.replica} has no shard ${shard}`]);
+  return text(
+    shown.flatMap((s) => [
+      `${s.shardId} on ${s.nodeId}, ${s.state}: ${s.text ?? "no failure reported"}`,
+      ...(s.failure?.logTail ?? []).map((l) => `  ${l}`),
+    ]),
+  );
 }
 
 /** `llmgw ctl get replicas`. */

@@ -35,3 +35,6 @@ export async function engineInflight(
     return undefined;
   }
 }
+
+/** The probe host for engines bound to `bindHost` (a wildcard bind is probed on loopback). */
+export const probeHost = (bindHost: string) => (bindHost === "0.0.0.0" || bindHost === "::" ? "127.0.0.1" : bindHost);

@@ -5,16 +5,20 @@
 import type { ShardReport } from "../../shared/schemas/agent.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardState } from "../../shared/schemas/common.js";
+import { failureText, LOG_TAIL_LINES, type ShardFailure } from "../../shared/schemas/failure.js";
 import type { RunningShard } from "../../shared/schemas/inventory.js";
-import { runningShard } from "./adopt.js";
 import { backoffMs } from "./backoff.js";
 import { diffShards } from "./diff.js";
+import { exitCause, type FailureCause, shardFailure } from "./failure.js";
 import { judgeProbe } from "./health.js";
-import { capLog, logPath } from "./log-file.js";
+import { capShardLog, logPath, readTail } from "./log-file.js";
+import { createRefusals, errorText, type Refused } from "./refusals.js";
+import { reportOf, runningOf } from "./slot-views.js";
 import { removeRecord, type ShardRecord, writeRecord } from "./state-files.js";
 import type { Slot, SupervisorOptions } from "./types.js";
 
 export type Supervisor = ReturnType<typeof createSupervisor>;
+export type { Refused } from "./refusals.js";
 
 /** A supervisor over `records` (engines adopted from the state dir, already known to be alive). */
 export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = []) {
@@ -23,6 +27,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
   let check: (s: StartShard) => string | undefined = () => undefined;
   let outbox = new Map<string, ShardReport>();
   let ticking: Promise<void> = Promise.resolve();
+  const refusals = createRefusals(o);
 
   for (const r of records) {
     slots.set(r.shard.shardId, {
@@ -38,21 +43,14 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     });
   }
 
-  const report = (s: Slot) =>
-    outbox.set(s.shard.shardId, {
-      shardId: s.shard.shardId,
-      replicaId: s.shard.replicaId,
-      state: s.state,
-      at: o.now(),
-      ...(s.message ? { message: s.message.slice(0, 2048) } : {}),
-      ...(s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
-    });
+  const report = (s: Slot) => outbox.set(s.shard.shardId, reportOf(s, o.now(), true));
 
-  const move = (s: Slot, state: ShardState, message?: string, exitCode?: number) => {
+  const move = (s: Slot, state: ShardState, message?: string, failure?: ShardFailure) => {
     if (s.state === state && s.message === message) return;
     s.state = state;
     s.message = message;
-    s.exitCode = exitCode;
+    s.exitCode = failure?.exitCode;
+    s.failure = failure;
     o.log(`shard ${s.shard.shardId}: ${state}${message ? ` (${message})` : ""}`);
     report(s);
   };
@@ -74,9 +72,16 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
   async function start(s: Slot) {
     s.retryAt = undefined;
     s.exited = undefined;
-    const cannot =
-      check(s.shard) ??
-      ((await o.ops.portFree(s.shard.httpPort)) ? undefined : `port ${s.shard.httpPort} is in use by another process`);
+    let cannot: string | undefined;
+    try {
+      cannot =
+        check(s.shard) ??
+        ((await o.ops.portFree(s.shard.httpPort))
+          ? undefined
+          : `port ${s.shard.httpPort} is in use by another process`);
+    } catch (e) {
+      cannot = errorText(e);
+    }
     if (cannot) return giveUp(s, cannot);
     let cmd;
     try {
@@ -98,23 +103,35 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     }
   }
 
-  async function giveUp(s: Slot, why: string, exitCode?: number) {
+  /** A shard that cannot be started here at all: failed at once, not retried. */
+  async function giveUp(s: Slot, why: string) {
     s.failures = o.restartLimit + 1;
     s.pid = s.startTime = undefined;
-    move(s, "failed", why, exitCode);
-    await persist(s);
+    move(s, "failed", why, shardFailure({ reason: why }, { now: o.now(), restart: 0, limit: o.restartLimit }));
+    // the failure is reported either way; a state file that cannot be written must not stop the pass
+    await persist(s).catch((e) => o.log(`shard ${s.shard.shardId}: state file: ${errorText(e)}`));
   }
 
-  /** A crash, timeout or dead probe: restart after a backoff, or stay failed past the limit. */
-  async function crashed(s: Slot, why: string, exitCode?: number) {
+  /**
+   * A crash, timeout or dead probe: restart after a backoff, or stay failed past the limit; either way the report
+   * carries the cause, how long it ran and its log's last lines.
+   */
+  async function crashed(s: Slot, cause: FailureCause) {
     s.failures++;
+    const logTail = await readTail(logPath(o.stateDir, s.shard.shardId), LOG_TAIL_LINES);
+    const f = shardFailure(cause, {
+      startedAt: s.startedAt,
+      now: o.now(),
+      restart: s.failures,
+      limit: o.restartLimit,
+      logTail,
+    });
     s.pid = s.startTime = undefined;
-    if (s.failures > o.restartLimit) {
-      move(s, "failed", `${why}; gave up after ${o.restartLimit} restart${o.restartLimit === 1 ? "" : "s"}`, exitCode);
-    } else {
+    if (f.gaveUp) move(s, "failed", failureText(f), f);
+    else {
       const wait = backoffMs(s.failures, o.restartBackoff);
       s.retryAt = o.now() + wait;
-      move(s, "pending", `${why}; restart ${s.failures} of ${o.restartLimit} in ${Math.ceil(wait / 1000)} s`, exitCode);
+      move(s, "pending", `${failureText(f)}; next start in ${Math.ceil(wait / 1000)} s`, f);
     }
     await persist(s);
   }
@@ -142,10 +159,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       if (s.state === "pending" && s.retryAt !== undefined && o.now() >= s.retryAt) await start(s);
       return;
     }
-    if (s.exited || !o.ops.alive(s.pid, s.startTime)) {
-      const e = s.exited;
-      return crashed(s, e ? `engine ${e.message}` : `engine process ${s.pid} is gone`, e?.exitCode ?? undefined);
-    }
+    if (s.exited || !o.ops.alive(s.pid, s.startTime)) return crashed(s, exitCause(s.exited, s.pid));
     const adapter = o.ops.adapter(s.shard);
     const path = adapter.healthPath(s.shard);
     if (path === null) {
@@ -163,7 +177,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       }
     } else if (v.kind === "restart") {
       await o.ops.stop(s.pid, s.startTime, o.stopGraceMs);
-      return crashed(s, v.why);
+      return crashed(s, { reason: v.why });
     } else if (v.kind === "not-ready") {
       if (s.served) s.unhealthySince ??= o.now();
       move(s, "loading", v.message);
@@ -187,7 +201,12 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
         await start(s);
       }
       for (const shard of d.replace) {
-        await retire(slots.get(shard.shardId)!, "replaced: the profile changed");
+        const old = slots.get(shard.shardId)!;
+        const stopped = await retire(old, "replaced: the profile changed").then(
+          () => true,
+          (e) => o.log(`shard ${shard.shardId}: stop failed: ${errorText(e)}`),
+        );
+        if (!stopped) continue; // the next pass tries again
         const s: Slot = { shard, state: "pending", failures: 0, claimed: true };
         slots.set(shard.shardId, s);
         await start(s);
@@ -216,20 +235,23 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
         });
       }
     }
-    for (const s of [...slots.values()]) if (!s.stopping) await watch(s);
-    for (const s of slots.values()) {
-      try {
-        await capLog(logPath(o.stateDir, s.shard.shardId), o.logMaxBytes);
-      } catch {
-        // a shard id that cannot name a file was failed at its start; its log does not exist
-      }
+    for (const s of [...slots.values()]) {
+      // what one shard's check throws is that shard's problem: the others are still watched
+      if (!s.stopping) await watch(s).catch((e) => o.log(`shard ${s.shard.shardId}: watch failed: ${errorText(e)}`));
     }
+    for (const s of slots.values()) await capShardLog(o.stateDir, s.shard.shardId, o.logMaxBytes);
   }
 
   return {
-    /** Sets the control plane's desired set for this node (and a check of what this node can run now). */
-    setDesired(shards: StartShard[], canRun?: (s: StartShard) => string | undefined) {
-      desired = shards;
+    /**
+     * Sets the control plane's desired set for this node (and a check of what this node can run now). Shards refused
+     * already (`refused`, from reading the answer) or here (an id that cannot name a file) are left out of it and
+     * reported failed with why, once; the rest go on.
+     */
+    setDesired(shards: StartShard[], canRun?: (s: StartShard) => string | undefined, refused: readonly Refused[] = []) {
+      const { usable, reports } = refusals.take(shards, refused);
+      desired = usable;
+      for (const r of reports) outbox.set(r.shardId, r);
       if (canRun) check = canRun;
     },
     /**
@@ -263,31 +285,12 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     },
     /** Every shard's current state (for heartbeats and the final report of `--once`). */
     current(): ShardReport[] {
-      return [...slots.values()].map((s) => ({
-        shardId: s.shard.shardId,
-        replicaId: s.shard.replicaId,
-        state: s.state,
-        at: o.now(),
-        ...(s.message ? { message: s.message.slice(0, 2048) } : {}),
-      }));
+      const refused = refusals.current((id) => slots.has(id));
+      return [...[...slots.values()].map((s) => reportOf(s, o.now())), ...refused];
     },
     /** Engines running now, as reported at registration. */
     running(): RunningShard[] {
-      return [...slots.values()]
-        .filter((s) => s.pid !== undefined && s.startTime !== undefined)
-        .map((s) =>
-          runningShard({
-            shard: s.shard,
-            pid: s.pid!,
-            startTime: s.startTime!,
-            startedAt: s.startedAt ?? 0,
-            restarts: s.failures,
-            state: s.state,
-          }),
-        );
+      return [...slots.values()].flatMap(runningOf);
     },
   };
 }
-
-/** The probe host for engines bound to `bindHost` (a wildcard bind is probed on loopback). */
-export const probeHost = (bindHost: string) => (bindHost === "0.0.0.0" || bindHost === "::" ? "127.0.0.1" : bindHost);

@@ -2,6 +2,7 @@
 // it keeps per shard.
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardState } from "../../shared/schemas/common.js";
+import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { EngineAdapter, ProbeResult } from "../engines/types.js";
 import type { Backoff } from "./backoff.js";
 import type { Exit, Spawned } from "./process.js";
@@ -37,6 +38,8 @@ export type Slot = {
   state: ShardState;
   message?: string;
   exitCode?: number;
+  /** Why it last stopped unasked (sent with the report of that move only). */
+  failure?: ShardFailure;
   pid?: number;
   startTime?: number;
   startedAt?: number;

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { listDeploymentViews } from "../views/deployments.js";
 import { listReplicaViews } from "../views/replicas.js";
-import { Ago, Badge, CountedReasons, page } from "./layout.js";
+import { Ago, Badge, CountedReasons, page, ShardFailureNote } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
 
 /** GET /admin/deployments. */
@@ -91,6 +91,7 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
                         <a href={`/admin/nodes/${encodeURIComponent(s.nodeId)}`}>{s.nodeId}</a> rank {s.rank} · GPU{" "}
                         {s.devices.join(", ")} · <span class="mono">{s.fabric}</span> · <Badge state={s.state} />
                         {s.message ? ` ${s.message}` : ""}
+                        <ShardFailureNote state={s.state} failure={s.failure} logTail={s.lastFailure?.logTail} />
                       </li>
                     ))}
                   </ul>

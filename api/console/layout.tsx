@@ -140,3 +140,18 @@ export const classList = (classes: Record<string, number>) =>
   Object.entries(classes)
     .map(([k, n]) => `${k} × ${n}`)
     .join(", ") || "no devices";
+
+/** A shard's last failure in one line, its engine log's last lines behind a disclosure; nothing once it serves. */
+export function ShardFailureNote(p: {
+  state: string;
+  failure: string | null;
+  logTail?: readonly string[] | undefined;
+}) {
+  if (!p.failure || p.state === "ready") return null;
+  return (
+    <details class="failure">
+      <summary>last failure: {p.failure}</summary>
+      <pre class="log">{(p.logTail ?? []).join("\n") || "(its log was empty)"}</pre>
+    </details>
+  );
+}

@@ -8,7 +8,7 @@ import { findNode } from "../db/nodes.js";
 import { replicas, shards } from "../db/schema.js";
 import { NODE_ACTIONS, type NodeAction, nodeDetail } from "../views/nodes.js";
 import { replicaViews } from "../views/replicas.js";
-import { Ago, Badge, CsrfField, classList, page } from "./layout.js";
+import { Ago, Badge, CsrfField, classList, page, ShardFailureNote } from "./layout.js";
 import { DomainFacts, HcaTable } from "./node-fabric.js";
 import { GpuTable, MigTable, NvlinkMatrix } from "./node-gpus.js";
 import { EventTable } from "./overview.js";
@@ -50,6 +50,7 @@ function ShardTable(p: { node: NodeView; replicas: Replica[] }) {
             <td>
               <Badge state={s.state} />
               {s.message ? <div>{s.message}</div> : null}
+              <ShardFailureNote state={s.state} failure={s.failure} logTail={s.lastFailure?.logTail} />
             </td>
           </tr>
         ))}

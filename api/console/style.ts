@@ -75,9 +75,11 @@ ul.reasons { margin: .2rem 0; padding-left: 1.1rem; }
 .badge[data-state=ready], .badge[data-state=Ready], .badge[data-state=joined], .badge[data-state=in], .badge[data-state=ACTIVE], .badge[data-state=healthy] { color: var(--ok); }
 .badge[data-state=cordoned], .badge[data-state=draining], .badge[data-state=starting], .badge[data-state=loading], .badge[data-state=Starting],
 .badge[data-state=degraded], .badge[data-state=pending], .badge[data-state=INIT], .badge[data-state=warn] { color: var(--warn); }
-.badge[data-state=lost], .badge[data-state=failed], .badge[data-state=out], .badge[data-state=Pending], .badge[data-state=down],
+.badge[data-state=lost], .badge[data-state=failed], .badge[data-state=Failed], .badge[data-state=out], .badge[data-state=Pending], .badge[data-state=down],
 .badge[data-state=DOWN], .badge[data-state=unhealthy], .badge[data-state=absent] { color: var(--bad); }
 .badge[data-state=stopped], .badge[data-state=unknown], .badge[data-state=none] { color: var(--idle); }
+details.failure summary { cursor: pointer; color: var(--bad); }
+pre.log { max-width: 60rem; max-height: 16rem; overflow: auto; white-space: pre-wrap; font-size: .8rem; background: var(--panel); border: 1px solid var(--line); padding: .4rem; }
 .problems { color: var(--bad); }
 
 /* the GPU-by-GPU NVLink matrix */

@@ -1,5 +1,6 @@
 // The database handle type. No Node imports here: the Worker entry type-checks against this file.
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
+import { type DbFailure, dbFailure, isStorageFailure } from "./db-errors.js";
 import type * as schema from "./schema.js";
 
 export type Db = LibSQLDatabase<typeof schema>;
@@ -11,7 +12,15 @@ export type Q = Db | Tx;
 export type Store = {
   db: Db;
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Why writes fail though reads may work (a full disk, a read-only or damaged file): the last such failure when it
+   * is under `WRITE_FAILURE_MS` old. Readiness reports it; absent where the store does not track it.
+   */
+  writeFailure?(): { cause: string; at: number } | undefined;
 };
+
+/** How long a write that failed for lack of space (or a read-only file) keeps the instance unready. */
+export const WRITE_FAILURE_MS = 60_000;
 
 /**
  * A FIFO for write transactions. The embedded file driver is synchronous: two overlapping write
@@ -27,7 +36,28 @@ export function createWriteQueue(): <T>(job: () => Promise<T>) => Promise<T> {
 }
 
 /** A Store over `db`; `serialize` makes write transactions take turns (file databases). */
-export function createStore(db: Db, serialize: boolean): Store {
+export function createStore(db: Db, serialize: boolean, now: () => number = Date.now): Store {
   const enqueue = serialize ? createWriteQueue() : <T>(job: () => Promise<T>) => job();
-  return { db, write: (fn) => enqueue(() => db.transaction(fn)) };
+  let failed: { failure: DbFailure; at: number } | undefined;
+  return {
+    db,
+    write: <T>(fn: (tx: Tx) => Promise<T>) => {
+      // SQLite rolls a transaction back itself on some errors (SQLITE_FULL …); the driver's own rollback then throws
+      // TRANSACTION_CLOSED, which would hide the error that matters
+      let thrown: { e: unknown } | undefined;
+      const body = (tx: Tx) =>
+        fn(tx).catch((e: unknown) => {
+          thrown = { e };
+          throw e;
+        });
+      return enqueue(() => db.transaction(body)).catch((outer: unknown) => {
+        const e = thrown ? thrown.e : outer;
+        const failure = dbFailure(e);
+        if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
+        throw e;
+      });
+    },
+    writeFailure: () =>
+      failed && now() - failed.at < WRITE_FAILURE_MS ? { cause: failed.failure.cause, at: failed.at } : undefined,
+  };
 }

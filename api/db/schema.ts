@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { Failing, ShardFailure } from "../../shared/schemas/failure.js";
 
 // Timestamps are integer milliseconds since the epoch.
 
@@ -97,6 +98,8 @@ export const shardStatus = sqliteTable(
      * `shards`: placement adopts it when a deployment is short of it (api/placement/adopt.ts), or clears it.
      */
     spec: text("spec"),
+    /** The last time its engine stopped unasked (shared/schemas/failure.ts), kept through later reports. */
+    failure: text("failure", { mode: "json" }).$type<ShardFailure>(),
   },
   (t) => [primaryKey({ columns: [t.nodeId, t.shardId] })],
 );
@@ -135,6 +138,11 @@ export const deployments = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Why replicas are not placed, as the last placement found: `[{count, reason}]`, shown in the status. */
     pending: text("pending", { mode: "json" }).$type<{ count: number; reason: string }[]>(),
+    /**
+     * Replicas that failed past their restart limit in a row, with no replica of the deployment ready since: new
+     * ones wait until `retryAt` (api/placement/failing.ts).
+     */
+    failing: text("failing", { mode: "json" }).$type<Failing>(),
   },
   (t) => [index("deployments_model").on(t.model)],
 );

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { readShardState } from "../../shared/schemas/common.js";
+import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { Q } from "./client.js";
 import { shardStatus } from "./schema.js";
 
@@ -10,6 +11,8 @@ export type ShardReportInput = {
   message?: string;
   /** What a running engine was started with (registration only): kept for adoption. */
   spec?: unknown;
+  /** Why its engine stopped unasked: kept until a newer one comes. */
+  failure?: ShardFailure;
 };
 
 /** Records the latest state of each reported shard of a node; unknown states are stored as `failed`. */
@@ -28,6 +31,7 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
           r.message ?? (readShardState(r.state) === r.state ? null : `unknown state "${r.state}" read as failed`),
         updatedAt: now,
         spec: r.spec === undefined ? null : JSON.stringify(r.spec),
+        failure: r.failure ?? null,
       })),
     )
     .onConflictDoUpdate({
@@ -38,6 +42,7 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         message: sql`excluded.message`,
         updatedAt: sql`excluded.updated_at`,
         spec: sql`coalesce(excluded.spec, ${shardStatus.spec})`,
+        failure: sql`coalesce(excluded.failure, ${shardStatus.failure})`,
       },
     });
 }

@@ -3,7 +3,7 @@
 // (cluster.ts), the Worker renders them itself (exposition.ts). No runtime import of prom-client here.
 import { ShardState } from "../../shared/schemas/common.js";
 import { NodeState } from "../../shared/schemas/node.js";
-import { byText } from "../../shared/sort.js";
+import { byText, compareText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { nodeState } from "../nodes/state.js";
 import { classCapacity } from "../placement/capacity.js";
@@ -26,6 +26,11 @@ export const GAUGES = {
     name: "llmgw_imex_up",
     help: "1 when the node's IMEX daemon is ready, else 0; nodes in an NVLink domain or reporting IMEX",
     labelNames: ["node"],
+  },
+  nvlinkTrayEligible: {
+    name: "llmgw_nvlink_tray_eligible",
+    help: "1 when the tray can take multi-node NVLink shards (node ready, every card joined, fabric healthy, IMEX ready with a channel), else 0; nodes of a multi-node NVLink domain only",
+    labelNames: ["node", "domain"],
   },
   imexChannels: {
     name: "llmgw_imex_channels",
@@ -58,6 +63,11 @@ export const GAUGES = {
     help: "Replicas a deployment asks for that are not placed",
     labelNames: ["deployment"],
   },
+  modelReadyReplicas: {
+    name: "llmgw_model_ready_replicas",
+    help: "Ready replicas (every shard ready) by served model name, for each model whose deployments ask for replicas; 0: the router answers 503 for it",
+    labelNames: ["model"],
+  },
   shards: {
     name: "llmgw_shards",
     help: "Placed shards by the state their agent last reported (unknown before the first report)",
@@ -80,6 +90,11 @@ export const CLUSTER_UP = {
   help: "1 when this scrape read the cluster's state from the database, else 0 (the cluster gauges are then absent)",
 } as const;
 
+export const DATABASE_UP = {
+  name: "llmgw_database_up",
+  help: "1 when the database answered this scrape's reads, else 0 (this instance cannot reach it)",
+} as const;
+
 /** Every cluster gauge's samples from one read of the database. Pure. */
 export function clusterFigures(s: {
   rows: PlacementRows;
@@ -92,6 +107,7 @@ export function clusterFigures(s: {
   const out: ClusterFigures = {
     gpuNvlinkJoined: [],
     imexUp: [],
+    nvlinkTrayEligible: [],
     imexChannels: [],
     nodeUp: [],
     nodes: [],
@@ -99,6 +115,7 @@ export function clusterFigures(s: {
     devices: [],
     replicas: [],
     pendingReplicas: [],
+    modelReadyReplicas: [],
     shards: [],
   };
 
@@ -119,6 +136,7 @@ export function clusterFigures(s: {
   for (const d of view.domains) {
     for (const t of d.trays) {
       trays.add(t.node);
+      out.nvlinkTrayEligible.push({ labels: { node: t.node, domain: d.key }, value: t.eligible ? 1 : 0 });
       for (const g of t.gpus)
         out.gpuNvlinkJoined.push({
           labels: { node: t.node, gpu: String(g.index), domain: g.domain ?? d.key },
@@ -164,8 +182,44 @@ export function clusterFigures(s: {
     const placed = input.replicas.filter((r) => r.deployment === d.name).length;
     out.pendingReplicas.push({ labels: { deployment: d.name }, value: Math.max(0, d.replicas - placed) });
   }
+  out.modelReadyReplicas = modelReadiness(input, replicaStates);
   for (const [state, value] of shardStates) out.shards.push({ labels: { state }, value });
   return out;
+}
+
+/** Ready replicas by served model name (as the router routes), for models whose deployments ask for any. */
+function modelReadiness(
+  input: ReturnType<typeof capacityInput>,
+  replicaStates: Map<string, Record<"ready" | "starting" | "failed", number>>,
+): Sample[] {
+  const served = new Map(input.models.map((m) => [m.name, m.servedName]));
+  const models = new Map<string, { wanted: number; ready: number }>();
+  for (const d of input.deployments) {
+    const name = served.get(d.model) ?? d.model;
+    const m = models.get(name) ?? { wanted: 0, ready: 0 };
+    m.wanted += d.replicas;
+    m.ready += replicaStates.get(d.name)?.ready ?? 0;
+    models.set(name, m);
+  }
+  return [...models]
+    .filter(([, m]) => m.wanted > 0)
+    .sort(([a], [b]) => compareText(a, b))
+    .map(([model, m]) => ({ labels: { model }, value: m.ready }));
+}
+
+/** Reads what the cluster gauges are computed from (the database's part of a scrape). */
+export async function readClusterInput(
+  db: Q,
+  now: number,
+  lostAfterS: number,
+  factsCache: FactsCache,
+  nvlinkCache: NvlinkCache,
+): Promise<{ rows: PlacementRows; nvlink: NvlinkInput }> {
+  const [rows, nvlink] = await Promise.all([
+    readPlacementRows(db, factsCache),
+    readNvlinkInput(db, now, lostAfterS, nvlinkCache),
+  ]);
+  return { rows, nvlink };
 }
 
 /** Reads the database once and computes every cluster gauge's samples. */
@@ -176,9 +230,32 @@ export async function readClusterFigures(
   factsCache: FactsCache,
   nvlinkCache: NvlinkCache,
 ): Promise<ClusterFigures> {
-  const [rows, nvlink] = await Promise.all([
-    readPlacementRows(db, factsCache),
-    readNvlinkInput(db, now, lostAfterS, nvlinkCache),
-  ]);
-  return clusterFigures({ rows, nvlink, now, lostAfterS });
+  return clusterFigures({ ...(await readClusterInput(db, now, lostAfterS, factsCache, nvlinkCache)), now, lostAfterS });
+}
+
+/** What one scrape read: whether the database answered, and every cluster gauge's samples when they could be made. */
+export type ClusterScrape = { databaseUp: boolean; figures?: ClusterFigures; error?: string };
+
+/**
+ * One scrape's read of the cluster, never throwing: a failed read (the database) and a failed computation (the figures
+ * alone) are told apart, so that `llmgw_database_up` says only the first.
+ */
+export async function scrapeCluster(
+  db: Q,
+  now: number,
+  lostAfterS: number,
+  factsCache: FactsCache,
+  nvlinkCache: NvlinkCache,
+): Promise<ClusterScrape> {
+  let input: Awaited<ReturnType<typeof readClusterInput>>;
+  try {
+    input = await readClusterInput(db, now, lostAfterS, factsCache, nvlinkCache);
+  } catch (e) {
+    return { databaseUp: false, error: String(e) };
+  }
+  try {
+    return { databaseUp: true, figures: clusterFigures({ ...input, now, lostAfterS }) };
+  } catch (e) {
+    return { databaseUp: true, error: String(e) };
+  }
 }

@@ -5,7 +5,7 @@ import type { Q } from "../db/client.js";
 import type { Log } from "../log.js";
 import type { FactsCache } from "../placement/input.js";
 import type { NvlinkCache } from "../views/nvlink.js";
-import { CLUSTER_UP, type ClusterFigures, GAUGES, PLACEMENT_DURATION, readClusterFigures } from "./cluster-figures.js";
+import { CLUSTER_UP, DATABASE_UP, GAUGES, PLACEMENT_DURATION, scrapeCluster } from "./cluster-figures.js";
 
 export type ClusterMetricsOptions = {
   db: Q;
@@ -19,7 +19,8 @@ export type ClusterMetricsOptions = {
 /**
  * Registers the cluster gauges and the placement histogram on `registry`. `collect()` reads the database once and sets
  * every gauge (reset first, so label sets that vanished disappear); `text()` collects and renders the registry.
- * A failed read leaves the cluster gauges empty and `llmgw_cluster_metrics_up` 0, and the rest is still served.
+ * A failed read leaves the cluster gauges empty and `llmgw_cluster_metrics_up` 0 (and `llmgw_database_up` 0 when it was
+ * the database that did not answer), and the rest is still served.
  */
 export function createClusterMetrics(registry: Registry, o: ClusterMetricsOptions) {
   const registers = [registry];
@@ -27,6 +28,7 @@ export function createClusterMetrics(registry: Registry, o: ClusterMetricsOption
     Object.entries(GAUGES).map(([k, g]) => [k, new Gauge({ ...g, labelNames: [...g.labelNames], registers })]),
   ) as Record<keyof typeof GAUGES, Gauge<string>>;
   const up = new Gauge({ ...CLUSTER_UP, registers });
+  const databaseUp = new Gauge({ ...DATABASE_UP, registers });
   const placement = new Histogram({
     ...PLACEMENT_DURATION,
     labelNames: [],
@@ -38,11 +40,11 @@ export function createClusterMetrics(registry: Registry, o: ClusterMetricsOption
 
   async function collect(): Promise<void> {
     const now = o.now();
-    let figures: ClusterFigures;
-    try {
-      figures = await readClusterFigures(o.db, now, o.lostAfterS, factsCache, nvlinkCache);
-    } catch (e) {
-      o.log.warn("metrics: could not read the cluster's state", { error: String(e) });
+    const read = await scrapeCluster(o.db, now, o.lostAfterS, factsCache, nvlinkCache);
+    databaseUp.set(read.databaseUp ? 1 : 0);
+    const figures = read.figures;
+    if (!figures) {
+      o.log.warn("metrics: could not read the cluster's state", { error: read.error, databaseUp: read.databaseUp });
       for (const g of Object.values(gauges)) g.reset();
       up.set(0);
       return;

@@ -8,7 +8,14 @@ import type { FactsCache } from "../placement/input.js";
 import type { RouterMetrics } from "../router/metric-defs.js";
 import { ROUTER_METRICS } from "../router/metric-defs.js";
 import type { NvlinkCache } from "../views/nvlink.js";
-import { CLUSTER_UP, type ClusterFigures, GAUGES, PLACEMENT_DURATION, readClusterFigures } from "./cluster-figures.js";
+import {
+  CLUSTER_UP,
+  type ClusterFigures,
+  DATABASE_UP,
+  GAUGES,
+  PLACEMENT_DURATION,
+  scrapeCluster,
+} from "./cluster-figures.js";
 import { family, renderFamily } from "./exposition.js";
 
 /** This isolate's metrics: what the router records, placement durations, and the text of GET /metrics. */
@@ -20,6 +27,7 @@ export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: 
     inflight: family(ROUTER_METRICS.inflight),
     upstreamErrors: family(ROUTER_METRICS.upstreamErrors),
     retries: family(ROUTER_METRICS.retries),
+    tokens: family(ROUTER_METRICS.tokens),
   };
   const placement = family(PLACEMENT_DURATION);
   const factsCache: FactsCache = new Map();
@@ -28,12 +36,10 @@ export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: 
     router: router satisfies RouterMetrics,
     observePlacement: (seconds: number) => placement.observe({}, seconds),
     async text(): Promise<string> {
-      let figures: ClusterFigures | undefined;
-      try {
-        figures = await readClusterFigures(o.db, o.now(), o.lostAfterS, factsCache, nvlinkCache);
-      } catch (e) {
-        o.log.warn("metrics: could not read the cluster's state", { error: String(e) });
-      }
+      const read = await scrapeCluster(o.db, o.now(), o.lostAfterS, factsCache, nvlinkCache);
+      const figures = read.figures;
+      if (!figures)
+        o.log.warn("metrics: could not read the cluster's state", { error: read.error, databaseUp: read.databaseUp });
       const cluster = figures
         ? Object.entries(GAUGES).map(([k, g]) =>
             renderFamily({ ...g, type: "gauge" }, figures[k as keyof ClusterFigures]),
@@ -42,7 +48,10 @@ export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: 
       const up = renderFamily({ ...CLUSTER_UP, type: "gauge", labelNames: [] }, [
         { labels: {}, value: figures ? 1 : 0 },
       ]);
-      return [...cluster, up, placement.render(), ...Object.values(router).map((f) => f.render())].join("");
+      const database = renderFamily({ ...DATABASE_UP, type: "gauge", labelNames: [] }, [
+        { labels: {}, value: read.databaseUp ? 1 : 0 },
+      ]);
+      return [...cluster, up, database, placement.render(), ...Object.values(router).map((f) => f.render())].join("");
     },
   };
 }

@@ -2,11 +2,12 @@ import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Store } from "../db/client.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
-import { nodes, shards } from "../db/schema.js";
+import { deployments, nodes, shards } from "../db/schema.js";
 
 /**
  * Marks nodes that went silent as lost, once each, with an event, and asks for placement when shards still sit on
- * nodes silent past the repair grace period (placement frees them). Returns the ids newly lost.
+ * nodes silent past the repair grace period (placement frees them) or a failing deployment's back-off has passed.
+ * Returns the ids newly lost.
  */
 export async function sweepLiveness(store: Store, now: number, lostAfterS: number, graceS = 300): Promise<string[]> {
   const cutoff = now - lostAfterS * 1000;
@@ -17,7 +18,11 @@ export async function sweepLiveness(store: Store, now: number, lostAfterS: numbe
     .innerJoin(nodes, eq(nodes.id, shards.nodeId))
     .where(lt(nodes.lastSeenAt, now - (lostAfterS + graceS) * 1000))
     .limit(1);
-  if (stranded) await store.write((tx) => bumpGeneration(tx));
+  // a deployment held back by its failures is placed again once its back-off has passed
+  const due = (await store.db.select({ failing: deployments.failing }).from(deployments)).some(
+    (d) => d.failing?.waiting && d.failing.retryAt <= now,
+  );
+  if (stranded || due) await store.write((tx) => bumpGeneration(tx));
   const candidates = await store.db.select({ id: nodes.id }).from(nodes).where(stale);
   if (!candidates.length) return [];
   return store.write(async (tx) => {

@@ -18,12 +18,14 @@ import {
   shards,
 } from "../db/schema.js";
 import { adoptOrphans, LIVE_STATES } from "./adopt.js";
+import { failingReason } from "./failing.js";
+import { failingIn } from "./hold.js";
 import { type FactsCache, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import { chooseRepairs } from "./repair.js";
 import { type PlacementRows, readPlacementRows } from "./rows.js";
 import { startShard } from "./start-shard.js";
-import type { PlanInput } from "./types.js";
+import type { PlaceDeployment, PlanInput, Replica } from "./types.js";
 
 /** The settings placement reads (a part of the app's settings). */
 export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repairMaxFraction: number };
@@ -131,6 +133,12 @@ async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]
   return new Map([...out].map(([d, set]) => [d, [...set].sort()]));
 }
 
+const placedOf = (name: string, replicas: readonly Replica[]) => replicas.filter((r) => r.deployment === name).length;
+const avoiding = (d: PlaceDeployment, nodes: string[] | undefined) => (nodes ? { ...d, avoid: nodes } : d);
+/** A deployment held back by its failures asks for no more replicas than it has (and gives none up). */
+const heldBack = (d: PlaceDeployment, held: boolean, replicas: readonly Replica[]) =>
+  held ? { ...d, replicas: Math.min(d.replicas, placedOf(d.name, replicas)) } : d;
+
 async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: FactsCache): Promise<PlaceResult> {
   const [c] = await tx.select().from(cluster).where(eq(cluster.id, 1));
   if (!c || c.generation === c.placedGeneration) return NOTHING;
@@ -140,15 +148,21 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   const repairs = await repairsIn(tx, all, rows, now, settings);
   const freed = new Set(repairs.release.map((x) => x.id));
   const failures = await recentFailures(tx, now);
+  const still = all.replicas.filter((r) => !freed.has(r.id));
+  const held = await failingIn(tx, rows, all.replicas, still, repairs.release, now);
   const kept = {
     ...all,
-    replicas: all.replicas.filter((r) => !freed.has(r.id)),
-    deployments: all.deployments.map((d) => (failures.has(d.name) ? { ...d, avoid: failures.get(d.name) } : d)),
+    replicas: still,
+    deployments: all.deployments.map((d) => heldBack(avoiding(d, failures.get(d.name)), held.has(d.name), still)),
   };
   const adoption = await adoptIn(tx, kept, rows.orphans, now);
   const input = { ...kept, replicas: [...kept.replicas, ...adoption.adopted], nextSeq: adoption.nextSeq };
   const planned = plan(input);
-  const p = { ...planned, release: [...freed, ...planned.release] };
+  const p = { ...planned, release: [...freed, ...planned.release], pending: [...planned.pending] };
+  for (const [name, f] of held) {
+    const missing = (all.deployments.find((d) => d.name === name)?.replicas ?? 0) - placedOf(name, still);
+    if (missing > 0) p.pending.push({ deployment: name, count: missing, reason: failingReason(f) });
+  }
   const changed = new Set<string>();
 
   if (p.release.length) {

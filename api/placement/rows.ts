@@ -40,10 +40,24 @@ export async function readPlacementRows(q: Q, cache: FactsCache = new Map()) {
   const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows, states, orphans] = await Promise.all([
     readNodes(q, cache),
     q.select({ name: models.name, spec: models.spec }).from(models),
-    q.select({ name: deployments.name, spec: deployments.spec, pending: deployments.pending }).from(deployments),
+    q
+      .select({
+        name: deployments.name,
+        spec: deployments.spec,
+        pending: deployments.pending,
+        failing: deployments.failing,
+      })
+      .from(deployments),
     q.select().from(replicas),
     q.select().from(shards),
-    q.select({ nodeId: shardStatus.nodeId, shardId: shardStatus.shardId, state: shardStatus.state }).from(shardStatus),
+    q
+      .select({
+        nodeId: shardStatus.nodeId,
+        shardId: shardStatus.shardId,
+        state: shardStatus.state,
+        message: shardStatus.message,
+      })
+      .from(shardStatus),
     readOrphans(q),
   ]);
   return {

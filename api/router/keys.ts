@@ -18,10 +18,13 @@ export type KeyCache = KeyStore & {
   size(): number;
 };
 
-/** A key as the router checks it: its name and the limits of its spec. */
-export function apiKeyInfo(row: Pick<ApiKeyRow, "name" | "spec">): ApiKeyInfo {
+/** The id of a key (`ApiKeyInfo.id`): a key's name is taken again only after it is deleted, at a later time. */
+export const apiKeyId = (row: Pick<ApiKeyRow, "name" | "createdAt">) => `${row.name}@${row.createdAt}`;
+
+/** A key as the router checks it: its id, its name and the limits of its spec. */
+export function apiKeyInfo(row: Pick<ApiKeyRow, "name" | "spec" | "createdAt">): ApiKeyInfo {
   const spec = JSON.parse(row.spec) as ApiKeySpec;
-  const info: ApiKeyInfo = { name: row.name };
+  const info: ApiKeyInfo = { id: apiKeyId(row), name: row.name };
   if (spec.models) info.models = [...spec.models];
   if (spec.requestsPerMinute !== undefined) info.requestsPerMinute = spec.requestsPerMinute;
   if (spec.tokensPerMinute !== undefined) info.tokensPerMinute = spec.tokensPerMinute;

@@ -4,7 +4,8 @@
 // The window slides in 10-second buckets: what a key used "in the last minute" is the sum of the current bucket and
 // the six before it, so anything counted stays counted for 60–70 s. In no 60 s does a key get more than its limit (a
 // fixed window lets twice the limit through across a minute's edge), for seven counters per limit instead of a log of
-// every request. Pure: the caller passes `now`.
+// every request. Counters belong to a key's id, not its name: a key deleted and made again under its old name does not
+// inherit them (a rotation keeps them). Pure: the caller passes `now`.
 import type { ApiKeyInfo, LimitDecision, Limiter } from "./types.js";
 
 export const WINDOW_MS = 60_000;
@@ -15,7 +16,7 @@ type KeyState = { requests: Counter; tokens: Counter; lastSeen: number };
 
 /** A limiter for every key of this instance; a key without limits costs nothing. */
 export type KeyLimiter = Limiter & {
-  /** How many keys have counters (a key idle for a whole window is dropped). */
+  /** How many keys (by id) have counters (a key idle for a whole window is dropped). */
   tracked(): number;
 };
 
@@ -50,15 +51,15 @@ export function createLimiter(o: { windowMs?: number } = {}): KeyLimiter {
   const sweep = (now: number) => {
     if (now - sweptAt < windowMs) return;
     sweptAt = now;
-    for (const [name, s] of keys) if (now - s.lastSeen >= windowMs + bucketMs) keys.delete(name);
+    for (const [id, s] of keys) if (now - s.lastSeen >= windowMs + bucketMs) keys.delete(id);
   };
 
   /** The key's counters moved on to `at` (a time older than one seen before counts as that one). */
-  const stateOf = (name: string, at: number): { s: KeyState; now: number } => {
-    let s = keys.get(name);
+  const stateOf = (id: string, at: number): { s: KeyState; now: number } => {
+    let s = keys.get(id);
     if (!s)
       keys.set(
-        name,
+        id,
         (s = {
           requests: counter(Math.floor(at / bucketMs)),
           tokens: counter(Math.floor(at / bucketMs)),
@@ -78,7 +79,7 @@ export function createLimiter(o: { windowMs?: number } = {}): KeyLimiter {
       const rpm = key.requestsPerMinute;
       const tpm = key.tokensPerMinute;
       if (rpm === undefined && tpm === undefined) return { ok: true };
-      const { s, now } = stateOf(key.name, at);
+      const { s, now } = stateOf(key.id ?? key.name, at);
       const requestsWait = rpm === undefined ? 0 : waitMs(s.requests, rpm, now);
       const tokensWait = tpm === undefined ? 0 : waitMs(s.tokens, tpm, now);
       if (requestsWait > 0 || tokensWait > 0) {
@@ -91,7 +92,7 @@ export function createLimiter(o: { windowMs?: number } = {}): KeyLimiter {
     },
     spend(key: ApiKeyInfo, tokens: number, at: number): void {
       if (key.tokensPerMinute === undefined || !(tokens > 0)) return;
-      const { tokens: c } = stateOf(key.name, at).s;
+      const { tokens: c } = stateOf(key.id ?? key.name, at).s;
       c.counts[slot(c.bucket)]! += tokens;
     },
     tracked: () => keys.size,

@@ -40,6 +40,12 @@ export const ROUTER_METRICS = {
     help: "Requests sent to another replica after one failed before its first byte",
     labelNames: [],
   },
+  tokens: {
+    type: "counter",
+    name: "llmgw_router_tokens_total",
+    help: "Tokens the engines' responses reported in their usage, by model and kind (prompt, completion)",
+    labelNames: ["model", "kind"],
+  },
 } as const;
 
 /** What the router records (prom-client's Counter, Gauge and Histogram have these methods). */
@@ -50,4 +56,5 @@ export type RouterMetrics = {
   inflight: { inc(labels: { model: string }): void; dec(labels: { model: string }): void };
   upstreamErrors: { inc(labels: { model: string; kind: string }): void };
   retries: { inc(): void };
+  tokens: { inc(labels: { model: string; kind: "prompt" | "completion" }, count: number): void };
 };

@@ -17,5 +17,6 @@ export function createRouterMetrics(registry: Registry): RouterMetrics {
     inflight: new Gauge(of(M.inflight)),
     upstreamErrors: new Counter(of(M.upstreamErrors)),
     retries: new Counter(of(M.retries)),
+    tokens: new Counter(of(M.tokens)),
   };
 }

@@ -212,5 +212,7 @@ export function recordUsage(
 ) {
   if (!usage) return;
   r.usage.record(key.name, model, usage, now);
+  r.metrics.tokens.inc({ model, kind: "prompt" }, usage.promptTokens);
+  r.metrics.tokens.inc({ model, kind: "completion" }, usage.completionTokens);
   r.limiter.spend(key, usage.promptTokens + usage.completionTokens, now);
 }

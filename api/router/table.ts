@@ -7,6 +7,7 @@ import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { deployments, models, shardStatus, shards } from "../db/schema.js";
 import type { Log } from "../log.js";
+import { failingReason } from "../placement/failing.js";
 import type { Endpoint, EndpointTable, TableCache } from "./types.js";
 
 type ShardRow = { replicaId: string; rank: number; spec: string; state: string | null };
@@ -50,12 +51,15 @@ export async function readTable(q: Q, now: number): Promise<EndpointTable> {
     .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)));
   const ms = await q.select({ name: models.name, spec: models.spec }).from(models);
   const served = new Map(ms.map((m) => [m.name, (JSON.parse(m.spec) as { servedName?: string }).servedName ?? m.name]));
-  const ds = await q.select({ model: deployments.model, pending: deployments.pending }).from(deployments);
+  const ds = await q
+    .select({ model: deployments.model, pending: deployments.pending, failing: deployments.failing })
+    .from(deployments);
   const declared = ds.map((d) => ({
     served: served.get(d.model) ?? d.model,
-    pending: served.has(d.model)
-      ? d.pending?.map((p) => p.reason).join("; ") || undefined
-      : `model ${d.model} does not exist`,
+    pending: !served.has(d.model)
+      ? `model ${d.model} does not exist`
+      : // a crash-looping deployment says how its engine fails, which its placed replicas' pending list does not
+        (d.failing ? failingReason(d.failing) : undefined) || d.pending?.map((p) => p.reason).join("; ") || undefined,
   }));
   return buildTable(rows, declared, now);
 }

@@ -8,6 +8,13 @@ export type Endpoint = { replicaId: string; deployment: string; model: string; u
 
 /** An API key as the router checks it; `models` absent means every model. */
 export type ApiKeyInfo = {
+  /**
+   * What stays the same for the key's whole life, rotations included, and is never another key's: its name and when
+   * it was made. Per-key state (rate-limit counters) belongs to it, so that a key deleted and made again under the
+   * same name starts afresh. Keys read from the database always have one; one made by hand without it is counted by
+   * its name.
+   */
+  id?: string;
   name: string;
   models?: string[];
   requestsPerMinute?: number;

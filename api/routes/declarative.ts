@@ -45,7 +45,7 @@ export const PutConditions = IfMatch.extend({
 export function putBody<T extends z.ZodType>(spec: T, id: string) {
   return z
     .strictObject({
-      name: z.string().optional().openapi({ description: "must equal the name in the path when given" }),
+      name: z.string().max(63).optional().openapi({ description: "must equal the name in the path when given" }),
       spec,
       status: z.unknown().optional().openapi({ description: "ignored: server state" }),
       metadata: z.unknown().optional().openapi({ description: "ignored: server state" }),

@@ -35,7 +35,13 @@ const DEPLOYMENTS: DeclaredKind<Row> = {
   list: (q) => q.select().from(deployments).orderBy(asc(deployments.name)),
   find: async (q, name) => (await q.select().from(deployments).where(eq(deployments.name, name)))[0],
   save: async (tx, next, current) => {
-    const row = { ...next, model: (JSON.parse(next.spec) as DeploymentSpec).model, pending: current?.pending ?? null };
+    const row = {
+      ...next,
+      model: (JSON.parse(next.spec) as DeploymentSpec).model,
+      pending: current?.pending ?? null,
+      // a changed spec is a new attempt: its replicas are placed at once, whatever the old one's failures
+      failing: current && current.spec === next.spec ? current.failing : null,
+    };
     await tx.insert(deployments).values(row).onConflictDoUpdate({ target: deployments.name, set: row });
     return row;
   },

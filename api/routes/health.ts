@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import { z } from "../../shared/z.js";
+import { describeDbError } from "../db/db-errors.js";
 import { migrationStatus } from "../db/migration-status.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
@@ -31,7 +32,11 @@ const readyz = createRoute({
   path: "/readyz",
   operationId: "getReadiness",
   tags: ["health"],
-  summary: "Readiness: the database answers and has every migration this build needs",
+  summary: "Readiness: the database answers, takes writes and has every migration this build needs",
+  description:
+    "503 `unavailable` names the cause: the database unreachable (connection refused, DNS name not found, " +
+    "authentication failed …), a write refused in the last minute for lack of space or a read-only file, or " +
+    "migrations pending.",
   security: [],
   responses: {
     200: jsonResponse(Readiness, "Ready to serve"),
@@ -50,12 +55,15 @@ export const healthRoutes = new OpenAPIHono<AppEnv>()
       const router = stale
         ? `; the router keeps serving from its endpoint table of ${Math.round((c.var.deps.now() - stale.since) / 1000)} s ago`
         : "";
+      throw new ApiError(503, "unavailable", `database unreachable: ${describeDbError(e)}${router}`);
+    }
+    const refused = store.writeFailure?.();
+    if (refused)
       throw new ApiError(
         503,
         "unavailable",
-        `database unreachable: ${String(e instanceof Error ? e.message : e)}${router}`,
+        `database refuses writes: ${refused.cause} (last at ${new Date(refused.at).toISOString()})`,
       );
-    }
     const m = await migrationStatus(store.db, migrations);
     if (!m.current)
       throw new ApiError(

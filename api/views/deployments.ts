@@ -4,6 +4,7 @@ import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
 import type { Q } from "../db/client.js";
 import { metadataOf } from "../db/resources.js";
 import { deployments, models, replicas, shardStatus, shards } from "../db/schema.js";
+import { FAILED_AFTER, failingReason } from "../placement/failing.js";
 
 type Row = typeof deployments.$inferSelect;
 
@@ -40,11 +41,26 @@ export async function deploymentViews(q: Q, rows: Row[]) {
       ? "waiting for placement: it runs when an agent polls"
       : `model ${r.model} does not exist`;
     const pending = missing ? (r.pending?.length ? r.pending : [{ count: missing, reason: fallback }]) : [];
-    const phase = ready >= spec.replicas ? ("Ready" as const) : missing ? ("Pending" as const) : ("Starting" as const);
+    const failed = ready < spec.replicas && (r.failing?.count ?? 0) >= FAILED_AFTER;
+    const phase =
+      ready >= spec.replicas
+        ? ("Ready" as const)
+        : failed
+          ? ("Failed" as const)
+          : missing
+            ? ("Pending" as const)
+            : ("Starting" as const);
     return {
       name: r.name,
       spec,
-      status: { phase, desired: spec.replicas, placed: replicaIds.length, ready, pending },
+      status: {
+        phase,
+        desired: spec.replicas,
+        placed: replicaIds.length,
+        ready,
+        pending,
+        ...(failed && r.failing ? { failure: failingReason(r.failing) } : {}),
+      },
       metadata: metadataOf(r),
     };
   });

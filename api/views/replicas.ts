@@ -2,6 +2,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { labelOfDeviceNumber } from "../../shared/classes.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
+import { failureText } from "../../shared/schemas/failure.js";
 import type { Q } from "../db/client.js";
 import { replicas, shardStatus, shards } from "../db/schema.js";
 
@@ -17,6 +18,7 @@ export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[])
       spec: shards.spec,
       state: shardStatus.state,
       message: shardStatus.message,
+      failure: shardStatus.failure,
     })
     .from(shards)
     .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)))
@@ -54,6 +56,8 @@ export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[])
         fabric: s.spec.fabric,
         state: s.state ?? ("unknown" as const),
         message: s.message ?? null,
+        lastFailure: s.failure ?? null,
+        failure: s.failure ? failureText(s.failure) : null,
       })),
     };
   });

@@ -1,5 +1,6 @@
 import { z } from "../z.js";
-import { Labels, NodeId, Text } from "./common.js";
+import { Entries, idAt, Labels, NodeId, repeats, Text } from "./common.js";
+import { ShardFailure } from "./failure.js";
 import { GpuFabric, GpuHealth } from "./gpu.js";
 import { HcaPort } from "./hca.js";
 import { Imex, Inventory, RunningShard } from "./inventory.js";
@@ -46,11 +47,10 @@ export const GpuHeartbeat = z
     utilizationPercent: z.number().min(0).max(100).optional(),
     fabric: GpuFabric.optional(),
     health: GpuHealth.optional(),
-    migMemoryUsedMiB: z.record(z.string().regex(/^\d+$/), z.number().int().nonnegative()).optional().openapi({
+    migMemoryUsedMiB: Entries(z.string().regex(/^\d+$/), z.number().int().nonnegative(), 8).optional().openapi({
       description: "memory used per MIG instance index",
     }),
-    migProblems: z
-      .record(z.string().regex(/^\d+$/), z.array(Text(512)).max(64))
+    migProblems: Entries(z.string().regex(/^\d+$/), z.array(Text(512)).max(64), 8)
       .optional()
       .openapi({ description: "each MIG instance's own problems (another process on it), by instance index" }),
   })
@@ -66,6 +66,7 @@ export const ShardReport = z
     message: Text(2048).optional(),
     exitCode: z.number().int().optional(),
     at: z.number().int().nonnegative().optional(),
+    failure: ShardFailure.optional().openapi({ description: "why the engine stopped, with its log's last lines" }),
   })
   .openapi("ShardReport");
 export type ShardReport = z.infer<typeof ShardReport>;
@@ -81,6 +82,20 @@ export const Heartbeat = z
       .optional()
       .openapi({ description: "current state of each HCA port" }),
     shards: z.array(ShardReport).max(256).optional(),
+  })
+  .superRefine((hb, ctx) => {
+    // what a heartbeat names once is changed once: the same GPU or port twice is a mistake, not two updates
+    const issues = [
+      ...repeats(
+        "GPU UUID",
+        (hb.gpus ?? []).map((g, i) => idAt(g.uuid, "gpus", i, "uuid")),
+      ),
+      ...repeats(
+        "port",
+        (hb.ports ?? []).map((p, i) => idAt(`${p.hca}/${p.port}`, "ports", i, "port")),
+      ),
+    ];
+    for (const issue of issues) ctx.addIssue({ code: "custom", ...issue });
   })
   .openapi("Heartbeat");
 export type Heartbeat = z.infer<typeof Heartbeat>;

@@ -1,4 +1,5 @@
 import { z } from "../z.js";
+import { Entries, MAX_LABELS } from "./common.js";
 import { Metadata, ResourceName } from "./model.js";
 
 export const DeploymentSpec = z
@@ -21,18 +22,21 @@ export const DeploymentSpec = z
         description:
           "allowed profiles of the model, most preferred first (all of them, in the model's order, when absent)",
       }),
-    nodeSelector: z
-      .record(z.string().max(63), z.string().max(256))
+    nodeSelector: Entries(z.string().max(63), z.string().max(256), MAX_LABELS)
       .optional()
-      .openapi({ example: { "gpu-vendor": "nvidia" } }),
+      .openapi({
+        description: `node labels a node must all have, at most ${MAX_LABELS} (as many as a node may have)`,
+        example: { "gpu-vendor": "nvidia" },
+      }),
   })
   .openapi("DeploymentSpec");
 export type DeploymentSpec = z.infer<typeof DeploymentSpec>;
 
 export const DeploymentStatus = z
   .object({
-    phase: z.enum(["Pending", "Starting", "Ready"]).openapi({
-      description: "Ready: every desired replica ready; Starting: all placed, not all ready; Pending: some not placed",
+    phase: z.enum(["Pending", "Starting", "Ready", "Failed"]).openapi({
+      description:
+        "Ready: every desired replica ready; Starting: all placed, not all ready; Pending: some not placed; Failed: its replicas failed past their restart limit twice or more in a row, none ready since (placed again with a growing back-off; `failure` says why)",
     }),
     desired: z.number().int(),
     placed: z.number().int(),
@@ -40,6 +44,11 @@ export const DeploymentStatus = z
     pending: z
       .array(z.object({ count: z.number().int(), reason: z.string() }))
       .openapi({ description: "why replicas are not placed, in words a person can act on" }),
+    failure: z.string().optional().openapi({
+      description: "when Failed: how often, the last failure (exit code, run time, last log line) and the next try",
+      example:
+        "failed 3 times in a row past the restart limit (last: exit 1 after 3 s (gave up after 5 restarts): CUDA error: out of memory); next try at 14:05:09 UTC",
+    }),
   })
   .openapi("DeploymentStatus");
 

@@ -19,6 +19,7 @@ export const EventType = z
     "repair_held",
     "replica_adopted",
     "shard_not_adopted",
+    "deployment_failing",
   ])
   .openapi("EventType");
 export type EventType = z.infer<typeof EventType>;

@@ -129,7 +129,7 @@ export const Gpu = z
       .strictObject({
         current: Text(32).openapi({ example: "Enabled" }),
         pending: Text(32).optional(),
-        instances: z.array(MigInstance).max(16),
+        instances: z.array(MigInstance).max(8).openapi({ description: "at most 7 on any card MIG runs on" }),
       })
       .optional(),
   })

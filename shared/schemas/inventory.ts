@@ -1,6 +1,6 @@
 import { z } from "../z.js";
 import { StartShard } from "./assignment.js";
-import { ShardState, Text } from "./common.js";
+import { Entries, idAt, repeats, ShardState, Text } from "./common.js";
 import { Gpu } from "./gpu.js";
 import { FabricAttachment, Hca } from "./hca.js";
 
@@ -49,16 +49,14 @@ export const Engines = z
       .array(Text(32))
       .max(32)
       .openapi({ example: ["vllm", "sglang", "llamacpp"] }),
-    versions: z.record(Text(32), Text(128)).openapi({ example: { vllm: "0.11.0" } }),
-    backends: z
-      .record(Text(32), z.enum(["cuda", "vulkan"]))
+    versions: Entries(Text(32), Text(128), 32).openapi({ example: { vllm: "0.11.0" } }),
+    backends: Entries(Text(32), z.enum(["cuda", "vulkan"]), 32)
       .optional()
       .openapi({
         example: { llamacpp: "vulkan" },
         description: "an engine's GPU backend where it is not CUDA's (agent.yaml `engines.<engine>.backend`)",
       }),
-    warnings: z
-      .record(Text(32), Text(1024))
+    warnings: Entries(Text(32), Text(1024), 32)
       .optional()
       .openapi({ description: "engines whose presence is not known: their probe ran out of time" }),
   })
@@ -105,24 +103,64 @@ export const DiscoveryError = z
   })
   .openapi("DiscoveryError");
 
+/**
+ * Ids an inventory uses twice: heartbeats name GPUs by UUID and ports by adapter and number, devices are stored by
+ * index, so each must name one thing.
+ */
+function repeatedIds(inv: z.infer<typeof InventoryFields>) {
+  const migs = inv.gpus.flatMap((g, i) => (g.mig?.instances ?? []).map((m, j) => ({ m, i, j })));
+  return [
+    ...repeats(
+      "GPU index",
+      inv.gpus.map((g, i) => idAt(g.index, "gpus", i, "index")),
+    ),
+    ...repeats(
+      "GPU UUID",
+      inv.gpus.map((g, i) => idAt(g.uuid, "gpus", i, "uuid")),
+    ),
+    ...inv.gpus.flatMap((g, i) =>
+      repeats(
+        "MIG instance index",
+        (g.mig?.instances ?? []).map((m, j) => idAt(m.index, "gpus", i, "mig", "instances", j, "index")),
+      ),
+    ),
+    ...repeats(
+      "MIG instance UUID",
+      migs.map(({ m, i, j }) => idAt(m.uuid, "gpus", i, "mig", "instances", j, "uuid")),
+    ),
+    ...repeats(
+      "HCA",
+      inv.hcas.map((h, i) => idAt(h.name, "hcas", i, "name")),
+    ),
+    ...inv.hcas.flatMap((h, i) =>
+      repeats(
+        `port of ${h.name}`,
+        h.ports.map((p, j) => idAt(p.port, "hcas", i, "ports", j, "port")),
+      ),
+    ),
+  ];
+}
+
+const InventoryFields = z.strictObject({
+  gpuSource: z.enum(["nvml", "nvidia-smi", "unavailable", "none"]).openapi({
+    description:
+      "where the GPU facts came from: `unavailable` when no source could be read, `none` when GPUs were skipped",
+  }),
+  host: Host,
+  memory: Memory,
+  storage: z.array(Storage).max(64),
+  weights: z.array(LocalWeights).max(4096),
+  engines: Engines,
+  gpus: z.array(Gpu).max(64),
+  imex: Imex,
+  hcas: z.array(Hca).max(64),
+  fabrics: z.array(FabricAttachment).max(16),
+  errors: z.array(DiscoveryError).max(64).openapi({ description: "sources that failed; the rest is still reported" }),
+});
+
 /** What the agent discovered on its node: every fact placement and the views use. */
-export const Inventory = z
-  .strictObject({
-    gpuSource: z.enum(["nvml", "nvidia-smi", "unavailable", "none"]).openapi({
-      description:
-        "where the GPU facts came from: `unavailable` when no source could be read, `none` when GPUs were skipped",
-    }),
-    host: Host,
-    memory: Memory,
-    storage: z.array(Storage).max(64),
-    weights: z.array(LocalWeights).max(4096),
-    engines: Engines,
-    gpus: z.array(Gpu).max(64),
-    imex: Imex,
-    hcas: z.array(Hca).max(64),
-    fabrics: z.array(FabricAttachment).max(16),
-    errors: z.array(DiscoveryError).max(64).openapi({ description: "sources that failed; the rest is still reported" }),
-  })
-  .openapi("Inventory");
+export const Inventory = InventoryFields.superRefine((inv, ctx) => {
+  for (const issue of repeatedIds(inv)) ctx.addIssue({ code: "custom", ...issue });
+}).openapi("Inventory");
 export type Inventory = z.infer<typeof Inventory>;
 export type InventoryInput = z.input<typeof Inventory>;

@@ -1,7 +1,7 @@
 import { isMigClass } from "../classes.js";
 import { ENGINE_NAMES, multiNodeRefusal, ownedFlagRefusal } from "../engines.js";
 import { z } from "../z.js";
-import { EpochMs } from "./common.js";
+import { Entries, EpochMs } from "./common.js";
 
 export const Engine = z.enum(ENGINE_NAMES).openapi("Engine");
 export type Engine = z.infer<typeof Engine>;
@@ -35,7 +35,14 @@ export const Profile = z
       .max(256)
       .optional()
       .openapi({ example: ["--max-model-len", "32768"] }),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096)).optional(),
+    env: Entries(
+      z
+        .string()
+        .max(256)
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/),
+      z.string().max(4096),
+      256,
+    ).optional(),
     startupTimeoutS: z
       .number()
       .int()

@@ -1,5 +1,6 @@
 import { z } from "../z.js";
 import { EpochMs, ShardState } from "./common.js";
+import { ShardFailure } from "./failure.js";
 
 export const ReplicaShard = z
   .object({
@@ -15,6 +16,14 @@ export const ReplicaShard = z
       description: "as the agent last reported it; `unknown` before its first report",
     }),
     message: z.string().nullable(),
+    lastFailure: ShardFailure.nullable().openapi({
+      description:
+        "the last time its engine stopped unasked (exit code or signal, how long it ran, its log's last lines)",
+    }),
+    failure: z.string().nullable().openapi({
+      description: "lastFailure in one line",
+      example: "exit 1 after 3 s (restart 5 of 5): RuntimeError: CUDA out of memory",
+    }),
   })
   .openapi("ReplicaShard");
 
@@ -35,3 +44,15 @@ export const ReplicaView = z
     shards: z.array(ReplicaShard),
   })
   .openapi("Replica");
+
+export const ShardLog = z
+  .object({
+    shardId: z.string(),
+    nodeId: z.string(),
+    state: z.string().openapi({ description: "as its agent last reported it" }),
+    failure: ShardFailure.nullable().openapi({ description: "the last time its engine stopped unasked" }),
+    text: z.string().nullable().openapi({ description: "failure in one line" }),
+  })
+  .openapi("ShardLog");
+
+export const ReplicaLogs = z.object({ replica: z.string(), shards: z.array(ShardLog) }).openapi("ReplicaLogs");

@@ -141,7 +141,7 @@ describe("client", () => {
       }),
     );
     const a = await createClient({ server: CP }).poll("node 1", 7, 25, "llmgw_node_t1");
-    expect(a).toEqual({ index: 8, shards: [shard] });
+    expect(a).toEqual({ index: 8, shards: [shard], refused: [] });
     expect(url!.pathname).toBe("/api/v1/agents/node%201/assignments");
     expect(Object.fromEntries(url!.searchParams)).toEqual({ index: "7", wait: "25" });
     expect(auth).toBe("Bearer llmgw_node_t1");

@@ -73,6 +73,7 @@ async function start() {
       checkIntervalMs: 50,
       reconcileIntervalMs: 20,
       backoff: { baseMs: 5, maxMs: 20 },
+      minPollIntervalMs: 5,
     },
     ac.signal,
   );

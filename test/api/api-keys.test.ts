@@ -137,7 +137,7 @@ describe("PUT/GET/DELETE /api/v1/api-keys/{name}", () => {
     expect((await put("Not_Valid!", { spec: {} })).status).toBe(400);
   });
 
-  it("is for admins only: no token 401, a node token 403, an API key's own secret 401", async () => {
+  it("is for admins only: no token 401, a node token 403, an API key's own secret 403 (it reaches only /v1/*)", async () => {
     const join = (await t.admin("POST", "/api/v1/join-tokens", { body: {} })).json.token;
     const node = (await t.call("POST", "/api/v1/agents/register", { token: join, body: registerBody("k1") })).json
       .nodeToken;
@@ -152,7 +152,7 @@ describe("PUT/GET/DELETE /api/v1/api-keys/{name}", () => {
       const body = method === "PUT" ? { spec: {} } : undefined;
       expect((await t.call(method, path, { body })).status, `${method} ${path}`).toBe(401);
       expect((await t.call(method, path, { token: node, body })).status, `${method} ${path}`).toBe(403);
-      expect((await t.call(method, path, { token: secret, body })).status, `${method} ${path}`).toBe(401);
+      expect((await t.call(method, path, { token: secret, body })).status, `${method} ${path}`).toBe(403);
     }
   });
 });
@@ -179,9 +179,18 @@ describe("API key changes reach this instance's router at once", () => {
     const first = (await (await call("PUT", "/api/v1/api-keys/live", { spec: { requestsPerMinute: 1 } })).json()) as {
       secret: string;
     };
-    expect(await keys.identify(first.secret)).toEqual({ name: "live", requestsPerMinute: 1 });
+    expect(await keys.identify(first.secret)).toEqual({
+      id: expect.stringMatching(/^live@\d+$/),
+      name: "live",
+      requestsPerMinute: 1,
+    });
     await call("PUT", "/api/v1/api-keys/live", { spec: { requestsPerMinute: 2, models: ["m"] } });
-    expect(await keys.identify(first.secret)).toEqual({ name: "live", requestsPerMinute: 2, models: ["m"] });
+    expect(await keys.identify(first.secret)).toEqual({
+      id: expect.stringMatching(/^live@\d+$/),
+      name: "live",
+      requestsPerMinute: 2,
+      models: ["m"],
+    });
     const second = (await (await call("POST", "/api/v1/api-keys/live/rotate")).json()) as { secret: string };
     expect(await keys.identify(first.secret)).toBeUndefined();
     expect(await keys.identify(second.secret)).toMatchObject({ name: "live" });

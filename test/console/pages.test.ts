@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { upsertShardReports } from "../../api/db/shards.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { DEGRADED_TRAY, fleet, HGX_NODE, NVL_MODEL, OUT_TRAY, TRAYS } from "./cluster.js";
 import { get, login } from "./console.js";
@@ -178,6 +179,36 @@ describe("the other pages", () => {
     expect(html).toMatch(/<li>1 × needs 2 nodes[^<]*<\/li>/);
     expect(html).toMatch(/<td class="mono">http:\/\/10\.0\.0\.11:\d+<\/td>/);
     expect(html).toContain(`<a href="/admin/nodes/${TRAYS[0]}">${TRAYS[0]}</a> rank 0`);
+  });
+
+  it("deployments and node pages: a shard's last failure, its log's last lines behind a disclosure", async () => {
+    const [r] = (await t.admin("GET", "/api/v1/replicas?deployment=big")).json.items;
+    const s = r.shards[0];
+    const failure = {
+      reason: "exit 1",
+      exitCode: 1,
+      ranS: 3,
+      restart: 2,
+      restartLimit: 5,
+      gaveUp: false,
+      logTail: ["loading", "<b>CUDA error</b>"],
+      at: t.clock.now(),
+    };
+    await upsertShardReports(
+      t.db,
+      s.nodeId,
+      [{ shardId: s.shardId, replicaId: r.id, state: "pending", failure }],
+      t.clock.now(),
+    );
+    for (const path of ["/admin/deployments", `/admin/nodes/${s.nodeId}`]) {
+      const html = await page(path);
+      expect(html, path).toContain(
+        "<summary>last failure: exit 1 after 3 s (restart 2 of 5): &lt;b&gt;CUDA error&lt;/b&gt;</summary>",
+      );
+      expect(html, path).toContain('<pre class="log">loading\n&lt;b&gt;CUDA error&lt;/b&gt;</pre>');
+    }
+    await upsertShardReports(t.db, s.nodeId, [{ shardId: s.shardId, replicaId: r.id, state: "ready" }], t.clock.now());
+    expect(await page("/admin/deployments")).not.toContain("last failure:");
   });
 
   it("plan: devices by class and what more fits", async () => {

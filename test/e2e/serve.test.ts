@@ -63,7 +63,7 @@ describe("llmgw serve on the embedded file database", () => {
     const port = new URL(first.url).port;
     const r = await runLlmgw(["serve", "--port", port, "--db", join(tmp.dir, "port.db")]);
     expect(r.code).toBe(1);
-    expect(r.output).toContain("could not start: listen EADDRINUSE");
+    expect(r.output).toContain(`could not start: 127.0.0.1:${port} is already in use`);
     await stop(first);
   });
 

@@ -71,6 +71,7 @@ describe("createKeyStore", () => {
     });
     const keys = createKeyStore(opened.store, { now: testClock().now });
     expect(await keys.identify(secret)).toEqual({
+      id: "find-me@0",
       name: "find-me",
       models: ["m1"],
       requestsPerMinute: 10,
@@ -112,20 +113,20 @@ describe("createKeyStore", () => {
     expect(await keys.identify(later)).toBeUndefined();
     expect(f.reads).toBe(3);
     clock.advance(5000);
-    expect(await keys.identify(later)).toEqual({ name: "later" });
+    expect(await keys.identify(later)).toEqual({ id: "later@0", name: "later" });
   });
 
   it("forget(): every key is read again at once (a rotation and a deletion take effect)", async () => {
     const clock = testClock();
     const keys = createKeyStore(opened.store, { now: clock.now, ttlMs: 60_000 });
     const old = await addKey("rotated", {});
-    expect(await keys.identify(old)).toEqual({ name: "rotated" });
+    expect(await keys.identify(old)).toEqual({ id: "rotated@0", name: "rotated" });
     const fresh = newSecret("key");
     await setSecret("rotated", fresh);
-    expect(await keys.identify(old)).toEqual({ name: "rotated" });
+    expect(await keys.identify(old)).toEqual({ id: "rotated@0", name: "rotated" });
     keys.forget();
     expect(await keys.identify(old)).toBeUndefined();
-    expect(await keys.identify(fresh)).toEqual({ name: "rotated" });
+    expect(await keys.identify(fresh)).toEqual({ id: "rotated@0", name: "rotated" });
     await opened.store.write((tx) => tx.delete(apiKeys).where(eq(apiKeys.name, "rotated")));
     keysChanged({ router: { keys } } as unknown as AppDeps);
     expect(await keys.identify(fresh)).toBeUndefined();
@@ -144,14 +145,14 @@ describe("createKeyStore", () => {
     const keys = createKeyStore(f.store, { now: clock.now, ttlMs: 5000, log });
     const known = await addKey("survivor", { tokensPerMinute: 7 });
     const gone = newSecret("key");
-    expect(await keys.identify(known)).toEqual({ name: "survivor", tokensPerMinute: 7 });
+    expect(await keys.identify(known)).toEqual({ id: "survivor@0", name: "survivor", tokensPerMinute: 7 });
     expect(await keys.identify(gone)).toBeUndefined();
 
     f.down = true;
     keys.forget(); // even what forget made stale is answered from while the database is down
     clock.advance(60_000);
     const reads = f.reads;
-    expect(await keys.identify(known)).toEqual({ name: "survivor", tokensPerMinute: 7 });
+    expect(await keys.identify(known)).toEqual({ id: "survivor@0", name: "survivor", tokensPerMinute: 7 });
     expect(await keys.identify(gone)).toBeUndefined();
     for (let i = 0; i < 10; i++) expect(await keys.identify(known)).toMatchObject({ name: "survivor" });
     expect(f.reads - reads).toBe(2);
@@ -167,7 +168,7 @@ describe("createKeyStore", () => {
     f.down = false;
     clock.advance(5000);
     await setSpec("survivor", { tokensPerMinute: 8 });
-    expect(await keys.identify(known)).toEqual({ name: "survivor", tokensPerMinute: 8 });
+    expect(await keys.identify(known)).toEqual({ id: "survivor@0", name: "survivor", tokensPerMinute: 8 });
     expect(lines.at(-1)).toBe("info router: API keys readable again");
   });
 
@@ -176,10 +177,10 @@ describe("createKeyStore", () => {
     const clock = testClock();
     const keys = createKeyStore(other.store, { now: clock.now, ttlMs: 1000 });
     const secret = await addKey("closed-db", { requestsPerMinute: 3 });
-    expect(await keys.identify(secret)).toEqual({ name: "closed-db", requestsPerMinute: 3 });
+    expect(await keys.identify(secret)).toEqual({ id: "closed-db@0", name: "closed-db", requestsPerMinute: 3 });
     other.client.close();
     clock.advance(10_000);
-    expect(await keys.identify(secret)).toEqual({ name: "closed-db", requestsPerMinute: 3 });
+    expect(await keys.identify(secret)).toEqual({ id: "closed-db@0", name: "closed-db", requestsPerMinute: 3 });
     await expect(keys.identify(newSecret("key"))).rejects.toThrow();
   });
 
@@ -192,6 +193,6 @@ describe("createKeyStore", () => {
     expect(keys.size()).toBe(6);
     f.down = true;
     keys.forget();
-    expect(await keys.identify(secret)).toEqual({ name: "bounded" });
+    expect(await keys.identify(secret)).toEqual({ id: "bounded@0", name: "bounded" });
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   ago,
   classList,
+  formatLogs,
   formatNode,
   formatNodes,
   formatPlan,
@@ -22,6 +23,7 @@ import {
 } from "../../../agent/ctl/format-resources.js";
 import type { ApiKey } from "../../../shared/schemas/api-key.js";
 import type { Deployment } from "../../../shared/schemas/deployment.js";
+import { failureText } from "../../../shared/schemas/failure.js";
 import type { Model } from "../../../shared/schemas/model.js";
 import type { Node, NodeSummary } from "../../../shared/schemas/node.js";
 import type { Capacity } from "../../../shared/schemas/plan.js";
@@ -214,6 +216,8 @@ const replica = (
       fabric: "single",
       state: state === "ready" ? "ready" : "unknown",
       message: null,
+      lastFailure: null,
+      failure: null,
     },
     {
       shardId: `${id}-s1`,
@@ -224,6 +228,8 @@ const replica = (
       fabric: "single",
       state: "ready",
       message: null,
+      lastFailure: null,
+      failure: null,
     },
   ],
 });
@@ -255,6 +261,65 @@ describe("formatStatus", () => {
       "gpu-node-01[0,1] ready, gpu-node-02[0,1] ready",
     ]);
     expect(row(out, "r2")?.slice(3, 5)).toEqual(["starting", "-"]);
+  });
+
+  it("says why a Failed deployment waits and how each failed shard last stopped", () => {
+    const f = {
+      reason: "exit 1",
+      exitCode: 1,
+      ranS: 3,
+      restart: 5,
+      restartLimit: 5,
+      gaveUp: true,
+      logTail: ["RuntimeError: CUDA error: out of memory"],
+      at: NOW,
+    };
+    const why = "failed 2 times in a row past the restart limit (last: exit 1); next try at 12:01:00 UTC";
+    const bad = replica("r3", "failed", null);
+    bad.shards[0] = { ...bad.shards[0]!, state: "failed", lastFailure: f, failure: failureText(f) };
+    const out = formatStatus(
+      [
+        deployment("chat", {
+          phase: "Failed",
+          desired: 1,
+          placed: 0,
+          ready: 0,
+          pending: [{ count: 1, reason: why }],
+          failure: why,
+        }),
+      ],
+      [bad],
+    );
+    expect(out).toContain(`\nFailed\n  chat  Failed  ${why}\n`);
+    expect(out).not.toContain("Pending");
+    expect(out).toContain(
+      "\nFailures\n  r3/r3-s0  failed:  exit 1 after 3 s (gave up after 5 restarts): RuntimeError: CUDA error: out of memory\n",
+    );
+  });
+
+  it("prints a replica's failures with their log lines, for one shard when asked", () => {
+    const f = {
+      reason: "killed by SIGKILL",
+      signal: "SIGKILL",
+      ranS: 60,
+      restart: 2,
+      restartLimit: 5,
+      gaveUp: false,
+      logTail: ["a", "b"],
+      at: NOW,
+    };
+    const logs = {
+      replica: "r3",
+      shards: [
+        { shardId: "r3-s0", nodeId: "n1", state: "pending", failure: f, text: failureText(f) },
+        { shardId: "r3-s1", nodeId: "n2", state: "ready", failure: null, text: null },
+      ],
+    };
+    expect(formatLogs(logs)).toBe(
+      "r3-s0 on n1, pending: killed by SIGKILL after 60 s (restart 2 of 5): b\n  a\n  b\nr3-s1 on n2, ready: no failure reported\n",
+    );
+    expect(formatLogs(logs, "s1")).toBe("r3-s1 on n2, ready: no failure reported\n");
+    expect(formatLogs(logs, "s9")).toBe("replica r3 has no shard s9\n");
   });
 
   it("ends with the devices by class, MIG classes as their own rows, as ctl plan shows them", () => {

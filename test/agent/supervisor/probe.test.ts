@@ -5,8 +5,7 @@ import { llamacpp } from "../../../agent/engines/llamacpp.js";
 import { sglang } from "../../../agent/engines/sglang.js";
 import { trtllm } from "../../../agent/engines/trtllm.js";
 import { vllm } from "../../../agent/engines/vllm.js";
-import { engineInflight, probeHttp } from "../../../agent/supervisor/probe.js";
-import { probeHost } from "../../../agent/supervisor/reconcile.js";
+import { engineInflight, probeHost, probeHttp } from "../../../agent/supervisor/probe.js";
 import { freePort } from "../../helpers/process.js";
 
 const VLLM_METRICS = `# HELP vllm:num_requests_running Number of requests in model execution batches.

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readRecords } from "../../../agent/supervisor/state-files.js";
 import { tempDir } from "../../helpers/db.js";
@@ -110,6 +110,14 @@ describe("supervisor: starting", () => {
         state: "failed",
         at: w.clock,
         message: "vllm: tp 4 needs 4 GPUs, the shard has 2",
+        failure: {
+          reason: "vllm: tp 4 needs 4 GPUs, the shard has 2",
+          restart: 0,
+          restartLimit: 2,
+          gaveUp: true,
+          logTail: [],
+          at: w.clock,
+        },
       },
     ]);
     w.advance(3_600_000);
@@ -155,7 +163,9 @@ describe("supervisor: failures", () => {
     await sup.tick();
     const [r] = sup.takeReports();
     expect(r).toMatchObject({ shardId: "r1-s0", state: "pending" });
-    expect(r!.message).toMatch(new RegExp(`^engine process ${first.pid} is gone; restart 1 of 2 in 1 s$`));
+    expect(r!.message).toMatch(
+      new RegExp(`^engine process ${first.pid} is gone after \\d+ s \\(restart 1 of 2\\); next start in 1 s$`),
+    );
     expect(existsSync(recordFile("r1-s0"))).toBe(false);
     expect(sup.running()).toEqual([]);
 
@@ -173,8 +183,34 @@ describe("supervisor: failures", () => {
     w.engines[0]!.exit({ exitCode: 3, signal: null, message: "exited with status 3" });
     await sup.tick();
     expect(sup.takeReports()).toMatchObject([
-      { state: "pending", exitCode: 3, message: expect.stringMatching(/^engine exited with status 3; restart 1 of 2/) },
+      { state: "pending", exitCode: 3, message: expect.stringMatching(/^exit 3 after \d+ s \(restart 1 of 2\)/) },
     ]);
+  });
+
+  it("reports how long it ran and its log's last lines, colour codes and progress redraws removed", async () => {
+    const sup = await readyA();
+    const e = w.engines[0]!;
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i}`);
+    mkdirSync(dirname(e.log), { recursive: true });
+    writeFileSync(
+      e.log,
+      `${lines.join("\n")}\nLoading 10%\rLoading 99%\n\u001b[31mRuntimeError: CUDA out of memory\u001b[0m\n`,
+    );
+    w.advance(42_000);
+    e.exit({ exitCode: 1, signal: null, message: "exited with status 1" });
+    await sup.tick();
+    const [r] = sup.takeReports();
+    expect(r!.failure).toMatchObject({ reason: "exit 1", exitCode: 1, restart: 1, restartLimit: 2, gaveUp: false });
+    expect(r!.failure!.ranS).toBeGreaterThanOrEqual(42);
+    expect(r!.failure!.logTail).toEqual([...lines.slice(-18), "Loading 99%", "RuntimeError: CUDA out of memory"]);
+    expect(r!.message).toMatch(
+      /^exit 1 after \d+ s \(restart 1 of 2\): RuntimeError: CUDA out of memory; next start in/,
+    );
+    // the next report of the shard (it starts again) carries no failure: the control plane keeps the last one
+    w.advance(60_000);
+    await sup.tick();
+    expect(sup.takeReports()).toMatchObject([{ state: "starting" }]);
+    expect(sup.takeReports().some((x) => x.failure)).toBe(false);
   });
 
   it("gives up past the restart limit and spawns no more", async () => {
@@ -190,7 +226,7 @@ describe("supervisor: failures", () => {
     w.engines.at(-1)!.alive = false;
     await sup.tick();
     expect(sup.takeReports()).toMatchObject([
-      { state: "failed", message: expect.stringMatching(/ is gone; gave up after 2 restarts$/) },
+      { state: "failed", message: expect.stringMatching(/ is gone after \d+ s \(gave up after 2 restarts\)$/) },
     ]);
     for (let i = 0; i < 3; i++) {
       w.advance(3_600_000);
@@ -208,7 +244,7 @@ describe("supervisor: failures", () => {
     await sup.tick();
     w.engines[1]!.alive = false;
     await sup.tick();
-    expect(sup.current()[0]!.message).toMatch(/gave up after 1 restart$/);
+    expect(sup.current()[0]!.message).toMatch(/\(gave up after 1 restart\)$/);
   });
 
   it("stops and restarts an engine that is not ready within its startup timeout", async () => {
@@ -226,7 +262,7 @@ describe("supervisor: failures", () => {
     expect(sup.current()).toMatchObject([
       {
         state: "pending",
-        message: expect.stringMatching(/^not ready within 10 s \(startup timeout\); restart 1 of 2/),
+        message: expect.stringMatching(/^not ready within 10 s \(startup timeout\) after \d+ s \(restart 1 of 2\)/),
       },
     ]);
     w.advance(1000);
@@ -241,7 +277,10 @@ describe("supervisor: failures", () => {
     await sup.tick();
     expect(w.stops).toEqual([e.pid]);
     expect(sup.current()).toMatchObject([
-      { state: "pending", message: expect.stringMatching(/^health check failed \(HTTP 500\); restart 1 of 2/) },
+      {
+        state: "pending",
+        message: expect.stringMatching(/^health check failed \(HTTP 500\) after \d+ s \(restart 1 of 2\)/),
+      },
     ]);
     w.probes.set(A.httpPort, PROBE.ok);
     w.advance(1000);
@@ -292,7 +331,10 @@ describe("supervisor: unhealthy after ready", () => {
     await sup.tick();
     expect(w.stops).toEqual([e.pid]);
     expect(sup.current()).toMatchObject([
-      { state: "pending", message: expect.stringMatching(/^unhealthy for more than \d+ s; restart 1 of 2/) },
+      {
+        state: "pending",
+        message: expect.stringMatching(/^unhealthy for more than \d+ s after \d+ s \(restart 1 of 2\)/),
+      },
     ]);
   });
 });

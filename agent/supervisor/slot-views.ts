@@ -1,0 +1,34 @@
+// What the agent tells the control plane about a slot: its report (a move, or its state in a heartbeat) and, while
+// its engine runs, the running shard registration lists.
+import type { ShardReport } from "../../shared/schemas/agent.js";
+import type { RunningShard } from "../../shared/schemas/inventory.js";
+import { runningShard } from "./adopt.js";
+import type { Slot } from "./types.js";
+
+/** The slot's report at `at`; `move` adds the exit code and failure of the move that made it (heartbeats leave them). */
+export function reportOf(s: Slot, at: number, move = false): ShardReport {
+  return {
+    shardId: s.shard.shardId,
+    replicaId: s.shard.replicaId,
+    state: s.state,
+    at,
+    ...(s.message ? { message: s.message.slice(0, 2048) } : {}),
+    ...(move && s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
+    ...(move && s.failure ? { failure: s.failure } : {}),
+  };
+}
+
+/** The slot as a running engine, when one runs. */
+export function runningOf(s: Slot): RunningShard[] {
+  if (s.pid === undefined || s.startTime === undefined) return [];
+  return [
+    runningShard({
+      shard: s.shard,
+      pid: s.pid,
+      startTime: s.startTime,
+      startedAt: s.startedAt ?? 0,
+      restarts: s.failures,
+      state: s.state,
+    }),
+  ];
+}

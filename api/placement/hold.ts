@@ -1,0 +1,58 @@
+// Keeping a crash-looping deployment's record (failing.ts) on its row: one more failure for each of its replicas
+// repair frees because a shard failed past its restart limit, cleared once one of its replicas is ready; an event
+// says when it is Failed and when it tries next.
+import { eq } from "drizzle-orm";
+import type { Failing } from "../../shared/schemas/failure.js";
+import type { Tx } from "../db/client.js";
+import { insertEvents, type NewEvent } from "../db/events.js";
+import { deployments } from "../db/schema.js";
+import { FAILED_AFTER, failingReason, holdsBack, nextFailing } from "./failing.js";
+import type { PlacementRows } from "./rows.js";
+import type { PlanInput } from "./types.js";
+
+type Released = { id: string; failedOn?: string[] };
+
+/**
+ * Updates each deployment's failing record from this run's repairs (`released`, with the replicas as they were) and
+ * the replicas still placed (`kept`); returns the deployments whose new replicas must wait now.
+ */
+export async function failingIn(
+  tx: Tx,
+  rows: PlacementRows,
+  before: PlanInput["replicas"],
+  kept: PlanInput["replicas"],
+  released: readonly Released[],
+  now: number,
+): Promise<Map<string, Failing>> {
+  const messageOf = new Map(rows.states.map((s) => [`${s.nodeId}/${s.shardId}`, s.message]));
+  const failedBy = new Map<string, string[]>();
+  for (const x of released) {
+    const r = before.find((b) => b.id === x.id);
+    if (!r || !x.failedOn) continue;
+    const shard = r.shards.find((s) => x.failedOn!.includes(s.nodeId));
+    const why = (shard && messageOf.get(`${shard.nodeId}/${shard.shardId}`)) || "a shard failed past its restart limit";
+    failedBy.set(r.deployment, [...(failedBy.get(r.deployment) ?? []), why]);
+  }
+  const readyIn = new Set(kept.filter((r) => r.ready).map((r) => r.deployment));
+  const held = new Map<string, Failing>();
+  const ev: NewEvent[] = [];
+  for (const d of rows.deployments) {
+    let next: Failing | null = readyIn.has(d.name) ? null : (d.failing ?? null);
+    for (const why of failedBy.get(d.name) ?? []) next = nextFailing(next, why, now);
+    if (next && holdsBack(next, now)) {
+      next = { ...next, waiting: true };
+      held.set(d.name, next);
+    } else if (next?.waiting) next = { ...next, waiting: false };
+    if (JSON.stringify(next) === JSON.stringify(d.failing ?? null)) continue;
+    await tx.update(deployments).set({ failing: next }).where(eq(deployments.name, d.name));
+    if (next && next.count >= FAILED_AFTER && next.count !== d.failing?.count)
+      ev.push({
+        type: "deployment_failing",
+        nodeId: null,
+        message: `deployment ${d.name} ${failingReason(next)}`,
+        data: { deployment: d.name, count: next.count, retryAt: next.retryAt },
+      });
+  }
+  await insertEvents(tx, now, ev);
+  return held;
+}
