@@ -1,5 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { routePath } from "hono/route";
 import { consoleRoutes } from "./console/routes.js";
 import type { AppDeps, AppEnv } from "./deps.js";
 import { docsRoutes } from "./docs.js";
@@ -34,6 +36,28 @@ function pathMatcher(path: string): RegExp {
   return new RegExp(`^${body}$`);
 }
 
+/** One access-log line's fields: never a token, only its name and id (or the node it belongs to). */
+function accessFields(c: Context<AppEnv>, requestId: string, began: number) {
+  const p = c.get("principal");
+  const who =
+    p?.kind === "admin"
+      ? { token: p.tokenName ?? p.tokenId, tokenId: p.tokenId }
+      : p?.kind === "node"
+        ? { nodeId: p.nodeId }
+        : p?.kind === "join"
+          ? { token: "join token" }
+          : {};
+  return {
+    requestId,
+    method: c.req.method,
+    route: routePath(c),
+    path: c.req.path,
+    status: c.res.status,
+    ms: Math.round((performance.now() - began) * 10) / 10,
+    ...who,
+  };
+}
+
 /** The control API over the given dependencies; it holds no state of its own. */
 export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -42,8 +66,10 @@ export function createApp(deps: AppDeps) {
     const id = requestIdOf(c.req.header("x-request-id"));
     c.set("requestId", id);
     c.set("deps", deps);
+    const began = performance.now();
     await next();
     c.header("x-request-id", id);
+    if (c.req.path.startsWith("/api/")) deps.log.info("request", accessFields(c, id, began));
   });
   app.use(
     "/api/*",

@@ -77,7 +77,7 @@ export async function usableJoinToken(q: Q, hash: string, now: number) {
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const id = await identify(c, bearer(c));
   if (id.kind !== "admin") throw new ApiError(403, "forbidden", `this route needs an admin token; ${sent(id)}`);
-  c.set("principal", { kind: "admin", tokenId: id.row.id });
+  c.set("principal", { kind: "admin", tokenId: id.row.id, tokenName: id.row.name });
   await next();
 });
 
@@ -120,7 +120,7 @@ export const requireRegistrar = createMiddleware<AppEnv>(async (c, next) => {
   } else if (id.kind === "node") {
     c.set("principal", { kind: "node", nodeId: id.row.id, token: id.token });
   } else {
-    c.set("principal", { kind: "admin", tokenId: id.row.id });
+    c.set("principal", { kind: "admin", tokenId: id.row.id, tokenName: id.row.name });
   }
   await next();
 });

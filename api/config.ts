@@ -64,7 +64,8 @@ const ENV: Record<keyof ServerConfig, string> = {
 };
 const SECRETS = new Set(["adminToken", "dbAuthToken", "metricsToken"]);
 /** Variables other llmgw commands read (the CLI clients), not unknown to `serve`. */
-const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN"]);
+// the CLI's, and the logger's of every process (shared/log-node.ts)
+const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN", "LLMGW_LOG_FORMAT", "LLMGW_LOG_LEVEL"]);
 
 export type ServerFlags = { host?: string; port?: string; db?: string };
 

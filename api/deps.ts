@@ -55,7 +55,7 @@ export type AppDeps = {
 export type DocsScript = { plain: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer>; etag: string };
 
 export type Principal =
-  | { kind: "admin"; tokenId: string }
+  | { kind: "admin"; tokenId: string; tokenName?: string }
   | { kind: "node"; nodeId: string; token: string }
   | { kind: "join"; hash: string };
 

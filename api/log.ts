@@ -1,5 +1,9 @@
-/** Where every part of the API writes what happened; one line per entry. */
+/**
+ * Where every part of the API writes what happened; one line per entry (on Node the process's pino logger,
+ * shared/log-node.ts; in the Worker console lines). `debug` where the logger has the level.
+ */
 export type Log = {
+  debug?(msg: string, extra?: object): void;
   info(msg: string, extra?: object): void;
   warn(msg: string, extra?: object): void;
   error(msg: string, extra?: object): void;

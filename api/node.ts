@@ -11,7 +11,7 @@ import { VERSION } from "../shared/version.js";
 import { createApp } from "./app.js";
 import { createBackground } from "./background.js";
 import { appSettings, type ServerConfig } from "./config.js";
-import { createStore, type Db, type Store } from "./db/client.js";
+import { createStore, type Db, type Store, type WrittenEvent } from "./db/client.js";
 import { dbFailure, describeDbError } from "./db/db-errors.js";
 import { expectedMigrations } from "./db/journal.js";
 import { migrationStatus } from "./db/migration-status.js";
@@ -130,8 +130,24 @@ function listenError(e: unknown, host: string, port: number): Error {
 export type Running = { url: string; port: number; close(): Promise<void> };
 
 /** Starts `llmgw serve` with a parsed configuration; resolves once it listens. */
+/** An event's log fields: its type, node and the ids its data names. */
+function eventFields(e: WrittenEvent): Record<string, unknown> {
+  const { replica, shard, ...rest } = e.data ?? {};
+  return {
+    event: e.type,
+    ...(e.nodeId ? { nodeId: e.nodeId } : {}),
+    ...(typeof replica === "string" ? { replicaId: replica } : {}),
+    ...(typeof shard === "string" ? { shardId: shard } : {}),
+    ...rest,
+  };
+}
+
 export async function startServer(config: ServerConfig, log: Log, print: (line: string) => void): Promise<Running> {
   const { client, db, store } = await openDb(config.dbUrl, config.dbAuthToken);
+  // every event a write stores (registration, a node lost or back, cordon, drain, repair, adoption …) is a log line
+  store.onEvents?.((events) => {
+    for (const e of events) log.info(e.message, eventFields(e));
+  });
   if (isFileDb(config.dbUrl)) await applyMigrations(db);
   const now = () => Date.now();
   const stop = new AbortController();

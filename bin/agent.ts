@@ -8,6 +8,7 @@ import { runOnce } from "../agent/once.js";
 import { cardUuidsOf, clientOf, discoverOptions, discoveryOf, supervisorOf } from "../agent/runtime.js";
 import { openSession, type Session } from "../agent/session.js";
 import { pidsInGroups } from "../agent/supervisor/proc.js";
+import { createNodeLogger, type Logger } from "../shared/log-node.js";
 
 export type InventoryFlags = {
   json?: boolean;
@@ -42,7 +43,17 @@ export async function runInventory(flags: InventoryFlags): Promise<number> {
 
 export type AgentFlags = IdentityFlags & { config?: string; once?: boolean };
 
-const log = (line: string) => process.stderr.write(`${new Date().toISOString()} llmgw-agent: ${line}\n`);
+let logger: Logger | undefined;
+/**
+ * The agent's parts log plain lines; here each becomes a structured one with the node's id and, for a shard's line
+ * (`shard <id>: …`), its shard id — a failure or a restart to come at warn.
+ */
+const log = (line: string) => {
+  logger ??= createNodeLogger("agent");
+  const shard = /^shard ([^\s:]+): /.exec(line)?.[1];
+  const warn = /^shard [^\s:]+: (failed|pending \()/.test(line);
+  (warn ? logger.warn : logger.info)(line, shard ? { shardId: shard } : undefined);
+};
 
 /** `llmgw agent`: runs the node agent until SIGTERM/SIGINT (engines keep running), or one sync with --once. */
 export async function runAgent(flags: AgentFlags): Promise<number> {
@@ -50,6 +61,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   try {
     cfg = flags.config ? await loadAgentConfig(flags.config) : defaultAgentConfig();
     id = resolveIdentity(cfg, flags);
+    logger = createNodeLogger("agent").child({ nodeId: id.nodeId });
   } catch (e) {
     process.stderr.write(`llmgw: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;

@@ -1,7 +1,9 @@
 // `llmgw mock-engine`: the OpenAI-compatible stand-in for vLLM, run as a process like any engine.
+
 import { basename } from "node:path";
 import { startMockEngine } from "../agent/sim/mock-engine.js";
 import { METRICS_STYLES, type MetricsStyle } from "../agent/sim/mock-openai.js";
+import { createNodeLogger } from "../shared/log-node.js";
 
 export type MockEngineFlags = {
   port: string;
@@ -87,13 +89,12 @@ export async function runMockEngine(flags: MockEngineFlags): Promise<number> {
     process.stderr.write(`llmgw mock-engine: ${(e as Error).message}\n`);
     return 2;
   }
+  const log = createNodeLogger("mock-engine");
   let engine;
   try {
     engine = await startMockEngine({ ...opts, env: process.env, crash: () => process.exit(1) });
   } catch (e) {
-    process.stderr.write(
-      `llmgw mock-engine: could not listen on ${opts.host}:${opts.port}: ${e instanceof Error ? e.message : String(e)}\n`,
-    );
+    log.error(`could not listen on ${opts.host}:${opts.port}: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   }
   const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
@@ -103,7 +104,7 @@ export async function runMockEngine(flags: MockEngineFlags): Promise<number> {
   );
   await new Promise<void>((done) => {
     const stop = (sig: string) => {
-      process.stderr.write(`mock-engine: ${sig}, finishing in-flight requests\n`);
+      log.info(`${sig}: finishing in-flight requests`);
       engine.close().then(done, done);
     };
     process.once("SIGTERM", () => stop("SIGTERM"));

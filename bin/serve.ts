@@ -4,10 +4,10 @@ import { loadServerConfig, type ServerFlags } from "../api/config.js";
 import { describeDbError } from "../api/db/db-errors.js";
 import { expectedMigrations } from "../api/db/journal.js";
 import { migrationStatus } from "../api/db/migration-status.js";
-import { createLog } from "../api/log.js";
 import { applyMigrations, openDb, startServer } from "../api/node.js";
+import { createNodeLogger } from "../shared/log-node.js";
 
-const log = createLog((line) => process.stderr.write(`${line}\n`));
+const log = createNodeLogger("serve");
 
 // past this after SIGTERM the process exits whatever still runs: a shutdown waiting on the database, or a handle that
 // kept the event loop alive after it

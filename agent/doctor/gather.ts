@@ -56,6 +56,9 @@ export async function probeHealth(base: string, dispatcher?: Dispatcher, timeout
       ...(dispatcher ? { dispatcher } : {}),
     } as RequestInit);
     const t1 = Date.now();
+    // a network-error response (status 0) is no answer at all, however the fetch in use hands it over
+    if (res.type === "error" || res.status === 0)
+      return { ok: false, error: "GET /healthz: cannot reach it: network error" };
     const text = await res.text();
     if (!res.ok) return { ok: false, error: `GET /healthz: HTTP ${res.status} ${text.slice(0, 120)}`.trim() };
     let version: string | undefined;

@@ -73,7 +73,7 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
           </thead>
           <tbody>
             {reps.map((r) => (
-              <tr>
+              <tr id={`replica-${r.id}`}>
                 <th scope="row" class="mono">
                   {r.id}
                 </th>

@@ -19,6 +19,7 @@ const NAV = [
   ["/admin/nvlink", "NVLink"],
   ["/admin/deployments", "Deployments"],
   ["/admin/plan", "Plan"],
+  ["/admin/usage", "Usage"],
 ] as const;
 
 export type PageOptions = {
@@ -74,7 +75,7 @@ export function page(c: Context, o: PageOptions, body: Child) {
         <main id="main">{body}</main>
         {refresh ? (
           <footer>
-            Shown at <span id="updated">{new Date(o.now).toISOString().slice(11, 19)} UTC</span>; refreshes every{" "}
+            Shown at <span id="updated">{new Date(o.now).toISOString().slice(11, 19)}</span> UTC; refreshes every{" "}
             {refresh} s while the tab is visible (needs JavaScript; otherwise reload the page).
           </footer>
         ) : null}
@@ -112,6 +113,14 @@ export function CountedReasons(p: { items: readonly { count: number; reason: str
   );
 }
 
+/** "2025-05-01 12:00:03 UTC": every absolute time the console shows is in UTC, and says so. */
+export const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+
+/** An absolute time in UTC, labelled. */
+export function Utc(p: { at: number }) {
+  return <time datetime={new Date(p.at).toISOString()}>{utc(p.at)}</time>;
+}
+
 /** "12 s ago" with the exact UTC time in its title; "never" for null. */
 export function Ago(p: { at: number | null; now: number }) {
   if (p.at === null) return <span class="muted">never</span>;
@@ -124,9 +133,8 @@ export function Ago(p: { at: number | null; now: number }) {
         : s < 172800
           ? `${Math.round(s / 3600)} h ago`
           : `${Math.round(s / 86400)} d ago`;
-  const iso = new Date(p.at).toISOString();
   return (
-    <time datetime={iso} title={iso}>
+    <time datetime={new Date(p.at).toISOString()} title={utc(p.at)}>
       {text}
     </time>
   );

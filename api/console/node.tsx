@@ -138,7 +138,14 @@ export async function nodePage(c: Context<ConsoleEnv>) {
             </button>
           </form>
         ))}
+        <form method="post" action={`/admin/nodes/${encodeURIComponent(id)}/forget`}>
+          <CsrfField token={csrf} />
+          <button type="submit" class="danger">
+            Forget
+          </button>
+        </form>
       </div>
+      <p class="muted">Cordon, drain and forget ask first, and say which replicas are on the node.</p>
       <dl class="facts">
         <dt>Hostname</dt>
         <dd>{node.hostname}</dd>

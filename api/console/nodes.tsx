@@ -37,6 +37,7 @@ export async function nodesPage(c: Context<ConsoleEnv>) {
   const { store, now: clock, settings } = c.var.deps;
   const now = clock();
   const wanted = NodeState.safeParse(c.req.query("state")).data;
+  const forgot = c.req.query("forgot");
   const [rows, classes] = await Promise.all([listNodes(store.db), classCounts(store.db)]);
   const list = rows
     .map((row) => ({
@@ -49,6 +50,11 @@ export async function nodesPage(c: Context<ConsoleEnv>) {
     { title: "Nodes", section: "/admin/nodes", csrf: c.var.session.csrf, now },
     <>
       <h1>Nodes{wanted ? ` (${wanted})` : ""}</h1>
+      {forgot ? (
+        <p class="notice done" role="status">
+          {forgot} forgotten: its agent must register again with a join token.
+        </p>
+      ) : null}
       <p class="muted">
         {wanted ? (
           <>

@@ -94,6 +94,8 @@ function Rack(p: { domain: NvlinkDomain }) {
   const gpus = d.trays.flatMap((t) => t.gpus);
   const joined = gpus.filter((g) => chipOf(g, d.key).state !== "out").length;
   const band = joined === gpus.length ? "in" : joined === 0 ? "out" : "partial";
+  const outTrays = new Set(d.trays.filter((t) => !t.eligible).map((t) => t.node));
+  const stranded = (s: NvlinkDomain["shards"][number]) => outTrays.has(s.node) && s.state !== "stopped";
   return (
     <section class="domain" id={`domain-${d.key}`} aria-labelledby={`h-${d.key}`}>
       <header>
@@ -144,7 +146,7 @@ function Rack(p: { domain: NvlinkDomain }) {
           </thead>
           <tbody>
             {d.shards.map((s) => (
-              <tr>
+              <tr data-state={stranded(s) ? "out" : undefined}>
                 <th scope="row" class="mono">
                   {s.replicaId}
                 </th>
@@ -155,6 +157,7 @@ function Rack(p: { domain: NvlinkDomain }) {
                 <td class="mono">{s.fabric}</td>
                 <td>
                   <Badge state={s.state} />
+                  {stranded(s) ? <div class="problems">still on a tray that is out</div> : null}
                 </td>
               </tr>
             ))}

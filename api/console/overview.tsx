@@ -1,12 +1,14 @@
 import type { Context } from "hono";
 import { NodeState } from "../../shared/schemas/node.js";
 import { listEvents } from "../db/events.js";
-import { listNodes } from "../db/nodes.js";
+import { listNodes, readInventory } from "../db/nodes.js";
 import { nodeState } from "../nodes/state.js";
 import { readCapacity } from "../views/capacity.js";
 import { listDeploymentViews } from "../views/deployments.js";
+import { readNvlinkView } from "../views/nvlink.js";
 import { listReplicaViews } from "../views/replicas.js";
-import { Ago, Badge, page } from "./layout.js";
+import { Attention, fleetProblems } from "./attention.js";
+import { Ago, Badge, page, Utc } from "./layout.js";
 import { ClassTable } from "./plan.js";
 import type { ConsoleEnv } from "./session.js";
 
@@ -38,20 +40,33 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
   const deps = c.var.deps;
   const db = deps.store.db;
   const now = deps.now();
-  const [nodeRows, events, deploymentList, replicaList, capacity] = await Promise.all([
+  const lostAfterS = deps.settings.nodeLostAfterS;
+  const [nodeRows, events, deploymentList, replicaList, capacity, nvlink] = await Promise.all([
     listNodes(db),
     listEvents(db, { limit: 15 }),
     listDeploymentViews(db),
     listReplicaViews(db),
     readCapacity(deps, now),
+    readNvlinkView(db, now, lostAfterS),
   ]);
-  const states = nodeRows.map((r) => nodeState(r, now, deps.settings.nodeLostAfterS));
+  const states = nodeRows.map((r) => nodeState(r, now, lostAfterS));
+  const problems = fleetProblems({
+    nodes: nodeRows.map((r, i) => ({ id: r.id, state: states[i]!, lastSeenAt: r.lastSeenAt, inv: readInventory(r) })),
+    nvlink,
+    deployments: deploymentList,
+    replicas: replicaList,
+    now,
+    lateAfterS: Math.min(2 * deps.settings.heartbeatIntervalS, lostAfterS),
+  });
+  const trays = nvlink.domains.flatMap((d) => d.trays);
+  const outTrays = trays.filter((t) => !t.eligible).length;
   const pending = deploymentList.flatMap((d) => d.status.pending.map((p) => ({ deployment: d.name, ...p })));
   return page(
     c,
     { title: "Overview", section: "/admin", csrf: c.var.session.csrf, now },
     <>
       <h1>Overview</h1>
+      <Attention problems={problems} />
       <section aria-labelledby="h-nodes">
         <h2 id="h-nodes">Nodes ({nodeRows.length})</h2>
         <Counts
@@ -59,6 +74,12 @@ export async function overviewPage(c: Context<ConsoleEnv>) {
           counts={countBy(states, NodeState.options, (s) => s)}
           href={(k) => `/admin/nodes?state=${k}`}
         />
+        {trays.length ? (
+          <p class={outTrays ? "problems" : "muted"}>
+            <a href="/admin/nvlink">NVLink trays</a>: {trays.length - outTrays} of {trays.length} in their domain
+            {outTrays ? `, ${outTrays} out (whatever their state above)` : ""}.
+          </p>
+        ) : null}
       </section>
       <section aria-labelledby="h-devices">
         <h2 id="h-devices">Devices</h2>
@@ -111,7 +132,7 @@ export function EventTable(p: { events: Awaited<ReturnType<typeof listEvents>>; 
     <table>
       <thead>
         <tr>
-          <th scope="col">when</th>
+          <th scope="col">when (UTC)</th>
           <th scope="col">type</th>
           <th scope="col">node</th>
           <th scope="col">what happened</th>
@@ -120,8 +141,8 @@ export function EventTable(p: { events: Awaited<ReturnType<typeof listEvents>>; 
       <tbody>
         {p.events.map((e) => (
           <tr>
-            <td>
-              <Ago at={e.at} now={p.now} />
+            <td class="when">
+              <Utc at={e.at} /> · <Ago at={e.at} now={p.now} />
             </td>
             <td class="mono">{e.type}</td>
             <td>

@@ -5,13 +5,11 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
-import { setAdminState } from "../db/nodes.js";
-import { placeSoon } from "../placement/trigger.js";
-import { NODE_ACTIONS, type NodeAction } from "../views/nodes.js";
 import { deploymentsPage } from "./deployments.js";
 import { page } from "./layout.js";
 import { loginPage } from "./login.js";
 import { nodePage } from "./node.js";
+import { type ConsoleNodeVerb, nodeAction } from "./node-actions.js";
 import { nodesPage } from "./nodes.js";
 import { nvlinkPage } from "./nvlink.js";
 import { overviewPage } from "./overview.js";
@@ -32,6 +30,7 @@ import {
   setSessionCookie,
 } from "./session.js";
 import { STYLE } from "./style.js";
+import { usagePage } from "./usage.js";
 
 const CSP =
   "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -100,19 +99,14 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .get("/admin", requireSession, overviewPage)
   .get("/admin/nodes", requireSession, nodesPage)
   .get("/admin/nodes/:id", requireSession, nodePage)
-  .post("/admin/nodes/:id/:verb{cordon|uncordon|drain}", formLimit, requireSession, async (c) => {
-    const id = c.req.param("id");
-    const verb = c.req.param("verb") as NodeAction;
+  .post("/admin/nodes/:id/:verb{cordon|uncordon|drain|forget}", formLimit, requireSession, async (c) => {
     if (!(await csrfOk(c))) return forbidden(c);
-    const { adminState, event } = NODE_ACTIONS[verb];
-    const row = await c.var.deps.store.write((tx) => setAdminState(tx, id, adminState, event, c.var.deps.now()));
-    if (!row) return c.redirect(`/admin/nodes/${encodeURIComponent(id)}`, 303);
-    placeSoon(c.var.deps, (work) => c.executionCtx.waitUntil(work), "a console action");
-    return c.redirect(`/admin/nodes/${encodeURIComponent(id)}?done=${verb}`, 303);
+    return nodeAction(c, c.req.param("id"), c.req.param("verb") as ConsoleNodeVerb);
   })
   .get("/admin/nvlink", requireSession, nvlinkPage)
   .get("/admin/deployments", requireSession, deploymentsPage)
   .get("/admin/plan", requireSession, planPage)
+  .get("/admin/usage", requireSession, usagePage)
   .all("/admin/*", requireSession, (c) =>
     page(
       c,

@@ -21,7 +21,7 @@ export const SCRIPT = `(() => {
     if (now.length !== was.length) main.replaceChildren(...now);
     else now.forEach((el, i) => { if (el.outerHTML !== was[i].outerHTML && !was[i].contains(document.activeElement)) was[i].replaceWith(el); });
     for (const id of open) document.getElementById(id)?.setAttribute("open", "");
-    if (stamp) stamp.textContent = new Date().toLocaleTimeString();
+    if (stamp) stamp.textContent = new Date().toISOString().slice(11, 19);
   };
   setInterval(tick, every * 1000);
 })();

@@ -157,6 +157,54 @@ ul.chips { display: flex; gap: 6px; list-style: none; margin: 0; padding: 0; }
   ol.trays, .tray, .tray-face { display: flex; flex-wrap: wrap; gap: .4rem; }
   .grid-2 { grid-template-columns: 1fr; }
 }
+
+/* the overview's "Needs attention": a glyph and the words say how bad, the colour only adds to them */
+.attention ul { list-style: none; margin: .3rem 0 1rem; padding: 0; display: grid; gap: .35rem; }
+.attention li { padding: .45rem .7rem; background: var(--panel); border: 1px solid var(--line); border-left: 4px solid var(--bad); border-radius: 6px; overflow-wrap: anywhere; }
+.attention li::before { content: "✕ "; color: var(--bad); font-weight: 700; }
+.attention li[data-severity=warn] { border-left-color: var(--warn); }
+.attention li[data-severity=warn]::before { content: "! "; color: var(--warn); }
+tr[data-state=out] th, tr[data-state=out] td { background: #2b1f23; }
+td.when { white-space: nowrap; }
+
+/* narrow screens (a 390-pixel phone): tables scroll sideways inside themselves, the page never does */
+@media (max-width: 760px) {
+  main { padding: .8rem .7rem 2rem; }
+  main table { display: block; max-width: 100%; overflow-x: auto; }
+  dl.facts { grid-template-columns: 1fr; }
+  dl.facts dd { overflow-wrap: anywhere; min-width: 0; }
+  pre.log { max-width: 100%; }
+  .domain { flex-basis: 100%; min-width: 0; }
+  .top { gap: .5rem; padding: .5rem .7rem; }
+  .top nav a { padding: .3rem .5rem; }
+  .cards { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+}
+
+/* /admin/usage: SVG charts; each series also has a label, a dash pattern or position, and a table of its numbers */
+.switch { display: flex; gap: .4rem; margin: .2rem 0 .8rem; }
+.switch a { padding: .3rem .8rem; border: 1px solid var(--line); border-radius: 6px; text-decoration: none; color: var(--muted); }
+.switch a[aria-current="page"] { color: var(--text); background: var(--panel-2); border-color: var(--light); }
+.usage-series { margin: .8rem 0 1.4rem; }
+.usage-series h3 { margin: .2rem 0 .4rem; overflow-wrap: anywhere; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 22rem), 1fr)); gap: .8rem; }
+figure.chart { margin: 0; padding: .5rem .6rem; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; min-width: 0; }
+figure.chart svg { display: block; width: 100%; height: auto; }
+figure.chart text { fill: var(--muted); font-size: 11px; font-family: var(--mono); }
+figure.chart text.none { font-size: 13px; }
+figure.chart line.axis { stroke: var(--muted); }
+figure.chart line.grid { stroke: var(--line); stroke-dasharray: 2 3; }
+figure.chart polyline { stroke-width: 2; stroke-linejoin: round; }
+figure.chart figcaption { font-size: .85rem; color: var(--muted); display: flex; flex-wrap: wrap; gap: .3rem .8rem; margin-top: .2rem; }
+figure.chart .key::before { content: ""; display: inline-block; width: .8em; height: .8em; margin-right: .3em; border-radius: 2px; background: currentColor; vertical-align: -.05em; }
+figure.chart details { font-size: .85rem; }
+.s-requests { color: var(--info); fill: var(--info); stroke: var(--info); }
+.s-errors { color: var(--bad); fill: var(--bad); stroke: var(--bad); }
+.s-in { color: var(--ok); stroke: var(--ok); fill: var(--ok); }
+.s-out { color: var(--warn); stroke: var(--warn); fill: var(--warn); }
+.s-p50 { color: var(--light); stroke: var(--light); fill: var(--light); }
+.s-p95 { color: var(--bad); stroke: var(--bad); fill: var(--bad); }
+g.s-out polyline, g.s-p95 polyline { stroke-dasharray: 6 3; }
+g.series polyline { fill: none; }
 `;
 
 /** A short fingerprint of a static file (FNV-1a), put in its URL so that a new build's pages ask for the new one. */

@@ -17,7 +17,15 @@ export type Store = {
    * is under `WRITE_FAILURE_MS` old. Readiness reports it; absent where the store does not track it.
    */
   writeFailure?(): { cause: string; at: number } | undefined;
+  /** Tells `listener` the events each write transaction stored, once it committed (the process log writes them). */
+  onEvents?(listener: (events: WrittenEvent[]) => void): void;
 };
+
+/** An event as a write stored it: what the log says of it. */
+export type WrittenEvent = { type: string; nodeId: string | null; message: string; data?: Record<string, unknown> };
+
+/** Events inserted in each open write transaction, by transaction (events.ts adds to it). */
+export const txEvents = new WeakMap<object, WrittenEvent[]>();
 
 /** How long a write that failed for lack of space (or a read-only file) keeps the instance unready. */
 export const WRITE_FAILURE_MS = 60_000;
@@ -39,23 +47,37 @@ export function createWriteQueue(): <T>(job: () => Promise<T>) => Promise<T> {
 export function createStore(db: Db, serialize: boolean, now: () => number = Date.now): Store {
   const enqueue = serialize ? createWriteQueue() : <T>(job: () => Promise<T>) => job();
   let failed: { failure: DbFailure; at: number } | undefined;
+  let listener: ((events: WrittenEvent[]) => void) | undefined;
   return {
     db,
+    onEvents: (l) => {
+      listener = l;
+    },
     write: <T>(fn: (tx: Tx) => Promise<T>) => {
       // SQLite rolls a transaction back itself on some errors (SQLITE_FULL …); the driver's own rollback then throws
       // TRANSACTION_CLOSED, which would hide the error that matters
       let thrown: { e: unknown } | undefined;
-      const body = (tx: Tx) =>
-        fn(tx).catch((e: unknown) => {
+      let written: WrittenEvent[] = [];
+      const body = (tx: Tx) => {
+        written = [];
+        txEvents.set(tx, written);
+        return fn(tx).catch((e: unknown) => {
           thrown = { e };
           throw e;
         });
-      return enqueue(() => db.transaction(body)).catch((outer: unknown) => {
-        const e = thrown ? thrown.e : outer;
-        const failure = dbFailure(e);
-        if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
-        throw e;
-      });
+      };
+      return enqueue(() => db.transaction(body)).then(
+        (v) => {
+          if (written.length) listener?.(written);
+          return v;
+        },
+        (outer: unknown) => {
+          const e = thrown ? thrown.e : outer;
+          const failure = dbFailure(e);
+          if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
+          throw e;
+        },
+      );
     },
     writeFailure: () =>
       failed && now() - failed.at < WRITE_FAILURE_MS ? { cause: failed.failure.cause, at: failed.at } : undefined,

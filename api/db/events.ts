@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, lt, type SQL } from "drizzle-orm";
 import type { EventType } from "../../shared/schemas/event.js";
-import type { Q } from "./client.js";
+import { type Q, txEvents } from "./client.js";
 import { events } from "./schema.js";
 
 /** An event about to be stored (its id and time are given when it is inserted). */
@@ -9,6 +9,7 @@ export type NewEvent = { type: EventType; nodeId: string | null; message: string
 /** Appends events, all stamped `at`. */
 export async function insertEvents(q: Q, at: number, list: NewEvent[]) {
   if (!list.length) return;
+  txEvents.get(q)?.push(...list);
   await q
     .insert(events)
     .values(list.map((e) => ({ at, type: e.type, nodeId: e.nodeId, message: e.message, data: e.data ?? null })));

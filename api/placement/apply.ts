@@ -29,7 +29,19 @@ import type { PlaceDeployment, PlanInput, Replica } from "./types.js";
 
 /** The settings placement reads (a part of the app's settings). */
 export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repairMaxFraction: number };
-export type PlaceResult = { ran: boolean; changedNodes: string[]; assigned: number; released: number };
+/** What one placement run decided, for the log: each new replica where it went, each freed one, each new reason. */
+export type Decisions = {
+  placed: { replicaId: string; deployment: string; fabric: string; shards: string[] }[];
+  released: string[];
+  pending: { deployment: string; reason: string | null }[];
+};
+export type PlaceResult = {
+  ran: boolean;
+  changedNodes: string[];
+  assigned: number;
+  released: number;
+  decisions?: Decisions;
+};
 const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
 
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
@@ -208,8 +220,11 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   await insertAll(tx, allocations, added.allocations);
   await insertAll(tx, portAllocations, added.ports);
   const pendingBy = new Map(p.pending.map((x) => [x.deployment, [{ count: x.count, reason: x.reason }]]));
+  const pendingNow: Decisions["pending"] = [];
   for (const d of deploymentRows) {
     const next = pendingBy.get(d.name) ?? null;
+    if (JSON.stringify(next) !== JSON.stringify(d.pending))
+      pendingNow.push({ deployment: d.name, reason: next?.[0]?.reason ?? null });
     if (JSON.stringify(next) !== JSON.stringify(d.pending))
       await tx.update(deployments).set({ pending: next }).where(eq(deployments.name, d.name));
   }
@@ -234,6 +249,16 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
     changedNodes: [...changed].sort(),
     assigned: p.assign.length + adoption.adopted.length,
     released: p.release.length,
+    decisions: {
+      placed: p.assign.map((r) => ({
+        replicaId: r.id,
+        deployment: r.deployment,
+        fabric: r.shards[0]?.fabric ?? "single",
+        shards: r.shards.map((s) => `${s.nodeId}[${s.visibleDevices}]`),
+      })),
+      released: p.release,
+      pending: pendingNow,
+    },
   };
 }
 

@@ -11,6 +11,8 @@ type PlaceDeps = {
   factsCache?: FactsCache;
   /** Told how long each placement run that changed the cluster's generation took. */
   observePlacement?: (seconds: number) => void;
+  /** Told each placement decision (placed, released, a reason that changed). */
+  log?: Log;
 };
 
 type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => number };
@@ -20,7 +22,25 @@ export async function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceRes
   const started = performance.now();
   const placed = await placeIfNeeded(deps.store, now, deps.settings, deps.factsCache);
   if (placed.ran) deps.observePlacement?.((performance.now() - started) / 1000);
+  if (deps.log) logDecisions(deps.log, placed);
   return placed;
+}
+
+/** One line per decision of a placement run: where each new replica went, each freed one, each reason that changed. */
+export function logDecisions(log: Log, r: PlaceResult): void {
+  const d = r.decisions;
+  if (!d) return;
+  for (const x of d.placed)
+    log.info(`placed replica ${x.replicaId} of ${x.deployment} on ${x.shards.join(", ")} (${x.fabric})`, {
+      replicaId: x.replicaId,
+      deployment: x.deployment,
+      nodeIds: x.shards.map((s) => s.slice(0, s.indexOf("["))),
+      fabric: x.fabric,
+    });
+  for (const id of d.released) log.info(`released replica ${id}`, { replicaId: id });
+  for (const x of d.pending)
+    if (x.reason) log.info(`deployment ${x.deployment} pending: ${x.reason}`, { deployment: x.deployment });
+    else log.info(`deployment ${x.deployment} has nothing pending`, { deployment: x.deployment });
 }
 
 /**

@@ -79,22 +79,25 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
     if (sse) headers.set("cache-control", "no-cache");
     const chunks = up.body[Symbol.asyncIterator]();
     let closed = false;
+    let firstAt: number | undefined;
     const close = (status: number) => {
       if (closed) return;
       closed = true;
       finish();
       r.metrics.requests.inc({ model, code: String(status) });
       r.metrics.duration.observe({ model }, (performance.now() - start) / 1000);
-      if (status === up.status) {
-        recordUsage(r, key, model, tap.end().usage, o.now());
-        waitUntil(r.usage.flush().catch((e: unknown) => o.log.warn("router: usage not written", { error: String(e) })));
-      }
+      const usage = status === up.status ? tap.end().usage : undefined;
+      const ttftMs = firstAt === undefined ? undefined : firstAt - start;
+      r.usage.observe(key.name, model, { status, ttftMs, usage }, o.now());
+      if (status === up.status) recordUsage(r, key, model, usage, o.now());
+      waitUntil(r.usage.flush().catch((e: unknown) => o.log.warn("router: usage not written", { error: String(e) })));
     };
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         try {
           for (;;) {
             const next = await chunks.next();
+            firstAt ??= performance.now();
             if (next.done) {
               const rest = tap.end().rest;
               if (rest.length) controller.enqueue(rest);
@@ -136,7 +139,13 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
     const text = await readBody(request, r.maxRequestBytes);
     if (typeof text !== "string") return failure(text);
     const routed = await route(r, key, path, text, o.now());
-    if ("refused" in routed) return failure(routed);
+    if ("refused" in routed) {
+      if (routed.model) {
+        r.usage.observe(key.name, routed.model, { status: routed.status }, o.now());
+        waitUntil(r.usage.flush().catch((e: unknown) => o.log.warn("router: usage not written", { error: String(e) })));
+      }
+      return failure(routed);
+    }
     const { model } = routed;
     const cancel = new FetchCancel();
     r.metrics.inflight.inc({ model });
@@ -150,6 +159,8 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
       r.metrics.inflight.dec({ model });
       const refusal = notSent(sent);
       r.metrics.requests.inc({ model, code: String(refusal?.status ?? 499) });
+      r.usage.observe(key.name, model, { status: refusal?.status ?? 499 }, o.now());
+      waitUntil(r.usage.flush().catch((e: unknown) => o.log.warn("router: usage not written", { error: String(e) })));
       return failure(refusal ?? refuse(502, "the request was cancelled", "server_error", "upstream_unavailable"));
     }
     r.metrics.firstByte.observe({ model }, (performance.now() - start) / 1000);

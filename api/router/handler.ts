@@ -89,6 +89,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     tap: Tap,
     sse: boolean,
     signal: Cancel,
+    first: { at?: number },
   ): Promise<number> {
     const headers: Record<string, string> = {};
     for (const h of PASS_HEADERS) {
@@ -101,6 +102,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     res.writeHead(up.status, headers);
     try {
       for await (const chunk of up.body) {
+        first.at ??= performance.now();
         const bytes = tap.chunk(chunk);
         if (bytes.length && !res.write(bytes) && !res.destroyed)
           await new Promise((ok) => res.once("drain", ok).once("close", ok));
@@ -132,7 +134,12 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     const text = await readBody(req, res, r.maxRequestBytes);
     if (text === undefined) return;
     const routed = await route(r, key, path, text, o.now());
-    if ("refused" in routed) return fail(res, routed);
+    if ("refused" in routed) {
+      if (routed.model) r.usage.observe(key.name, routed.model, { status: routed.status }, o.now());
+      if (routed.status >= 500)
+        o.log.warn(`router: ${routed.message}`, { requestId, model: routed.model, status: routed.status });
+      return fail(res, routed);
+    }
     const { model } = routed;
     const abort = new Abort();
     // the client went away before its response was complete: stop the engine's work too
@@ -151,14 +158,17 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
       r.metrics.inflight.dec({ model });
       const refusal = notSent(sent);
       r.metrics.requests.inc({ model, code: String(refusal?.status ?? 499) });
+      r.usage.observe(key.name, model, { status: refusal?.status ?? 499 }, o.now());
+      if (refusal) o.log.warn(`router: ${refusal.message}`, { requestId, model, status: refusal.status });
       return refusal ? fail(res, refusal) : void res.destroy();
     }
     r.metrics.firstByte.observe({ model }, (performance.now() - start) / 1000);
     const sse = String(sent.res.headers["content-type"] ?? "").includes("text/event-stream");
     const tap = sse ? sseTap(routed.injected) : jsonTap();
     let status: number;
+    const first: { at?: number } = {};
     try {
-      status = await relay(res, model, sent.res, tap, sse, abort);
+      status = await relay(res, model, sent.res, tap, sse, abort, first);
     } finally {
       sent.done();
       sent.res.body.destroy();
@@ -166,7 +176,18 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     }
     r.metrics.requests.inc({ model, code: String(status) });
     r.metrics.duration.observe({ model }, (performance.now() - start) / 1000);
-    recordUsage(r, key, model, tap.end().usage, o.now());
+    const usage = tap.end().usage;
+    recordUsage(r, key, model, usage, o.now());
+    const ttftMs = first.at === undefined ? undefined : first.at - start;
+    r.usage.observe(key.name, model, { status, ttftMs, usage }, o.now());
+    o.log.debug?.("routed", {
+      requestId,
+      model,
+      replicaId: sent.ep.replicaId,
+      apiKey: key.name,
+      status,
+      ms: Math.round(performance.now() - start),
+    });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {

@@ -24,6 +24,8 @@ export type Refusal = {
   type: OpenAiErrorType;
   code: string;
   headers?: Record<string, string>;
+  /** The routed model it was for, when it is one the router serves (counted in its recent usage). */
+  model?: string;
 };
 
 /** A refusal. */
@@ -112,20 +114,26 @@ export async function route(
     const why = table.declared.get(model);
     if (why === undefined)
       return refuse(404, `The model \`${model}\` does not exist`, "not_found_error", "model_not_found");
-    return refuse(503, `no ready replica of ${model}: ${why}`, "service_unavailable", "no_ready_replica", {
-      "retry-after": "5",
-    });
+    return {
+      ...refuse(503, `no ready replica of ${model}: ${why}`, "service_unavailable", "no_ready_replica", {
+        "retry-after": "5",
+      }),
+      model,
+    };
   }
   const admitted = r.limiter.admit(key, now);
   if (!admitted.ok) {
     r.metrics.requests.inc({ model, code: "429" });
-    return refuse(
-      429,
-      `rate limit of API key ${key.name} reached (${admitted.limit} per minute)`,
-      "rate_limit_error",
-      "rate_limit_exceeded",
-      { "retry-after": String(admitted.retryAfterS) },
-    );
+    return {
+      ...refuse(
+        429,
+        `rate limit of API key ${key.name} reached (${admitted.limit} per minute)`,
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        { "retry-after": String(admitted.retryAfterS) },
+      ),
+      model,
+    };
   }
   // the router counts usage: a stream is asked for its usage event (and the tap drops it when the client did not ask)
   const options = (body.stream_options ?? {}) as Record<string, unknown>;

@@ -39,9 +39,17 @@ export type Limiter = {
 
 export type Usage = { promptTokens: number; completionTokens: number };
 
+/**
+ * How one request for a routed model ended: its status (499: the client went away), the ms from its arrival to the
+ * first byte of the response body, when one came, and the usage the engine reported.
+ */
+export type Outcome = { status: number; ttftMs?: number | undefined; usage?: Usage | undefined };
+
 export type UsageRecorder = {
   /** Adds one response's usage in memory; written to the database in batches, never per request. */
   record(key: string, model: string, usage: Usage, now: number): void;
+  /** Adds one request's outcome to the recent usage (5-minute buckets) in memory; written with the usage. */
+  observe(key: string, model: string, outcome: Outcome, now: number): void;
   /** Writes what is pending now (also called on shutdown). */
   flush(): Promise<void>;
 };

@@ -3,10 +3,11 @@
 // of instances can write the same hour. What an instance has not flushed yet is lost if it dies (at most `flushMs`).
 import { sql } from "drizzle-orm";
 import { HOUR_MS } from "../../shared/schemas/usage.js";
-import type { Store } from "../db/client.js";
+import type { Store, Tx } from "../db/client.js";
 import { usage } from "../db/schema.js";
 import type { Log } from "../log.js";
-import type { Usage, UsageRecorder } from "./types.js";
+import type { Outcome, Usage, UsageRecorder } from "./types.js";
+import { addRecent, type RecentRow, recentRow, SWEEP_EVERY_MS, sweepBefore, writeRecent } from "./usage-recent.js";
 
 export const DEFAULT_USAGE_FLUSH_MS = 10_000;
 // rows per INSERT statement: 6 parameters each stays far below SQLite's limit on bound parameters
@@ -18,7 +19,7 @@ type Row = typeof usage.$inferSelect;
 const tokens = (n: number) => (Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
 
 export type UsageWriter = UsageRecorder & {
-  /** Rows (key, model, hour) waiting to be written. */
+  /** Rows (key, model, hour; and key, model, 5-minute bucket) waiting to be written. */
   pending(): number;
   /** Stops the timer and writes what is pending (once; logs what could not be written). */
   close(): Promise<void>;
@@ -39,21 +40,24 @@ function add(into: Map<string, Row>, row: Row): void {
 
 /** Writes sums into the usage table in one transaction, adding to the rows already there. */
 export async function writeUsage(store: Store, rows: Row[]): Promise<void> {
-  await store.write(async (tx) => {
-    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-      await tx
-        .insert(usage)
-        .values(rows.slice(i, i + ROWS_PER_STATEMENT))
-        .onConflictDoUpdate({
-          target: [usage.keyName, usage.model, usage.hourStart],
-          set: {
-            requests: sql`${usage.requests} + excluded.requests`,
-            promptTokens: sql`${usage.promptTokens} + excluded.prompt_tokens`,
-            completionTokens: sql`${usage.completionTokens} + excluded.completion_tokens`,
-          },
-        });
-    }
-  });
+  await store.write((tx) => writeHourly(tx, rows));
+}
+
+/** Adds hourly sums to the usage rows already there. */
+async function writeHourly(tx: Tx, rows: Row[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    await tx
+      .insert(usage)
+      .values(rows.slice(i, i + ROWS_PER_STATEMENT))
+      .onConflictDoUpdate({
+        target: [usage.keyName, usage.model, usage.hourStart],
+        set: {
+          requests: sql`${usage.requests} + excluded.requests`,
+          promptTokens: sql`${usage.promptTokens} + excluded.prompt_tokens`,
+          completionTokens: sql`${usage.completionTokens} + excluded.completion_tokens`,
+        },
+      });
+  }
 }
 
 /**
@@ -62,21 +66,34 @@ export async function writeUsage(store: Store, rows: Row[]): Promise<void> {
  */
 export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Log }): UsageWriter {
   let sums = new Map<string, Row>();
+  let recent = new Map<string, RecentRow>();
+  // the latest time a request was recorded at, and when this instance last deleted old recent buckets
+  let latest = 0;
+  let swept = 0;
   let writing: Promise<void> = Promise.resolve();
   let closed = false;
 
   /** Writes what is pending now; on failure the sums go back, to be written by the next flush. */
   const writeNow = async (last: boolean): Promise<void> => {
-    if (!sums.size) return;
+    if (!sums.size && !recent.size) return;
     const batch = sums;
+    const recentBatch = recent;
     sums = new Map();
+    recent = new Map();
+    const sweep = latest - swept >= SWEEP_EVERY_MS ? latest : undefined;
     try {
-      await writeUsage(store, [...batch.values()]);
+      await store.write(async (tx) => {
+        await writeHourly(tx, [...batch.values()]);
+        await writeRecent(tx, [...recentBatch.values()], sweep === undefined ? undefined : sweepBefore(sweep));
+      });
+      if (sweep !== undefined) swept = sweep;
     } catch (e) {
       for (const row of batch.values()) add(sums, row);
+      for (const row of recentBatch.values()) addRecent(recent, row);
+      const rows = sums.size + recent.size;
       const error = e instanceof Error ? e.message : String(e);
-      if (last) o.log.error("router: usage not written at shutdown; it is lost", { rows: sums.size, error });
-      else o.log.warn("router: usage flush failed; kept for the next one", { rows: sums.size, error });
+      if (last) o.log.error("router: usage not written at shutdown; it is lost", { rows, error });
+      else o.log.warn("router: usage flush failed; kept for the next one", { rows, error });
       throw e;
     }
   };
@@ -99,8 +116,12 @@ export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Lo
         completionTokens: tokens(u.completionTokens),
       });
     },
+    observe(key: string, model: string, outcome: Outcome, now: number) {
+      if (now > latest) latest = now;
+      addRecent(recent, recentRow(key, model, outcome, now));
+    },
     flush: () => flush(),
-    pending: () => sums.size,
+    pending: () => sums.size + recent.size,
     async close() {
       if (closed) return;
       closed = true;

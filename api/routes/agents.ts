@@ -132,6 +132,11 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
               type: "node_registered",
               nodeId: req.nodeId,
               message: `${req.nodeId} registered with ${gpus} GPU${gpus === 1 ? "" : "s"} in pool ${req.labels?.pool ?? "default"}`,
+              data: {
+                gpus,
+                classes: [...new Set(req.inventory.gpus.map((g) => g.class))].sort(),
+                ...(homeDomain(req.inventory.gpus) ? { domain: homeDomain(req.inventory.gpus) } : {}),
+              },
             },
           ];
       await insertEvents(tx, t, events);

@@ -103,6 +103,7 @@ export const apiKeyRoutes = declarativeRoutes({
   );
   if (!row) throw new ApiError(404, "not_found", `no API key ${name}`);
   keysChanged(c.var.deps);
+  c.var.deps.log.info(`API key ${name} rotated`, { apiKey: name, requestId: c.var.requestId });
   c.header("etag", etagOf(row.version));
   return c.json({ ...apiKeyView(row, t), secret }, 200);
 });

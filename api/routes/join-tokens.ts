@@ -65,6 +65,7 @@ export const joinTokenRoutes = new OpenAPIHono<AppEnv>()
     const { store, now } = c.var.deps;
     const t = now();
     const { row, secret } = await store.write((tx) => insertJoinToken(tx, body, t));
+    c.var.deps.log.info(`join token ${row.id} created`, { tokenId: row.id, requestId: c.var.requestId });
     return c.json({ ...joinTokenView(row, t), token: secret }, 201);
   })
   .openapi(list, async (c) => {
@@ -83,5 +84,6 @@ export const joinTokenRoutes = new OpenAPIHono<AppEnv>()
         .returning({ id: joinTokens.id }),
     );
     if (!done.length) throw new ApiError(404, "not_found", `no join token ${id}`);
+    c.var.deps.log.info(`join token ${id} revoked`, { tokenId: id, requestId: c.var.requestId });
     return c.body(null, 204);
   });

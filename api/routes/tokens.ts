@@ -63,6 +63,7 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
     const { name } = c.req.valid("json");
     const { store, now } = c.var.deps;
     const { row, secret } = await store.write((tx) => insertAdminToken(tx, name, now()));
+    c.var.deps.log.info(`admin token ${row.id} (${row.name}) created`, { tokenId: row.id, requestId: c.var.requestId });
     return c.json({ ...adminTokenView(row), token: secret }, 201);
   })
   .openapi(list, async (c) => {
@@ -78,5 +79,6 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
         throw new ApiError(409, "conflict", "this is the last admin token; create another before revoking it");
       await tx.delete(adminTokens).where(eq(adminTokens.id, id));
     });
+    c.var.deps.log.info(`admin token ${id} revoked`, { tokenId: id, requestId: c.var.requestId });
     return c.body(null, 204);
   });

@@ -34,3 +34,15 @@ export const UsageReport = z
     totals: UsageTotals.openapi({ description: "the sums of `items`" }),
   })
   .openapi("UsageReport");
+
+/** Recent usage (the console's charts) is counted per 5-minute bucket: rows are keyed by the bucket's start. */
+export const BUCKET_MS = 300_000;
+
+/** Recent usage older than this is deleted by the router's flushes. */
+export const RECENT_KEEP_MS = 2 * 24 * HOUR_MS;
+
+/**
+ * The upper bounds (ms, inclusive) of the time-to-first-token histogram; one more bucket counts what took longer. Fixed,
+ * so that buckets written by any number of instances add up.
+ */
+export const TTFT_BOUNDS_MS = [50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000] as const;

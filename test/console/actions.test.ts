@@ -57,8 +57,31 @@ describe("node actions from the console", () => {
     expect(await adminState("n1")).toBe("ready");
   });
 
-  it("cordons with the right token, once, with an event, and the node page says so", async () => {
-    const r = await post(t, "/admin/nodes/n1/cordon", { _csrf: session.csrf }, session.cookie, {
+  it.each(["cordon", "drain", "forget"])(
+    "asks before it will %s: a confirmation page, nothing changed",
+    async (verb) => {
+      const events = await eventTypes("n1");
+      const r = await post(t, `/admin/nodes/n1/${verb}`, { _csrf: session.csrf }, session.cookie);
+      expect(r.status).toBe(200);
+      expect(r.text).toMatch(/<h1>\w+ n1\?<\/h1>/);
+      expect(r.text).toContain("No shards are on it");
+      expect(r.text).toContain(
+        `<form method="post" action="/admin/nodes/n1/${verb}"><input type="hidden" name="_csrf" value="${session.csrf}"/><input type="hidden" name="confirm" value="yes"/>`,
+      );
+      expect(r.text).toContain('<a class="button" href="/admin/nodes/n1">Cancel</a>');
+      expect(await adminState("n1")).toBe("ready");
+      expect(await eventTypes("n1")).toEqual(events);
+    },
+  );
+
+  it("refuses a confirmed action without the session's CSRF token", async () => {
+    const r = await post(t, "/admin/nodes/n1/forget", { confirm: "yes" }, session.cookie);
+    expect(r.status).toBe(403);
+    expect(await adminState("n1")).toBe("ready");
+  });
+
+  it("cordons with the right token, once confirmed, with an event, and the node page says so", async () => {
+    const r = await post(t, "/admin/nodes/n1/cordon", { _csrf: session.csrf, confirm: "yes" }, session.cookie, {
       origin: "http://localhost",
     });
     expect(r.status).toBe(303);
@@ -72,7 +95,7 @@ describe("node actions from the console", () => {
   });
 
   it("drains and uncordons the same way", async () => {
-    await post(t, "/admin/nodes/n2/drain", { _csrf: session.csrf }, session.cookie);
+    await post(t, "/admin/nodes/n2/drain", { _csrf: session.csrf, confirm: "yes" }, session.cookie);
     expect(await adminState("n2")).toBe("draining");
     await post(t, "/admin/nodes/n2/uncordon", { _csrf: session.csrf }, session.cookie);
     expect(await adminState("n2")).toBe("ready");
@@ -81,10 +104,20 @@ describe("node actions from the console", () => {
   });
 
   it("answers an unknown node or verb without changing anything", async () => {
-    const r = await post(t, "/admin/nodes/nope/cordon", { _csrf: session.csrf }, session.cookie);
+    const r = await post(t, "/admin/nodes/nope/cordon", { _csrf: session.csrf, confirm: "yes" }, session.cookie);
     expect(r.location).toBe("/admin/nodes/nope");
     expect((await get(t, "/admin/nodes/nope", session.cookie)).status).toBe(404);
     expect((await post(t, "/admin/nodes/n2/delete", { _csrf: session.csrf }, session.cookie)).status).toBe(404);
     expect(await adminState("n2")).toBe("ready");
+  });
+
+  it("forgets a node once confirmed: gone, with an event, and the nodes page says so", async () => {
+    const r = await post(t, "/admin/nodes/n2/forget", { _csrf: session.csrf, confirm: "yes" }, session.cookie);
+    expect(r.status).toBe(303);
+    expect(r.location).toBe("/admin/nodes?forgot=n2");
+    expect((await t.admin("GET", "/api/v1/nodes/n2")).status).toBe(404);
+    expect((await eventTypes("n2"))[0]).toBe("node_deleted");
+    expect((await get(t, r.location!, session.cookie)).text).toContain("n2 forgotten: its agent must register again");
+    await t.settle();
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { upsertShardReports } from "../../api/db/shards.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { DEGRADED_TRAY, fleet, HGX_NODE, NVL_MODEL, OUT_TRAY, TRAYS } from "./cluster.js";
-import { get, login } from "./console.js";
+import { csrfOf, get, login, post } from "./console.js";
 
 let t: TestApp;
 let cookie: string;
@@ -135,6 +135,20 @@ describe("/admin/nodes/:id", () => {
     const html = await page(`/admin/nodes/${TRAYS[0]}`);
     expect(html).toMatch(/big \/ <span class="mono">r\d+<\/span>/);
     expect(html).toContain("nvlink:00000001-0000-0000-0000-000000000001.2");
+  });
+
+  it("asks before draining, naming the replicas, shards and GPUs on the node, and changes nothing yet", async () => {
+    const csrf = csrfOf(await page(`/admin/nodes/${TRAYS[0]}`));
+    const r = await post(t, `/admin/nodes/${TRAYS[0]}/drain`, { _csrf: csrf }, cookie);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain(`<h1>Drain ${TRAYS[0]}?</h1>`);
+    expect(r.text).toContain("These replicas move to other nodes");
+    expect(r.text).toMatch(
+      new RegExp(
+        `replica <span class="mono">r\\d+</span> of big: shard <span class="mono">[\\w-]+</span> rank 0 on GPU 0, 1, 2, 3 .*\\(the replica also has shards on ${TRAYS[1]}\\)`,
+      ),
+    );
+    expect((await t.admin("GET", `/api/v1/nodes/${TRAYS[0]}`)).json.adminState).toBe("ready");
   });
 
   it("escapes what agents report", async () => {

@@ -159,6 +159,9 @@ describe.skipIf(skip)(
       expect(await page.getByRole("cell", { name: "GPU 0 to GPU 3: 18 NVLinks" }).textContent()).toBe("NV18");
       expect(await page.getByRole("rowheader", { name: /^GPU 2/ }).count()).toBe(1);
       await page.getByRole("button", { name: "Cordon", exact: true }).click();
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe(`Cordon ${TRAYS[0]}?`);
+      expect(((await api("GET", `/api/v1/nodes/${TRAYS[0]}`)) as { adminState: string }).adminState).toBe("ready");
+      await page.getByRole("button", { name: `Cordon ${TRAYS[0]}`, exact: true }).click();
       await page.waitForURL(/\?done=cordon$/);
       expect(await page.getByRole("status").textContent()).toBe(`${TRAYS[0]} cordoned: no new placements.`);
       expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe(`${TRAYS[0]} cordoned`);
@@ -168,6 +171,23 @@ describe.skipIf(skip)(
       await page.getByRole("button", { name: "Uncordon", exact: true }).click();
       await page.waitForURL(/\?done=uncordon$/);
       expect(((await api("GET", `/api/v1/nodes/${TRAYS[0]}`)) as { adminState: string }).adminState).toBe("ready");
+    });
+
+    it("fits a 390-pixel phone: tables scroll inside themselves, never the page", async () => {
+      const phone = page;
+      await phone.setViewportSize({ width: 390, height: 844 });
+      for (const path of ["/admin", "/admin/nodes", "/admin/deployments", `/admin/nodes/${OUT_TRAY}`]) {
+        await phone.goto(`${server!.url}${path}`);
+        expect(new URL(phone.url()).pathname, path).toBe(path);
+        expect(await phone.evaluate(() => document.scrollingElement!.scrollWidth), path).toBeLessThanOrEqual(390);
+      }
+      await phone.goto(`${server!.url}/admin`);
+      const items = phone.getByRole("list", { name: "What is wrong now" }).getByRole("listitem");
+      expect(await items.first().textContent()).toContain(`Tray 3 (${OUT_TRAY}) is out of NVLink domain`);
+      await phone.screenshot({ path: join(OUT, "console-overview-390.png"), fullPage: true });
+      if (process.env.LLMGW_UPDATE_DOCS)
+        await phone.screenshot({ path: join(ROOT, "docs", "console-overview-390.png"), fullPage: true });
+      await page.setViewportSize({ width: 1400, height: 1000 });
     });
 
     it("stays readable with a full rack of 18 trays × 4 GPUs", async () => {
