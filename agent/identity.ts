@@ -28,7 +28,15 @@ export const nodeIdFromHostname = (h: string) =>
     .replace(/^[^a-z0-9]+/, "")
     .slice(0, 63) || "node";
 
-/** Resolves the identity, or throws an Error listing what is missing. */
+const isHttpUrl = (s: string) => {
+  try {
+    return ["http:", "https:"].includes(new URL(s).protocol);
+  } catch {
+    return false;
+  }
+};
+
+/** Resolves the identity, or throws an Error listing what is missing (or not a usable control-plane URL). */
 export function resolveIdentity(
   cfg: AgentConfig,
   flags: IdentityFlags,
@@ -39,6 +47,7 @@ export function resolveIdentity(
   const mgmtAddr = flags.mgmtAddr ?? cfg.mgmtAddr ?? addressOf(ifaces, cfg.mgmtInterface);
   const missing = [
     !server && "no control plane: set `server` in agent.yaml or pass --server URL",
+    server && !isHttpUrl(server) && `server ${JSON.stringify(server)} is not an http:// or https:// URL`,
     !mgmtAddr &&
       (cfg.mgmtInterface
         ? `interface ${cfg.mgmtInterface} has no IPv4 address: set mgmt_addr or pass --mgmt-addr`

@@ -1,6 +1,7 @@
 // `llmgw demo`: a whole simulated cluster in one command, for trying llmgw without GPUs. Real processes — the control
 // plane, one agent per node of the scenario (agent/sim/: GB200 trays, an HGX H100 board, an A100 in MIG mode, L40S
 // nodes on InfiniBand, all on the fake nvidia-smi), the mock engines they start — and a ready API key.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
@@ -18,6 +19,7 @@ import { join, resolve } from "node:path";
 import { killEngines, LLMGW, processAlive, recordedPid } from "../agent/sim/cluster.js";
 import { DEFAULT_SCENARIO, loadScenario, type Scenario } from "../agent/sim/scenario.js";
 import { simDeclarations, startSimCluster } from "../agent/sim/start.js";
+import { createNodeLogger, type Logger } from "../shared/log-node.js";
 
 export type DemoFlags = {
   port?: string;
@@ -32,7 +34,9 @@ const TOKENS_PER_S = ["--tokens-per-s", "20"];
 
 type Child = { name: string; child: ChildProcess; exited: Promise<void>; output: () => string };
 
-const note = (line: string) => process.stderr.write(`llmgw demo: ${line}\n`);
+// what the demo does, on the same logger as every llmgw process; usage errors stay plain lines on stderr
+let logger: Logger | undefined;
+const note = (line: string) => (logger ??= createNodeLogger("demo")).info(line);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts a child process whose output goes to a log file (and is kept for the failure message). */

@@ -13,7 +13,7 @@ import { exitCause, type FailureCause, shardFailure } from "./failure.js";
 import { judgeProbe } from "./health.js";
 import { capShardLog, logPath, readTail } from "./log-file.js";
 import { createRefusals, errorText, type Refused } from "./refusals.js";
-import { reportOf, runningOf } from "./slot-views.js";
+import { redactArgv, reportOf, runningOf } from "./slot-views.js";
 import { removeRecord, type ShardRecord, writeRecord } from "./state-files.js";
 import type { Slot, SupervisorOptions } from "./types.js";
 
@@ -96,7 +96,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       void p.exited.then((e) => {
         if (s.pid === p.pid) s.exited = e;
       });
-      move(s, "starting", `pid ${p.pid}: ${cmd.argv.join(" ")}`.slice(0, 512));
+      move(s, "starting", `pid ${p.pid}: ${redactArgv(cmd.argv).join(" ")}`.slice(0, 512));
       await persist(s);
     } catch (e) {
       return giveUp(s, e instanceof Error ? e.message : String(e));

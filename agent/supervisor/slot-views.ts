@@ -32,3 +32,15 @@ export function runningOf(s: Slot): RunningShard[] {
     }),
   ];
 }
+
+/** Flags whose value is a secret (an engine's --api-key, a hub token …), as engines spell them. */
+const SECRET_FLAG = /^--?([\w-]*[-_])?(key|token|secret|password|passwd)$/i;
+
+/** A command line as the log and reports show it: the value of a secret-bearing flag is `***`. */
+export function redactArgv(argv: readonly string[]): string[] {
+  return argv.map((a, i) => {
+    const eq = a.indexOf("=");
+    if (a.startsWith("-") && eq > 0 && SECRET_FLAG.test(a.slice(0, eq))) return `${a.slice(0, eq)}=***`;
+    return i > 0 && SECRET_FLAG.test(argv[i - 1]!) && !argv[i - 1]!.includes("=") ? "***" : a;
+  });
+}

@@ -106,6 +106,13 @@ describe("resolveIdentity", () => {
       error: /^no control plane: set `server` in agent\.yaml or pass --server URL$/,
     },
     {
+      name: "a server that is not a URL",
+      yaml: "",
+      flags: { server: "notaurl" },
+      ifaces: IFACES,
+      error: /^server "notaurl" is not an http:\/\/ or https:\/\/ URL$/,
+    },
+    {
       name: "an interface without IPv4",
       yaml: "server: https://cp.lab\nmgmt_interface: docker0\n",
       flags: {},

@@ -20,6 +20,11 @@ describe("usage errors exit 2", () => {
     ["demo: an unknown flag", ["demo", "--colour"], /unknown option '--colour'/],
     ["agent: an unknown flag", ["agent", "--colour"], /unknown option '--colour'/],
     ["agent: an argument it does not take", ["agent", "now"], /too many arguments for 'agent'/],
+    [
+      "agent: a server that is not a URL",
+      ["agent", "--server", "notaurl", "--once"],
+      /is not an http:\/\/ or https:\/\/ URL/,
+    ],
     ["agent inventory: an unknown flag", ["agent", "inventory", "--colour"], /unknown option '--colour'/],
     ["doctor: an unknown flag", ["doctor", "--colour"], /unknown option '--colour'/],
     ["ctl: an unknown flag", ["ctl", "--colour"], /unknown option '--colour'/],

@@ -103,6 +103,19 @@ describe("a crash-looping engine", () => {
       /^503 no ready replica of crashy: failed 2 times in a row past the restart limit \(last: exit 1/,
     );
 
+    // the console's deployments page and overview, logged in as a browser is
+    const login = await fetch(`${c.url}/admin/login`, {
+      method: "POST",
+      body: new URLSearchParams({ token: SIM_ADMIN, next: "/admin" }),
+      redirect: "manual",
+    });
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    for (const page of ["/admin/deployments", "/admin"]) {
+      const html = await (await fetch(`${c.url}${page}`, { headers: { cookie } })).text();
+      expect(html, page).toMatch(/failed 2 times in a row past the restart limit \(last: exit 1 after \d+ s/);
+      expect(html, page).toContain("RuntimeError: CUDA error: out of memory");
+    }
+
     // ctl status and ctl logs, as an operator runs them
     const env = { LLMGW_SERVER: c.url, LLMGW_TOKEN: SIM_ADMIN };
     const st = await runLlmgw(["ctl", "status"], { env });
