@@ -16,6 +16,8 @@ import { engineInflight, probeHost, probeHttp } from "./supervisor/probe.js";
 import { isSameProcess } from "./supervisor/proc.js";
 import { portFree, spawnEngine, stopEngine } from "./supervisor/process.js";
 import { createSupervisor } from "./supervisor/reconcile.js";
+import { loadRunAs, runAsNotice } from "./supervisor/run-as.js";
+import { policyNotice } from "./supervisor/run-policy.js";
 
 /** An undici dispatcher for the control plane's TLS settings (CA, client certificate, or no verification for labs). */
 export async function tlsDispatcher(tls?: {
@@ -89,6 +91,9 @@ export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void
   for (const r of adopted.alive) log(`shard ${r.shard.shardId}: adopted running engine pid ${r.pid}`);
   const host = probeHost(cfg.bindHost);
   const vulkanDevices = await vulkanDevicesOf(cfg, log);
+  const runAs = cfg.runAs && (await loadRunAs(cfg.runAs));
+  if (runAs) log(runAsNotice(runAs, { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }));
+  log(policyNotice(cfg.runPolicy));
   const engineOptions = (s: StartShard) => {
     const version = links.engineVersions?.()[s.profile.engine];
     return {
@@ -110,10 +115,11 @@ export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void
       logMaxBytes: cfg.logMaxBytes,
       now: Date.now,
       log,
+      policy: cfg.runPolicy,
       ops: {
         launch: (s) => launch(s, engineOptions(s)),
         adapter: (s) => adapterFor(s.profile.engine),
-        spawn: (argv, env, logFile) => spawnEngine(argv, env, logFile),
+        spawn: (argv, env, logFile) => spawnEngine(argv, env, logFile, runAs),
         stop: stopEngine,
         alive: isSameProcess,
         probe: (port, path) => probeHttp(host, port, path),

@@ -1,6 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { routePath } from "hono/route";
+import type { Role } from "../shared/schemas/token.js";
 import { type ApiKeyRow, findApiKeyByHash } from "./db/api-keys.js";
 import type { Q } from "./db/client.js";
 import { adminTokens, joinTokens, nodes } from "./db/schema.js";
@@ -8,6 +10,7 @@ import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
 import { findAdminToken, joinTokenUnusable } from "./db/tokens.js";
 import type { AppEnv } from "./deps.js";
 import { ApiError } from "./errors.js";
+import { openApiPath, roleAllows, roleNeeded, roleRefusal } from "./roles.js";
 
 const CHALLENGE = { "www-authenticate": 'Bearer realm="llmgw"' };
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -73,11 +76,19 @@ export async function usableJoinToken(q: Q, hash: string, now: number) {
   return jt;
 }
 
-/** Admin-only routes. */
+/** 403 unless the admin token's role may use this route (api/roles.ts); checked before the body. */
+function checkRole(c: Context<AppEnv>, role: Role) {
+  const needed = roleNeeded(c.req.method, routePath(c));
+  if (!roleAllows(role, needed))
+    throw new ApiError(403, "forbidden", roleRefusal(`${c.req.method} ${openApiPath(routePath(c))}`, role, needed));
+}
+
+/** Admin-token routes, each as far as the token's role allows. */
 export const requireAdmin = createMiddleware<AppEnv>(async (c, next) => {
   const id = await identify(c, bearer(c));
   if (id.kind !== "admin") throw new ApiError(403, "forbidden", `this route needs an admin token; ${sent(id)}`);
-  c.set("principal", { kind: "admin", tokenId: id.row.id, tokenName: id.row.name });
+  checkRole(c, id.row.role);
+  c.set("principal", { kind: "admin", tokenId: id.row.id, tokenName: id.row.name, role: id.row.role });
   await next();
 });
 
@@ -120,7 +131,8 @@ export const requireRegistrar = createMiddleware<AppEnv>(async (c, next) => {
   } else if (id.kind === "node") {
     c.set("principal", { kind: "node", nodeId: id.row.id, token: id.token });
   } else {
-    c.set("principal", { kind: "admin", tokenId: id.row.id, tokenName: id.row.name });
+    checkRole(c, id.row.role);
+    c.set("principal", { kind: "admin", tokenId: id.row.id, tokenName: id.row.name, role: id.row.role });
   }
   await next();
 });

@@ -1,3 +1,4 @@
+import type { Role } from "../shared/schemas/token.js";
 import type { Store } from "./db/client.js";
 import type { MigrationInfo } from "./db/journal.js";
 import type { nodes } from "./db/schema.js";
@@ -55,7 +56,7 @@ export type AppDeps = {
 export type DocsScript = { plain: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer>; etag: string };
 
 export type Principal =
-  | { kind: "admin"; tokenId: string; tokenName?: string }
+  | { kind: "admin"; tokenId: string; tokenName?: string; role: Role }
   | { kind: "node"; nodeId: string; token: string }
   | { kind: "join"; hash: string };
 

@@ -138,9 +138,9 @@ updated or unchanged (a created API key also prints its secret, once). The first
     "List admin tokens (the default; never their secrets); `get join-tokens` lists join tokens",
     { isDefault: true },
   ).action((f) => ctlRun((c) => c.tokens(f)));
-  ctlCommand(ctlTokens, "create <name>", "Create an admin token; the token is printed once").action((name, f) =>
-    ctlRun((c) => c.tokenCreate(name, f)),
-  );
+  ctlCommand(ctlTokens, "create <name>", "Create an admin token; the token is printed once")
+    .option("--role <role>", "admin (everything, the default), operator (fleet, no credentials) or viewer (read only)")
+    .action((name, f) => ctlRun((c) => c.tokenCreate(name, f)));
   ctlCommand(ctlTokens, "join", "Create a join token that lets agents register new nodes; the token is printed once")
     .option("--name <name>", "a name to recognise it by")
     .option("--max-uses <n>", "how many registrations it allows (unlimited by default)")

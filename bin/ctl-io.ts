@@ -13,6 +13,7 @@ const CtlEnv = z.object({ LLMGW_SERVER: z.string().optional(), LLMGW_TOKEN: z.st
 
 export type NodesFlags = CtlFlags & { state?: string; pool?: string };
 export type ApplyFlags = CtlFlags & { file: string; keepGoing?: boolean };
+export type TokenFlags = CtlFlags & { role?: string };
 export type JoinFlags = CtlFlags & { name?: string; maxUses?: string; expiresIn?: string };
 export type KeyFlags = CtlFlags & { models?: string; rpm?: string; tpm?: string; expiresIn?: string };
 

@@ -1,9 +1,18 @@
 // `llmgw ctl tokens …` and `llmgw ctl keys …`: admin and join tokens, API keys. New secrets are printed alone on
 // stdout, the note about them on stderr.
 import { commaList, durationS, positiveInt } from "../agent/ctl/args.js";
-import { CtlError } from "../agent/ctl/errors.js";
+import { CtlError, UsageError } from "../agent/ctl/errors.js";
 import { formatAdminTokens, formatApiKeys, secretOutput } from "../agent/ctl/format-resources.js";
-import type { CtlFlags, CtlHelpers, JoinFlags, KeyFlags } from "./ctl-io.js";
+import { Role } from "../shared/schemas/token.js";
+import type { CtlFlags, CtlHelpers, JoinFlags, KeyFlags, TokenFlags } from "./ctl-io.js";
+
+/** `--role` checked here, so a typo is a usage error before any request. */
+function role(v: string | undefined) {
+  if (v === undefined) return undefined;
+  const r = Role.safeParse(v);
+  if (!r.success) throw new UsageError(`--role: expected admin, operator or viewer, got ${JSON.stringify(v)}`);
+  return r.data;
+}
 
 /** The token and key commands; each returns its exit code. */
 export function secretCommands(h: CtlHelpers) {
@@ -16,12 +25,12 @@ export function secretCommands(h: CtlHelpers) {
         f.json ? json(a.raw) : out(formatAdminTokens(a.data.items, Date.now()));
       }),
 
-    /** `tokens create NAME`: a new admin token, printed once. */
-    tokenCreate: (name: string, f: CtlFlags) =>
+    /** `tokens create NAME [--role R]`: a new admin token, printed once. */
+    tokenCreate: (name: string, f: TokenFlags) =>
       run(f, async (c) => {
-        const a = await c.createAdminToken(name);
+        const a = await c.createAdminToken(name, role(f.role));
         if (f.json) return void json(a.raw);
-        const s = secretOutput(`admin token ${a.data.name} (${a.data.id}) created`, a.data.token);
+        const s = secretOutput(`${a.data.role} token ${a.data.name} (${a.data.id}) created`, a.data.token);
         out(s.stdout);
         err(s.stderr);
       }),

@@ -7,7 +7,7 @@ import { Node, NodeSummary } from "../../shared/schemas/node.js";
 import { NvlinkView } from "../../shared/schemas/nvlink.js";
 import { Capacity } from "../../shared/schemas/plan.js";
 import { ReplicaLogs, ReplicaView } from "../../shared/schemas/replica.js";
-import { AdminToken, CreatedAdminToken, CreatedJoinToken, JoinToken } from "../../shared/schemas/token.js";
+import { AdminToken, CreatedAdminToken, CreatedJoinToken, JoinToken, type Role } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
 import { type CallFailure, callJson } from "../client.js";
 import { CtlError } from "./errors.js";
@@ -119,8 +119,9 @@ export function createCtlClient(o: CtlClientOptions) {
 
     /** GET /api/v1/tokens: admin tokens, never their secrets. */
     listAdminTokens: () => call("GET", "/api/v1/tokens", list(AdminToken)),
-    /** POST /api/v1/tokens: a new admin token, shown once. */
-    createAdminToken: (name: string) => call("POST", "/api/v1/tokens", CreatedAdminToken, { name }),
+    /** POST /api/v1/tokens: a new admin token (the server's default role when none is given), shown once. */
+    createAdminToken: (name: string, role?: Role) =>
+      call("POST", "/api/v1/tokens", CreatedAdminToken, role ? { name, role } : { name }),
     /** DELETE /api/v1/tokens/{id}. */
     deleteAdminToken: (id: string) => call("DELETE", `/api/v1/tokens/${seg(id)}`, NONE),
     /** GET /api/v1/join-tokens. */

@@ -62,8 +62,8 @@ export function formatApiKeys(items: ApiKey[], now: number): string {
 export function formatAdminTokens(items: AdminTokenT[], now: number): string {
   return text(
     grid(
-      ["ID", "NAME", "CREATED", "LAST USED"],
-      items.map((t) => [t.id, t.name, when(t.createdAt), ago(t.lastUsedAt, now)]),
+      ["ID", "NAME", "ROLE", "CREATED", "LAST USED"],
+      items.map((t) => [t.id, t.name, t.role, when(t.createdAt), ago(t.lastUsedAt, now)]),
       "no admin tokens",
     ),
   );

@@ -139,7 +139,7 @@ export async function gatherDoctorInput(o: GatherOptions): Promise<DoctorInput> 
     config: {
       fabrics: cfg.fabrics,
       nvml: cfg.nvml,
-      commandEngine: cfg.engineOptions.command !== undefined,
+      commandEngine: cfg.runPolicy.allow.includes("command"),
       slowdownC: cfg.slowdownC,
       stateDir: cfg.stateDir,
       imexChannelsDir: cfg.imexChannelsDir,

@@ -78,7 +78,8 @@ export function writeAgentConfig(a: AgentSetup): { config: string; stateDir: str
       nvidia_smi: FAKE_SMI,
       ib_root: IB_ROOT,
       imex_ctl: join(a.dir, "no-imex-ctl"),
-      engines: {},
+      // the mock engines are `command` profiles; nothing is probed
+      engines: { allow: ["command"] },
       check_interval_s: 1,
       stop_grace_s: 2,
       drain_timeout_s: 2,

@@ -13,6 +13,7 @@ import { exitCause, type FailureCause, shardFailure } from "./failure.js";
 import { judgeProbe } from "./health.js";
 import { capShardLog, logPath, readTail } from "./log-file.js";
 import { createRefusals, errorText, type Refused } from "./refusals.js";
+import { admit } from "./run-policy.js";
 import { redactArgv, reportOf, runningOf } from "./slot-views.js";
 import { removeRecord, type ShardRecord, writeRecord } from "./state-files.js";
 import type { Slot, SupervisorOptions } from "./types.js";
@@ -85,7 +86,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     if (cannot) return giveUp(s, cannot);
     let cmd;
     try {
-      cmd = o.ops.launch(s.shard);
+      cmd = admit(s.shard, o.ops.launch, o.policy);
     } catch (e) {
       return giveUp(s, e instanceof Error ? e.message : String(e));
     }

@@ -6,6 +6,7 @@ import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { EngineAdapter, ProbeResult } from "../engines/types.js";
 import type { Backoff } from "./backoff.js";
 import type { Exit, Spawned } from "./process.js";
+import type { RunPolicy } from "./run-policy.js";
 
 export type SupervisorOps = {
   launch(shard: StartShard): { argv: string[]; env: Record<string, string> };
@@ -30,6 +31,8 @@ export type SupervisorOptions = {
   now: () => number;
   log: (line: string) => void;
   ops: SupervisorOps;
+  /** What this node agrees to run (agent.yaml); a shard it refuses is failed with the reason, never spawned. */
+  policy?: RunPolicy;
 };
 
 /** One shard as the supervisor tracks it. */

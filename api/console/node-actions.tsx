@@ -16,6 +16,14 @@ import type { ConsoleEnv } from "./session.js";
 
 export type ConsoleNodeVerb = NodeAction | "forget";
 
+/** The API route each console action is, so that it needs the same role (api/roles.ts). */
+export const VERB_ROUTE: Record<ConsoleNodeVerb, string> = {
+  cordon: "POST /api/v1/nodes/{id}/cordon",
+  uncordon: "POST /api/v1/nodes/{id}/uncordon",
+  drain: "POST /api/v1/nodes/{id}/drain",
+  forget: "DELETE /api/v1/nodes/{id}",
+};
+
 /** What each action does to what runs on the node, said before it is confirmed. */
 const CONSEQUENCE: Record<Exclude<ConsoleNodeVerb, "uncordon">, { label: string; moves: string; none: string }> = {
   cordon: {

@@ -9,10 +9,11 @@ import { replicas, shards } from "../db/schema.js";
 import { NODE_ACTIONS, type NodeAction, nodeDetail } from "../views/nodes.js";
 import { replicaViews } from "../views/replicas.js";
 import { Ago, Badge, CsrfField, classList, page, ShardFailureNote } from "./layout.js";
+import { VERB_ROUTE } from "./node-actions.js";
 import { DomainFacts, HcaTable } from "./node-fabric.js";
 import { GpuTable, MigTable, NvlinkMatrix } from "./node-gpus.js";
 import { EventTable } from "./overview.js";
-import type { ConsoleEnv } from "./session.js";
+import { type ConsoleEnv, sessionMay } from "./session.js";
 
 type NodeView = Awaited<ReturnType<typeof nodeDetail>>;
 type Replica = Awaited<ReturnType<typeof replicaViews>>[number];
@@ -126,26 +127,34 @@ export async function nodePage(c: Context<ConsoleEnv>) {
         </p>
       ) : null}
       <div class="actions">
-        {(Object.keys(NODE_ACTIONS) as NodeAction[]).map((verb) => (
-          <form method="post" action={`/admin/nodes/${encodeURIComponent(id)}/${verb}`}>
+        {(Object.keys(NODE_ACTIONS) as NodeAction[])
+          .filter((verb) => sessionMay(c.var.session, VERB_ROUTE[verb]))
+          .map((verb) => (
+            <form method="post" action={`/admin/nodes/${encodeURIComponent(id)}/${verb}`}>
+              <CsrfField token={csrf} />
+              <button
+                type="submit"
+                class={verb === "uncordon" ? "" : "danger"}
+                disabled={!(NODE_ACTIONS[verb].from as readonly string[]).includes(node.adminState)}
+              >
+                {NODE_ACTIONS[verb].label}
+              </button>
+            </form>
+          ))}
+        {sessionMay(c.var.session, VERB_ROUTE.forget) ? (
+          <form method="post" action={`/admin/nodes/${encodeURIComponent(id)}/forget`}>
             <CsrfField token={csrf} />
-            <button
-              type="submit"
-              class={verb === "uncordon" ? "" : "danger"}
-              disabled={!(NODE_ACTIONS[verb].from as readonly string[]).includes(node.adminState)}
-            >
-              {NODE_ACTIONS[verb].label}
+            <button type="submit" class="danger">
+              Forget
             </button>
           </form>
-        ))}
-        <form method="post" action={`/admin/nodes/${encodeURIComponent(id)}/forget`}>
-          <CsrfField token={csrf} />
-          <button type="submit" class="danger">
-            Forget
-          </button>
-        </form>
+        ) : null}
       </div>
-      <p class="muted">Cordon, drain and forget ask first, and say which replicas are on the node.</p>
+      {sessionMay(c.var.session, VERB_ROUTE.cordon) ? (
+        <p class="muted">Cordon, drain and forget ask first, and say which replicas are on the node.</p>
+      ) : (
+        <p class="muted">This token has the {c.var.session.role} role: it can look, not change.</p>
+      )}
       <dl class="facts">
         <dt>Hostname</dt>
         <dd>{node.hostname}</dd>

@@ -5,11 +5,12 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
+import { roleNeeded, roleRefusal } from "../roles.js";
 import { deploymentsPage } from "./deployments.js";
 import { page } from "./layout.js";
 import { loginPage } from "./login.js";
 import { nodePage } from "./node.js";
-import { type ConsoleNodeVerb, nodeAction } from "./node-actions.js";
+import { type ConsoleNodeVerb, nodeAction, VERB_ROUTE } from "./node-actions.js";
 import { nodesPage } from "./nodes.js";
 import { nvlinkPage } from "./nvlink.js";
 import { overviewPage } from "./overview.js";
@@ -27,6 +28,7 @@ import {
   SESSION_COOKIE,
   safeNext,
   sameOrigin,
+  sessionMay,
   setSessionCookie,
 } from "./session.js";
 import { STYLE } from "./style.js";
@@ -56,6 +58,20 @@ function forbidden(c: Context<ConsoleEnv>) {
         The form was stale or came from another site (its CSRF token did not match this session). Go back, reload the
         page and try again.
       </p>
+    </>,
+  );
+}
+
+/** 403: the session's admin token has a role that may not do this; nothing was changed. */
+function roleRefused(c: Context<ConsoleEnv>, verb: ConsoleNodeVerb) {
+  const [method = "", path = ""] = VERB_ROUTE[verb].split(" ");
+  const needed = roleNeeded(method, path);
+  return page(
+    c,
+    { title: "Refused", csrf: c.var.session.csrf, now: c.var.deps.now(), status: 403 },
+    <>
+      <h1>Refused: nothing was changed</h1>
+      <p>{roleRefusal(`${verb[0]!.toUpperCase()}${verb.slice(1)}`, c.var.session.role, needed)}.</p>
     </>,
   );
 }
@@ -101,7 +117,9 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .get("/admin/nodes/:id", requireSession, nodePage)
   .post("/admin/nodes/:id/:verb{cordon|uncordon|drain|forget}", formLimit, requireSession, async (c) => {
     if (!(await csrfOk(c))) return forbidden(c);
-    return nodeAction(c, c.req.param("id"), c.req.param("verb") as ConsoleNodeVerb);
+    const verb = c.req.param("verb") as ConsoleNodeVerb;
+    if (!sessionMay(c.var.session, VERB_ROUTE[verb])) return roleRefused(c, verb);
+    return nodeAction(c, c.req.param("id"), verb);
   })
   .get("/admin/nvlink", requireSession, nvlinkPage)
   .get("/admin/deployments", requireSession, deploymentsPage)

@@ -6,19 +6,22 @@ import { and, eq, gt, lte } from "drizzle-orm";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
+import type { Role } from "../../shared/schemas/token.js";
 import { identify } from "../auth.js";
 import type { Q, Store } from "../db/client.js";
 import { adminTokens, consoleSessions } from "../db/schema.js";
 import { constantTimeEqual, hashSecret, randomBase62 } from "../db/secrets.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { roleAllows, roleNeeded } from "../roles.js";
 
 export const SESSION_COOKIE = "llmgw_console";
 export const SESSION_TTL_S = 12 * 3600;
 export const CSRF_FIELD = "_csrf";
 const COOKIE_PATH = "/admin";
 
-export type ConsoleSession = { hash: string; tokenId: string; csrf: string; expiresAt: number };
+/** A live session; `role` is its admin token's, read afresh on every request. */
+export type ConsoleSession = { hash: string; tokenId: string; csrf: string; expiresAt: number; role: Role };
 export type ConsoleEnv = { Variables: AppEnv["Variables"] & { session: ConsoleSession } };
 
 /** The admin token id behind `token`, or undefined when it is not a live admin token (same check as the API's). */
@@ -38,7 +41,7 @@ export async function openSession(
   store: Store,
   tokenId: string,
   now: number,
-): Promise<{ secret: string; session: ConsoleSession }> {
+): Promise<{ secret: string; session: Omit<ConsoleSession, "role"> }> {
   const secret = randomBase62(43);
   const session = {
     hash: await hashSecret(secret),
@@ -63,6 +66,7 @@ export async function findSession(q: Q, secret: string, now: number): Promise<Co
       tokenId: consoleSessions.tokenId,
       csrf: consoleSessions.csrf,
       expiresAt: consoleSessions.expiresAt,
+      role: adminTokens.role,
     })
     .from(consoleSessions)
     .innerJoin(adminTokens, eq(adminTokens.id, consoleSessions.tokenId))
@@ -146,3 +150,9 @@ export async function csrfOk(c: Context<ConsoleEnv>): Promise<boolean> {
   const sent = body[CSRF_FIELD];
   return typeof sent === "string" && constantTimeEqual(sent, c.var.session.csrf);
 }
+
+/** True when the session's role may do what the API route `METHOD /path` does (api/roles.ts). */
+export const sessionMay = (s: ConsoleSession, route: string) => {
+  const [method = "", path = ""] = route.split(" ");
+  return roleAllows(s.role, roleNeeded(method, path));
+};

@@ -7,6 +7,10 @@ export const adminTokens = sqliteTable("admin_tokens", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   hash: text("hash").notNull().unique(),
+  /** What the token may do (api/roles.ts); tokens from before roles are admin. */
+  role: text("role", { enum: ["admin", "operator", "viewer"] })
+    .notNull()
+    .default("admin"),
   createdAt: integer("created_at").notNull(),
   lastUsedAt: integer("last_used_at"),
 });

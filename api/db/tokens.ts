@@ -7,11 +7,18 @@ export type AdminTokenRow = typeof adminTokens.$inferSelect;
 export type JoinTokenRow = typeof joinTokens.$inferSelect;
 
 /** Stores a new admin token (or the given secret, e.g. LLMGW_ADMIN_TOKEN) and returns it with its row. */
-export async function insertAdminToken(q: Q, name: string, now: number, secret = newSecret("adm")) {
+export async function insertAdminToken(
+  q: Q,
+  name: string,
+  now: number,
+  secret = newSecret("adm"),
+  role: AdminTokenRow["role"] = "admin",
+) {
   const row: AdminTokenRow = {
     id: `tok_${randomBase62(10)}`,
     name,
     hash: await hashSecret(secret),
+    role,
     createdAt: now,
     lastUsedAt: null,
   };
@@ -76,7 +83,7 @@ export function joinTokenView(row: JoinTokenRow, now: number) {
 
 /** An admin token as the API shows it (never the hash). */
 export function adminTokenView(row: AdminTokenRow) {
-  return { id: row.id, name: row.name, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt };
+  return { id: row.id, name: row.name, role: row.role, createdAt: row.createdAt, lastUsedAt: row.lastUsedAt };
 }
 
 /** Makes sure an admin token exists: LLMGW_ADMIN_TOKEN if given, else one generated on first start (returned once). */

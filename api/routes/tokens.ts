@@ -22,6 +22,7 @@ const create = createRoute({
   operationId: "createAdminToken",
   tags: ["tokens"],
   summary: "Create an admin token (the secret is shown once)",
+  description: "`role` is admin, operator or viewer (default admin); see the roles table in docs/api.md.",
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { body: jsonBody(CreateAdminToken) },
@@ -51,7 +52,7 @@ const remove = createRoute({
   operationId: "deleteAdminToken",
   tags: ["tokens"],
   summary: "Revoke an admin token",
-  description: "The last admin token cannot be revoked: create another first.",
+  description: "The last token with the admin role cannot be revoked: create another first.",
   security: adminSecurity,
   middleware: [requireAdmin] as const,
   request: { params: TokenId },
@@ -60,10 +61,13 @@ const remove = createRoute({
 
 export const tokenRoutes = new OpenAPIHono<AppEnv>()
   .openapi(create, async (c) => {
-    const { name } = c.req.valid("json");
+    const { name, role } = c.req.valid("json");
     const { store, now } = c.var.deps;
-    const { row, secret } = await store.write((tx) => insertAdminToken(tx, name, now()));
-    c.var.deps.log.info(`admin token ${row.id} (${row.name}) created`, { tokenId: row.id, requestId: c.var.requestId });
+    const { row, secret } = await store.write((tx) => insertAdminToken(tx, name, now(), undefined, role));
+    c.var.deps.log.info(`admin token ${row.id} (${row.name}, ${row.role}) created`, {
+      tokenId: row.id,
+      requestId: c.var.requestId,
+    });
     return c.json({ ...adminTokenView(row), token: secret }, 201);
   })
   .openapi(list, async (c) => {
@@ -73,10 +77,15 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
   .openapi(remove, async (c) => {
     const { id } = c.req.valid("param");
     await c.var.deps.store.write(async (tx) => {
-      const all = await tx.select({ id: adminTokens.id }).from(adminTokens);
-      if (!all.some((t) => t.id === id)) throw new ApiError(404, "not_found", `no admin token ${id}`);
-      if (all.length === 1)
-        throw new ApiError(409, "conflict", "this is the last admin token; create another before revoking it");
+      const all = await tx.select({ id: adminTokens.id, role: adminTokens.role }).from(adminTokens);
+      const it = all.find((t) => t.id === id);
+      if (!it) throw new ApiError(404, "not_found", `no admin token ${id}`);
+      if (it.role === "admin" && all.filter((t) => t.role === "admin").length === 1)
+        throw new ApiError(
+          409,
+          "conflict",
+          "this is the last token with the admin role; create another before revoking it",
+        );
       await tx.delete(adminTokens).where(eq(adminTokens.id, id));
     });
     c.var.deps.log.info(`admin token ${id} revoked`, { tokenId: id, requestId: c.var.requestId });

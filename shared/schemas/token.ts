@@ -1,14 +1,27 @@
 import { z } from "../z.js";
 import { EpochMs, Text } from "./common.js";
 
+/** What an admin token may do: admin everything, operator the fleet but no credentials, viewer only read. */
+export const Role = z.enum(["admin", "operator", "viewer"]).openapi("Role", {
+  description: "admin: everything; operator: deployments, models, node actions; viewer: read only",
+});
+export type Role = z.infer<typeof Role>;
+
 export const CreateAdminToken = z
-  .strictObject({ name: Text(128).min(1).openapi({ example: "ci-pipeline" }) })
+  .strictObject({
+    name: Text(128).min(1).openapi({ example: "ci-pipeline" }),
+    role: Role.default("admin").openapi({
+      description: "what the token may do; admin when left out",
+      default: "admin",
+    }),
+  })
   .openapi("CreateAdminToken");
 
 export const AdminToken = z
   .object({
     id: z.string().openapi({ example: "tok_3kq8Zp2v" }),
     name: z.string(),
+    role: Role,
     createdAt: EpochMs,
     lastUsedAt: EpochMs.nullable(),
   })

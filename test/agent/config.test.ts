@@ -127,10 +127,11 @@ temperature_slowdown_c: 90
       portRange: { first: 30000, last: 30099 },
       weightsDirs: ["/models", "/scratch/models"],
       storagePaths: ["/models"],
+      // in the registry's order, whatever the file's
       engineProbes: [
         { engine: "vllm", command: ["/opt/vllm/bin/vllm", "--version"] },
-        { engine: "llamacpp", command: ["/usr/local/bin/llama-server", "--version"] },
         { engine: "sglang", command: pythonDistVersion("sglang") },
+        { engine: "llamacpp", command: ["/usr/local/bin/llama-server", "--version"] },
       ],
       engineOptions: {
         vllm: { probe: ["/opt/vllm/bin/vllm", "--version"] },
@@ -139,6 +140,8 @@ temperature_slowdown_c: 90
       },
       bindHost: "10.0.0.11",
       restartLimit: 3,
+      runPolicy: { allow: ["vllm", "sglang", "llamacpp", "trtllm"], envAllow: [] },
+      runAs: undefined,
       restartBackoff: { baseMs: 1000, maxMs: 60_000 },
       stopGraceMs: 5000,
       drainTimeoutMs: 10_000,

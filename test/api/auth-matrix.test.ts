@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_ROLES, roleAllows } from "../../api/roles.js";
+import type { Role } from "../../shared/schemas/token.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
 let nodeToken: string;
 let joinToken: string;
-type Op = { method: string; path: string; security?: Record<string, string[]>[] };
+type Op = { method: string; path: string; route: string; security?: Record<string, string[]>[] };
 let ops: Op[];
 
 beforeAll(async () => {
@@ -19,7 +21,8 @@ beforeAll(async () => {
   ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => ({
       method: method.toUpperCase(),
-      path: path.replace("{node}", "m1").replace("{id}", "m1"),
+      path: path.replace(/\{\w+\}/g, "m1"),
+      route: `${method.toUpperCase()} ${path}`,
       security: op.security,
     })),
   );
@@ -65,6 +68,84 @@ describe("every route of the OpenAPI document", () => {
       });
       expect(r.status, `${op.method} ${op.path}`).toBe(403);
       expect(r.json.code).toBe("forbidden");
+    }
+  });
+});
+
+describe("roles: every admin-token route against api/roles.ts", () => {
+  const adminOps = () => ops.filter((o) => schemes(o).includes("adminToken"));
+  const tokenOf = async (role: Role) =>
+    (await t.admin("POST", "/api/v1/tokens", { body: { name: `matrix-${role}`, role } })).json.token as string;
+  const send = (op: Op, token: string) =>
+    t.call(op.method, op.path, { token, body: op.method === "GET" || op.method === "DELETE" ? undefined : {} });
+
+  it("names every admin-token route of the document, and nothing else", () => {
+    expect(Object.keys(ROUTE_ROLES).sort()).toEqual(
+      adminOps()
+        .map((o) => o.route)
+        .sort(),
+    );
+    for (const o of adminOps()) if (o.method === "GET") expect(ROUTE_ROLES[o.route], o.route).toBe("viewer");
+  });
+
+  it("a viewer reads every GET (2xx or 404) and gets 403 naming its role on every write", async () => {
+    const viewer = await tokenOf("viewer");
+    for (const op of adminOps()) {
+      const r = await send(op, viewer);
+      if (op.method === "GET") {
+        expect(r.status === 404 || (r.status >= 200 && r.status < 300), `${op.route}: ${r.status}`).toBe(true);
+        continue;
+      }
+      expect(r.status, op.route).toBe(403);
+      expect(r.headers.get("content-type")).toBe("application/problem+json");
+      expect(r.json.code).toBe("forbidden");
+      expect(r.json.detail).toContain("this token has the viewer role");
+      expect(r.json.detail).toContain(`needs the ${ROUTE_ROLES[op.route]} role`);
+    }
+  });
+
+  it("an operator may change models, deployments and node states, not credentials or node deletion", async () => {
+    const operator = await tokenOf("operator");
+    const refused: string[] = [];
+    for (const op of adminOps().filter((o) => o.method !== "GET")) {
+      const r = await send(op, operator);
+      expect(r.status, op.route).not.toBe(401);
+      if (r.status === 403) {
+        expect(r.json.detail, op.route).toContain("needs the admin role; this token has the operator role");
+        refused.push(op.route);
+      }
+    }
+    expect(refused.sort()).toEqual(
+      Object.entries(ROUTE_ROLES)
+        .filter(([, needed]) => !roleAllows("operator", needed))
+        .map(([route]) => route)
+        .sort(),
+    );
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        "POST /api/v1/tokens",
+        "DELETE /api/v1/tokens/{id}",
+        "POST /api/v1/join-tokens",
+        "PUT /api/v1/api-keys/{name}",
+        "POST /api/v1/api-keys/{name}/rotate",
+        "DELETE /api/v1/nodes/{id}",
+      ]),
+    );
+    const model = {
+      weightsPath: "/models/qwen3-8b",
+      profiles: [{ name: "tp1", engine: "vllm", gpuClass: "h100-80g", tp: 1, gpusPerNode: 1 }],
+    };
+    const put = await t.call("PUT", "/api/v1/models/m-op", { token: operator, body: { spec: model } });
+    expect(put.status, put.text).toBe(201);
+    expect((await t.call("POST", "/api/v1/nodes/m1/cordon", { token: operator, body: {} })).status).toBe(200);
+    expect((await t.call("POST", "/api/v1/nodes/m1/drain", { token: operator, body: {} })).status).toBe(200);
+    expect((await t.call("POST", "/api/v1/nodes/m1/uncordon", { token: operator, body: {} })).status).toBe(200);
+  });
+
+  it("an admin is refused no route for its role", async () => {
+    for (const op of adminOps()) {
+      const r = await send(op, t.adminToken);
+      expect(r.status === 403 && /role/.test(r.json?.detail ?? ""), op.route).toBe(false);
     }
   });
 });

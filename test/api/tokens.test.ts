@@ -28,7 +28,33 @@ describe("admin tokens", () => {
     for (const i of items.slice(1)) await t.admin("DELETE", `/api/v1/tokens/${i.id}`);
     const last = await t.admin("DELETE", `/api/v1/tokens/${items[0]!.id}`);
     expect(last.status).toBe(409);
-    expect(last.json.detail).toContain("last admin token");
+    expect(last.json.detail).toContain("last token with the admin role");
+  });
+
+  it("gives a token the role asked for (admin by default), shows it, and keeps the last admin-role token", async () => {
+    const plain = await t.admin("POST", "/api/v1/tokens", { body: { name: "plain" } });
+    expect(plain.json.role).toBe("admin");
+    const viewer = await t.admin("POST", "/api/v1/tokens", { body: { name: "eyes", role: "viewer" } });
+    expect(viewer.status).toBe(201);
+    expect(viewer.json).toMatchObject({ name: "eyes", role: "viewer" });
+    const items = (await t.admin("GET", "/api/v1/tokens")).json.items as { id: string; role: string }[];
+    expect(items.find((i) => i.id === viewer.json.id)?.role).toBe("viewer");
+    const bad = await t.admin("POST", "/api/v1/tokens", { body: { name: "x", role: "root" } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors[0].path).toBe("role");
+    // a viewer token does not count towards keeping an admin-role token
+    expect((await t.admin("DELETE", `/api/v1/tokens/${plain.json.id}`)).status).toBe(204);
+    const first = items.find((i) => i.role === "admin" && i.id !== plain.json.id)!;
+    expect((await t.admin("DELETE", `/api/v1/tokens/${first.id}`)).status).toBe(409);
+    expect((await t.admin("DELETE", `/api/v1/tokens/${viewer.json.id}`)).status).toBe(204);
+  });
+
+  it("documents role with its default in the OpenAPI document", async () => {
+    const doc = (await t.call("GET", "/openapi.json")).json;
+    const role = doc.components.schemas.CreateAdminToken.properties.role;
+    expect(JSON.stringify(role)).toContain('"default":"admin"');
+    expect(doc.components.schemas.Role.enum).toEqual(["admin", "operator", "viewer"]);
+    expect(doc.components.schemas.CreateAdminToken.required).toEqual(["name"]);
   });
 
   it("refuses bad bodies and callers", async () => {

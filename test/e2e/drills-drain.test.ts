@@ -26,7 +26,8 @@ beforeAll(async () => {
     scenario: "nodes:\n  - { id: hgx-a, kind: hgx-h100, uuid_prefix: d001 }\n",
     agentExtra: {
       drain_timeout_s: 60,
-      engines: Object.fromEntries(ENGINES.map((e) => [e, asEngine(e)])),
+      // the `command` replica is the mock engine itself
+      engines: { allow: [...ENGINES, "command"], ...Object.fromEntries(ENGINES.map((e) => [e, asEngine(e)])) },
     },
     serveEnv: {},
   });

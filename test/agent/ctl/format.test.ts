@@ -465,8 +465,11 @@ describe("resource tables", () => {
 
   it("formatAdminTokens and formatJoinTokens", () => {
     expect(
-      row(formatAdminTokens([{ id: "tok_1", name: "ci", createdAt: NOW, lastUsedAt: null }], NOW), "tok_1"),
-    ).toEqual(["tok_1", "ci", "2025-11-30 17:40Z", "never"]);
+      row(
+        formatAdminTokens([{ id: "tok_1", name: "ci", role: "viewer", createdAt: NOW, lastUsedAt: null }], NOW),
+        "tok_1",
+      ),
+    ).toEqual(["tok_1", "ci", "viewer", "2025-11-30 17:40Z", "never"]);
     const joins = formatJoinTokens(
       [
         {

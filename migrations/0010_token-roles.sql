@@ -1,0 +1,1 @@
+ALTER TABLE `admin_tokens` ADD `role` text DEFAULT 'admin' NOT NULL;
