@@ -70,6 +70,8 @@ export type SupervisorLinks = {
   routerInflight(port: number): Promise<number | undefined>;
   /** This node's address, for `{nodeAddr}` in profiles. */
   nodeAddr?: string;
+  /** The agent's PATH, which engines inherit: where a `command` program is looked up. */
+  searchPath?: string;
   /** The engines' versions, from the latest discovery. */
   engineVersions?(): Record<string, string>;
 };
@@ -115,7 +117,7 @@ export async function supervisorOf(cfg: AgentConfig, log: (line: string) => void
       logMaxBytes: cfg.logMaxBytes,
       now: Date.now,
       log,
-      policy: cfg.runPolicy,
+      policy: { ...cfg.runPolicy, ...(links.searchPath ? { searchPath: links.searchPath } : {}) },
       ops: {
         launch: (s) => launch(s, engineOptions(s)),
         adapter: (s) => adapterFor(s.profile.engine),

@@ -66,6 +66,10 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`llmgw: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   }
+  if (cfg.tls?.insecure)
+    logger.warn(
+      "agent.yaml tls.insecure is set: the control plane's certificate is NOT verified, so anyone on the network path can impersonate it and read the node token; set tls.ca_file instead",
+    );
   try {
     const client = await clientOf(id.server, cfg);
     let cards: Record<number, string> = {};
@@ -75,6 +79,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
       nodeAddr: id.mgmtAddr,
       cardUuids: () => cards,
       engineVersions: () => versions,
+      ...(process.env.PATH ? { searchPath: process.env.PATH } : {}),
       routerInflight: async (port) => {
         const token = session?.token();
         if (!token) return undefined;

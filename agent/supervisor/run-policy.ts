@@ -14,6 +14,8 @@ export type RunPolicy = {
   commandPrograms?: readonly string[];
   /** Names of DENIED_ENV a profile may set anyway (agent.yaml env_allow). */
   envAllow: readonly string[];
+  /** The PATH engines inherit from the agent, where a `command` program is looked up (the entry point gives it). */
+  searchPath?: string;
 };
 
 export type Launched = { argv: string[]; env: Record<string, string> };
@@ -122,7 +124,7 @@ export function admit(shard: StartShard, launch: (s: StartShard) => Launched, p?
   if (why) throw new Error(why);
   const cmd = launch(shard);
   if (shard.profile.engine !== "command" || !p.commandPrograms) return cmd;
-  const path = cmd.env.PATH ?? process.env.PATH;
+  const path = cmd.env.PATH ?? p.searchPath;
   const program = cmd.argv[0] ?? "";
   const found = resolveProgram(program, path);
   const allowed = new Set(p.commandPrograms.flatMap((a) => [resolveProgram(a, path) ?? a].map(real)));

@@ -19,7 +19,7 @@ import {
 } from "../db/schema.js";
 import { adoptOrphans, LIVE_STATES } from "./adopt.js";
 import { failingReason } from "./failing.js";
-import { failingIn } from "./hold.js";
+import { failingIn, recentFailures } from "./hold.js";
 import { type FactsCache, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import { chooseRepairs } from "./repair.js";
@@ -116,8 +116,6 @@ async function adoptIn(tx: Tx, input: PlanInput, orphans: PlacementRows["orphans
   return { adopted: a.adopted, nextSeq: a.nextSeq };
 }
 
-/** How long placement keeps a deployment's replicas off a node where one failed past its restart limit, if it can. */
-const AVOID_FAILED_NODE_MS = 10 * 60_000;
 // rows per INSERT: at most 6 parameters a row stays far below SQLite's limit on bound parameters
 const ROWS_PER_INSERT = 500;
 
@@ -125,24 +123,6 @@ const ROWS_PER_INSERT = 500;
 async function insertAll<T extends SQLiteTable>(tx: Tx, table: T, rows: T["$inferInsert"][]) {
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT)
     await tx.insert(table).values(rows.slice(i, i + ROWS_PER_INSERT));
-}
-
-/** Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees). */
-async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]>> {
-  const rows = await tx
-    .select({ data: events.data })
-    .from(events)
-    .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - AVOID_FAILED_NODE_MS)));
-  const out = new Map<string, Set<string>>();
-  for (const { data } of rows) {
-    const d = data?.deployment;
-    const on = data?.failedOn;
-    if (typeof d !== "string" || !Array.isArray(on)) continue;
-    const set = out.get(d) ?? new Set<string>();
-    for (const n of on) if (typeof n === "string") set.add(n);
-    out.set(d, set);
-  }
-  return new Map([...out].map(([d, set]) => [d, [...set].sort()]));
 }
 
 const placedOf = (name: string, replicas: readonly Replica[]) => replicas.filter((r) => r.deployment === name).length;

@@ -1,11 +1,12 @@
-// Keeping a crash-looping deployment's record (failing.ts) on its row: one more failure for each of its replicas
-// repair frees because a shard failed past its restart limit, cleared once one of its replicas is ready; an event
-// says when it is Failed and when it tries next.
-import { eq } from "drizzle-orm";
+// What placement remembers of failed replicas, from the rows: a crash-looping deployment's record (failing.ts) on its
+// row — one more failure for each of its replicas repair frees because a shard failed past its restart limit, cleared
+// once one of its replicas is ready, an event saying when it is Failed and when it tries next — and the nodes its
+// replicas recently failed on (tried last).
+import { and, eq, gt } from "drizzle-orm";
 import type { Failing } from "../../shared/schemas/failure.js";
 import type { Tx } from "../db/client.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
-import { deployments } from "../db/schema.js";
+import { deployments, events } from "../db/schema.js";
 import { FAILED_AFTER, failingReason, holdsBack, nextFailing } from "./failing.js";
 import type { PlacementRows } from "./rows.js";
 import type { PlanInput } from "./types.js";
@@ -55,4 +56,25 @@ export async function failingIn(
   }
   await insertEvents(tx, now, ev);
   return held;
+}
+
+/** How long placement keeps a deployment's replicas off a node where one failed past its restart limit, if it can. */
+const AVOID_FAILED_NODE_MS = 10 * 60_000;
+
+/** Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees). */
+export async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]>> {
+  const rows = await tx
+    .select({ data: events.data })
+    .from(events)
+    .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - AVOID_FAILED_NODE_MS)));
+  const out = new Map<string, Set<string>>();
+  for (const { data } of rows) {
+    const d = data?.deployment;
+    const on = data?.failedOn;
+    if (typeof d !== "string" || !Array.isArray(on)) continue;
+    const set = out.get(d) ?? new Set<string>();
+    for (const n of on) if (typeof n === "string") set.add(n);
+    out.set(d, set);
+  }
+  return new Map([...out].map(([d, set]) => [d, [...set].sort()]));
 }

@@ -141,7 +141,12 @@ describe("admit: command programs", () => {
   });
 
   it("refuses any other program, naming the key", () => {
-    const p: RunPolicy = { allow: ["command"], commandPrograms: [bin("my-server")], envAllow: [] };
+    const p: RunPolicy = {
+      allow: ["command"],
+      commandPrograms: [bin("my-server")],
+      envAllow: [],
+      searchPath: process.env.PATH,
+    };
     expect(() => admit(cmdShard(["sh", "-c", "id"]), real, p)).toThrow(
       /^program sh \(\/.*\/sh\) is not allowed on this node \(agent\.yaml engines\.command_programs\)$/,
     );
@@ -196,7 +201,8 @@ describe("supervisor: a shard the node's policy refuses", () => {
 
   it("spawns the checked absolute path of an allowed command program", async () => {
     const sh = resolveProgram("sh", process.env.PATH)!;
-    const sup = fakeSupervisor(t.dir, w, { policy: { allow: ["command"], commandPrograms: [sh], envAllow: [] } });
+    const policy = { allow: ["command"] as const, commandPrograms: [sh], envAllow: [], searchPath: process.env.PATH };
+    const sup = fakeSupervisor(t.dir, w, { policy });
     w.ops.launch = (s) => launch(s, HOST);
     sup.setDesired([cmdShard(["sh", "-c", "exit 0", "--port", "{port}"])]);
     await sup.tick();
