@@ -29,12 +29,16 @@ export const ServerConfig = z.object({
   maxBodyBytes: int(1024, 64 * 1024 * 1024).default(2 * 1024 * 1024),
   repairGraceS: int(0, 86400).default(300),
   repairMaxFraction: z.coerce.number().gt(0).max(1).default(0.2),
+  eventsRetentionDays: int(1, 36500).default(90),
   routerConnectTimeoutS: z.coerce.number().gt(0).max(600).default(5),
   routerFirstByteTimeoutS: z.coerce.number().gt(0).max(86400).default(600),
   routerIdleTimeoutS: z.coerce.number().gt(0).max(86400).default(120),
   routerMaxAttempts: int(1, 10).default(3),
   routerMaxRequestBytes: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   metricsToken: z.string().min(16, "at least 16 characters").max(256).regex(/^\S+$/, "no spaces").optional(),
+  /** PEM certificate chain and private key: both set, the server speaks HTTPS (and reloads them on SIGHUP). */
+  tlsCert: z.string().min(1).optional(),
+  tlsKey: z.string().min(1).optional(),
   /** Workers only: the subrequests a request may make on the account's plan (Free 50, Paid 10,000 by default). */
   // at least 10 re-reads left to wait with
   workerSubrequests: int(POLL_RESERVED_SUBREQUESTS + 10, 10_000_000).default(50),
@@ -54,20 +58,23 @@ const ENV: Record<keyof ServerConfig, string> = {
   maxBodyBytes: "LLMGW_MAX_BODY_BYTES",
   repairGraceS: "LLMGW_REPAIR_GRACE_S",
   repairMaxFraction: "LLMGW_REPAIR_MAX_FRACTION",
+  eventsRetentionDays: "LLMGW_EVENTS_RETENTION_DAYS",
   routerConnectTimeoutS: "LLMGW_ROUTER_CONNECT_TIMEOUT_S",
   routerFirstByteTimeoutS: "LLMGW_ROUTER_FIRST_BYTE_TIMEOUT_S",
   routerIdleTimeoutS: "LLMGW_ROUTER_IDLE_TIMEOUT_S",
   routerMaxAttempts: "LLMGW_ROUTER_MAX_ATTEMPTS",
   routerMaxRequestBytes: "LLMGW_ROUTER_MAX_REQUEST_BYTES",
   metricsToken: "LLMGW_METRICS_TOKEN",
+  tlsCert: "LLMGW_TLS_CERT",
+  tlsKey: "LLMGW_TLS_KEY",
   workerSubrequests: "LLMGW_WORKER_SUBREQUESTS",
 };
 const SECRETS = new Set(["adminToken", "dbAuthToken", "metricsToken"]);
 /** Variables other llmgw commands read (the CLI clients), not unknown to `serve`. */
 // the CLI's, and the logger's of every process (shared/log-node.ts)
-const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN", "LLMGW_LOG_FORMAT", "LLMGW_LOG_LEVEL"]);
+const CLIENT_VARS = new Set(["LLMGW_SERVER", "LLMGW_TOKEN", "LLMGW_CA_FILE", "LLMGW_LOG_FORMAT", "LLMGW_LOG_LEVEL"]);
 
-export type ServerFlags = { host?: string; port?: string; db?: string };
+export type ServerFlags = { host?: string; port?: string; db?: string; tlsCert?: string; tlsKey?: string };
 
 /** `--db ./x.db` or `--db file:x.db` or a URL: a bare path becomes a file: URL. */
 export function dbUrlFromFlag(db: string): string {
@@ -91,6 +98,8 @@ export function loadServerConfig(env: Record<string, string | undefined>, flags:
     ["host", "--host", flags.host],
     ["port", "--port", flags.port],
     ["dbUrl", "--db", flags.db === undefined ? undefined : dbUrlFromFlag(flags.db)],
+    ["tlsCert", "--tls-cert", flags.tlsCert],
+    ["tlsKey", "--tls-key", flags.tlsKey],
   ];
   for (const [key, flag, value] of fromFlags) {
     if (value === undefined) continue;
@@ -110,6 +119,16 @@ export function loadServerConfig(env: Record<string, string | undefined>, flags:
       return `${source[key] ?? ENV[key as keyof ServerConfig] ?? key}: ${i.message}${got}`;
     });
     return { ok: false, errors };
+  }
+  // one without the other would serve plain HTTP while the operator believes it is HTTPS
+  if (!parsed.data.tlsCert !== !parsed.data.tlsKey) {
+    const [set, unset] = parsed.data.tlsCert ? ["tlsCert", "tlsKey"] : ["tlsKey", "tlsCert"];
+    const name = (k: string) =>
+      source[k] ?? `${k === "tlsCert" ? "--tls-cert" : "--tls-key"} / ${ENV[k as keyof ServerConfig]}`;
+    return {
+      ok: false,
+      errors: [`${name(set)} is set but ${name(unset)} is not: HTTPS needs both, or neither for HTTP`],
+    };
   }
   return { ok: true, config: parsed.data, warnings };
 }

@@ -1,6 +1,7 @@
 // The Node HTTP server of one API instance: /v1/* goes straight to the router's node:http handler (the hot path of
 // every inference request, no WHATWG Request per call), everything else to the Hono app through @hono/node-server.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { getRequestListener } from "@hono/node-server";
 import type { RouterHandler } from "./router/handler.js";
 import { isRouterPath } from "./router/request.js";
@@ -21,14 +22,24 @@ function closeWhen(server: Server, req: IncomingMessage, res: ServerResponse, un
   } as ServerResponse["writeHead"];
 }
 
-/** Starts listening on `host:port` (0 for a free port); the caller waits for "listening" or "error". */
-export function listen(app: { fetch: Fetch }, router: RouterHandler | undefined, host: string, port: number): Server {
+/**
+ * Starts listening on `host:port` (0 for a free port), over HTTPS when given a certificate and key (HTTP/1.1 as
+ * over plain HTTP: long-polls and SSE streams work the same); the caller waits for "listening" or "error".
+ */
+export function listen(
+  app: { fetch: Fetch },
+  router: RouterHandler | undefined,
+  host: string,
+  port: number,
+  tls?: { cert: string; key: string },
+): Server | HttpsServer {
   const hono = getRequestListener(app.fetch, { hostname: host });
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const toRouter = router !== undefined && isRouterPath(req.url);
     closeWhen(server, req, res, !toRouter);
     return toRouter ? router(req, res) : hono(req, res);
-  });
+  };
+  const server: Server = tls ? createHttpsServer(tls, handle) : createServer(handle);
   server.listen(port, host);
   return server;
 }

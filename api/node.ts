@@ -26,6 +26,7 @@ import type { FactsCache } from "./placement/input.js";
 import { placeAndWake } from "./placement/trigger.js";
 import { createPollHub } from "./poll-hub.js";
 import { createRouter } from "./router/index.js";
+import { readTlsPair, reloadTls, type TlsFiles } from "./tls.js";
 
 // this file runs from api/ in a checkout, or bundled into dist/: the package's root is one level up either way
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -127,7 +128,13 @@ function listenError(e: unknown, host: string, port: number): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
-export type Running = { url: string; port: number; close(): Promise<void> };
+export type Running = {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  /** Reads the certificate and key again (HTTPS only); resolves with why the old pair stays, else undefined. */
+  reloadTls?(): Promise<string | undefined>;
+};
 
 /** Starts `llmgw serve` with a parsed configuration; resolves once it listens. */
 /** An event's log fields: its type, node and the ids its data names. */
@@ -143,6 +150,10 @@ function eventFields(e: WrittenEvent): Record<string, unknown> {
 }
 
 export async function startServer(config: ServerConfig, log: Log, print: (line: string) => void): Promise<Running> {
+  const tlsFiles: TlsFiles | undefined =
+    config.tlsCert && config.tlsKey ? { certFile: config.tlsCert, keyFile: config.tlsKey } : undefined;
+  // a bad pair is said before anything opens
+  const tls = tlsFiles && (await readTlsPair(tlsFiles));
   const { client, db, store } = await openDb(config.dbUrl, config.dbAuthToken);
   // every event a write stores (registration, a node lost or back, cordon, drain, repair, adoption …) is a log line
   store.onEvents?.((events) => {
@@ -199,7 +210,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const app = createApp(deps);
 
   // nothing runs against the database before the port is ours: a second instance on a taken port only says so
-  const server = listen(app, routing.handler, config.host, config.port);
+  const server = listen(app, routing.handler, config.host, config.port, tls);
   const port = await new Promise<number>((ok, fail) => {
     server.once("listening", () => ok((server.address() as { port: number }).port));
     server.once("error", fail);
@@ -212,13 +223,19 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const place = () => placeAndWake(deps, "a liveness sweep");
   startLivenessSweep(
     { store, now, log },
-    { intervalS: config.sweepIntervalS, lostAfterS: config.nodeLostAfterS, graceS: config.repairGraceS, place },
+    {
+      intervalS: config.sweepIntervalS,
+      lostAfterS: config.nodeLostAfterS,
+      graceS: config.repairGraceS,
+      retentionDays: config.eventsRetentionDays,
+      place,
+    },
     stop.signal,
   );
   // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
   const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
-  const url = `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
+  const url = `${tls ? "https" : "http"}://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
   print(`llmgw ${VERSION} serving on ${url} (database ${config.dbUrl.replace(/\/\/[^@/]*@/, "//***@")})`);
   print(`  console:   ${url}/admin`);
   print(`  API docs:  ${url}/docs`);
@@ -229,6 +246,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   return {
     url,
     port,
+    ...(tlsFiles && "setSecureContext" in server ? { reloadTls: () => reloadTls(server, tlsFiles) } : {}),
     // parked long-polls answer at once (the hub's stop), idle connections close, the rest is cut at the deadline
     close: async () => {
       stop.abort();

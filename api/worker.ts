@@ -13,7 +13,7 @@ import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps } from "./deps.js";
 import { createLog } from "./log.js";
 import { createIsolateMetrics } from "./metrics/isolate.js";
-import { sweepLiveness } from "./nodes/liveness.js";
+import { sweepEvents, sweepLiveness } from "./nodes/liveness.js";
 import { placeAndWake } from "./placement/trigger.js";
 import { createRowPoller } from "./poll-hub.js";
 import { createIsolateRouter } from "./router/isolate.js";
@@ -89,9 +89,9 @@ export default {
     const b = build(env);
     // placement right after the sweep: repairs must not wait for a poll (none comes when every agent is cut off)
     ctx.waitUntil(
-      sweepLiveness(b.deps.store, Date.now(), b.config.nodeLostAfterS, b.config.repairGraceS).then(() =>
-        placeAndWake(b.deps, "a liveness sweep"),
-      ),
+      sweepLiveness(b.deps.store, Date.now(), b.config.nodeLostAfterS, b.config.repairGraceS)
+        .then(() => sweepEvents(b.deps.store, Date.now(), b.config.eventsRetentionDays))
+        .then(() => placeAndWake(b.deps, "a liveness sweep")),
     );
   },
 };

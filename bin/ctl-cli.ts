@@ -22,7 +22,8 @@ const withCommonOptions = (c: Command) =>
   c
     .option("--server <url>", "control plane URL (env LLMGW_SERVER, default http://127.0.0.1:8080)")
     .option("--token <token>", "admin token (env LLMGW_TOKEN; the variable keeps it out of `ps`)")
-    .option("--json", "print the API's JSON instead of a table");
+    .option("--json", "print the API's JSON instead of a table")
+    .option("--ca-file <pem>", "CA certificate(s) that signed an https:// server's certificate (env LLMGW_CA_FILE)");
 
 /** A `llmgw ctl` command with the options every one takes. */
 const ctlCommand = (parent: Command, nameAndArgs: string, description: string, opts: { isDefault?: boolean } = {}) =>

@@ -1,15 +1,32 @@
 // What every `llmgw ctl` command shares: its flags, where it writes and reads (the process's streams, or a caller's),
 // and the steps around each command (connect, print a failure, its exit code).
 import { readFile } from "node:fs/promises";
+import { Agent } from "undici";
 import { resolveTarget } from "../agent/ctl/args.js";
 import { type CtlClient, createCtlClient } from "../agent/ctl/client.js";
 import { CtlError, errorLines, exitCodeOf, UsageError } from "../agent/ctl/errors.js";
 import { z } from "../shared/z.js";
 
-export type CtlFlags = { server?: string; token?: string; json?: boolean };
+export type CtlFlags = { server?: string; token?: string; json?: boolean; caFile?: string };
 
 // the only environment ctl reads
-const CtlEnv = z.object({ LLMGW_SERVER: z.string().optional(), LLMGW_TOKEN: z.string().optional() });
+const CtlEnv = z.object({
+  LLMGW_SERVER: z.string().optional(),
+  LLMGW_TOKEN: z.string().optional(),
+  LLMGW_CA_FILE: z.string().optional(),
+});
+
+/** The dispatcher that trusts `caFile` (a PEM bundle) for an https:// server; a file it cannot read is a usage error. */
+async function caDispatcher(caFile: string | undefined) {
+  if (!caFile) return undefined;
+  try {
+    return new Agent({ connect: { ca: await readFile(caFile, "utf8") } });
+  } catch (e) {
+    throw new UsageError(
+      `--ca-file / LLMGW_CA_FILE: cannot read ${caFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+}
 
 export type NodesFlags = CtlFlags & { state?: string; pool?: string };
 export type ApplyFlags = CtlFlags & { file: string; keepGoing?: boolean };
@@ -52,8 +69,10 @@ export function ctlHelpers(io: CtlIo) {
   // biome-ignore lint/suspicious/noConfusingVoidType: a command body that returns nothing ended well (exit 0)
   async function run(flags: CtlFlags, body: (c: CtlClient) => Promise<number | void>): Promise<number> {
     try {
-      const target = resolveTarget(flags, CtlEnv.parse(io.env));
-      return (await body(createCtlClient(target))) ?? 0;
+      const env = CtlEnv.parse(io.env);
+      const target = resolveTarget(flags, env);
+      const dispatcher = await caDispatcher(flags.caFile || env.LLMGW_CA_FILE);
+      return (await body(createCtlClient({ ...target, dispatcher }))) ?? 0;
     } catch (e) {
       printError(e);
       return exitCodeOf(e);

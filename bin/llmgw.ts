@@ -45,6 +45,8 @@ program
       "database: a file path, file: URL or libsql://… URL (env LLMGW_DB_URL, default file:./data/llmgw.db)",
     ),
   )
+  .addOption(new Option("--tls-cert <file>", "PEM certificate chain: serve HTTPS (env LLMGW_TLS_CERT; with --tls-key)"))
+  .addOption(new Option("--tls-key <file>", "PEM private key of --tls-cert (env LLMGW_TLS_KEY); SIGHUP reloads both"))
   .addHelpText(
     "after",
     `
@@ -54,10 +56,11 @@ LLMGW_SWEEP_INTERVAL_S (15), LLMGW_MAX_BODY_BYTES (2097152), LLMGW_REPAIR_GRACE_
 LLMGW_REPAIR_MAX_FRACTION (0.2); the router's LLMGW_ROUTER_CONNECT_TIMEOUT_S (5), LLMGW_ROUTER_FIRST_BYTE_TIMEOUT_S
 (600), LLMGW_ROUTER_IDLE_TIMEOUT_S (120), LLMGW_ROUTER_MAX_ATTEMPTS (3), LLMGW_ROUTER_MAX_REQUEST_BYTES (16777216);
 LLMGW_METRICS_TOKEN (when set, GET /metrics needs \`Authorization: Bearer <it>\`; unset, /metrics is open).
+With --tls-cert and --tls-key (LLMGW_TLS_CERT, LLMGW_TLS_KEY) it serves HTTPS; SIGHUP reloads the pair.
 
 An embedded file database is migrated at start. A remote one is not: run \`llmgw migrate\` first.`,
   )
-  .action(async (flags: { host?: string; port?: string; db?: string }) => {
+  .action(async (flags: import("../api/config.js").ServerFlags) => {
     const { runServe } = await import("./serve.js");
     process.exitCode = await runServe(flags);
   });

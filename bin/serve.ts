@@ -40,6 +40,16 @@ export async function runServe(flags: ServerFlags): Promise<number> {
     process.stderr.write(`llmgw: could not start: ${describeDbError(e)}\n`);
     return 1;
   }
+  if (running.reloadTls) {
+    const reload = running.reloadTls;
+    process.on("SIGHUP", () => {
+      reload().then((why) =>
+        why
+          ? log.error(`SIGHUP: keeping the current certificate: ${why}`)
+          : log.info(`SIGHUP: reloaded the TLS certificate and key; new connections get them`),
+      );
+    });
+  }
   const sig = await early;
   let closed = false;
   // a second signal stops waiting; so does the deadline

@@ -1,5 +1,7 @@
 // `llmgw ctl`'s calls to the control API: one function per endpoint, through the global fetch, every answer parsed
 // with the schema the API answers with. Each call also returns the answer as sent (`raw`), which `--json` prints.
+
+import type { Dispatcher } from "undici";
 import { ApiKey, ApiKeyWithSecret } from "../../shared/schemas/api-key.js";
 import { Deployment } from "../../shared/schemas/deployment.js";
 import { Model } from "../../shared/schemas/model.js";
@@ -12,7 +14,7 @@ import { z } from "../../shared/z.js";
 import { type CallFailure, callJson } from "../client.js";
 import { CtlError } from "./errors.js";
 
-export type CtlClientOptions = { server: string; token: string; timeoutMs?: number };
+export type CtlClientOptions = { server: string; token: string; timeoutMs?: number; dispatcher?: Dispatcher };
 export type CtlClient = ReturnType<typeof createCtlClient>;
 export type Answer<T> = { status: number; data: T; raw: unknown; headers: Headers };
 
@@ -33,11 +35,17 @@ const list = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) }
 const NONE = z.unknown();
 const seg = encodeURIComponent;
 
+/** What to do when the server's certificate was not trusted. */
+const certHint = (why: string) =>
+  /CERT|SIGNATURE|SELF_SIGNED|ERR_TLS/.test(why)
+    ? " (the server's certificate is not trusted: pass --ca-file / LLMGW_CA_FILE with the CA that signed it)"
+    : "";
+
 /** ctl's wording of a failed call: the API's own detail when it refused, a hint when the answer makes no sense. */
 function ctlError(f: CallFailure): CtlError {
   switch (f.kind) {
     case "unreachable":
-      return new CtlError(0, `cannot reach ${f.base}: ${f.why}`, undefined, true);
+      return new CtlError(0, `cannot reach ${f.base}: ${f.why}${certHint(f.why)}`, undefined, true);
     case "not_json":
       return new CtlError(
         f.status,
@@ -62,7 +70,11 @@ export function createCtlClient(o: CtlClientOptions) {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<Answer<z.infer<T>>> =>
-    callJson({ base, method, path, token: o.token, body, headers, timeoutMs: o.timeoutMs ?? 30_000 }, schema, ctlError);
+    callJson(
+      { base, method, path, token: o.token, body, headers, timeoutMs: o.timeoutMs ?? 30_000, dispatcher: o.dispatcher },
+      schema,
+      ctlError,
+    );
   return {
     /** GET /api/v1/nodes, optionally filtered by state and pool. */
     listNodes: (q: { state?: string; pool?: string } = {}) => {

@@ -53,7 +53,7 @@ export async function startSimCluster<P extends { output(): string }>(o: {
   const serve = o.spawn("llmgw serve", ["serve", ...o.serveArgs], { LLMGW_ADMIN_TOKEN: o.admin, ...o.serveEnv });
   const url = await o.wait(
     "the control plane to listen",
-    async () => serve.output().match(/serving on (http:\/\/\S+)/)?.[1],
+    async () => serve.output().match(/serving on (https?:\/\/\S+)/)?.[1],
     20_000,
   );
   const api = simApi(url, o.admin);

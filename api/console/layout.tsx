@@ -20,6 +20,7 @@ const NAV = [
   ["/admin/deployments", "Deployments"],
   ["/admin/plan", "Plan"],
   ["/admin/usage", "Usage"],
+  ["/admin/audit", "Audit"],
 ] as const;
 
 export type PageOptions = {

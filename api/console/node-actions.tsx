@@ -4,6 +4,7 @@
 // acts. Uncordon acts at once: it only lets placement use the node again. Works without JavaScript.
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
+import { auditEvent } from "../audit.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { deleteNode, findNode, setAdminState } from "../db/nodes.js";
@@ -12,7 +13,7 @@ import { placeSoon } from "../placement/trigger.js";
 import { NODE_ACTIONS, type NodeAction } from "../views/nodes.js";
 import { replicaViews } from "../views/replicas.js";
 import { Badge, CsrfField, page } from "./layout.js";
-import type { ConsoleEnv } from "./session.js";
+import { type ConsoleEnv, sessionActor } from "./session.js";
 
 export type ConsoleNodeVerb = NodeAction | "forget";
 
@@ -110,14 +111,17 @@ export async function nodeAction(c: Context<ConsoleEnv>, id: string, verb: Conso
   if (verb === "forget") {
     await store.write(async (tx) => {
       if (!(await deleteNode(tx, id))) return;
-      await insertEvents(tx, now(), [{ type: "node_deleted", nodeId: id, message: `${id} was deleted by an admin` }]);
+      const by = sessionActor(c.var.session);
+      await insertEvents(tx, now(), [
+        auditEvent("node_deleted", { kind: "node", name: id }, by, `${id} was deleted`, {}, id),
+      ]);
       await bumpGeneration(tx);
     });
     placeSoon(c.var.deps, (work) => c.executionCtx.waitUntil(work), "a console action");
     return c.redirect(`/admin/nodes?forgot=${encodeURIComponent(id)}`, 303);
   }
   const { adminState, event } = NODE_ACTIONS[verb];
-  const row = await store.write((tx) => setAdminState(tx, id, adminState, event, now()));
+  const row = await store.write((tx) => setAdminState(tx, id, adminState, event, now(), sessionActor(c.var.session)));
   if (!row) return c.redirect(nodeUrl(id), 303);
   placeSoon(c.var.deps, (work) => c.executionCtx.waitUntil(work), "a console action");
   return c.redirect(`${nodeUrl(id)}?done=${verb}`, 303);

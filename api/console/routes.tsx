@@ -6,6 +6,7 @@ import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { roleNeeded, roleRefusal } from "../roles.js";
+import { auditPage } from "./audit.js";
 import { deploymentsPage } from "./deployments.js";
 import { page } from "./layout.js";
 import { loginPage } from "./login.js";
@@ -17,13 +18,14 @@ import { overviewPage } from "./overview.js";
 import { planPage } from "./plan.js";
 import { SCRIPT } from "./script.js";
 import {
-  adminTokenId,
   type ConsoleEnv,
   clearSessionCookie,
   closeSession,
   csrfOk,
   findSession,
+  loginActor,
   openSession,
+  recordLogin,
   requireSession,
   SESSION_COOKIE,
   safeNext,
@@ -95,14 +97,15 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
     if (!sameOrigin(c)) return loginPage(c, next, "Refused: the form came from another site.");
     const token = typeof form.token === "string" ? form.token : "";
-    const tokenId = token ? await adminTokenId(c, token) : undefined;
-    if (!tokenId)
+    const actor = token ? await loginActor(c, token) : undefined;
+    await recordLogin(c.var.deps.store, c.var.deps.now(), actor);
+    if (!actor)
       return loginPage(
         c,
         next,
         "That is not a valid admin token (llmgw_adm_…). Node, join and API keys cannot log in.",
       );
-    const { secret } = await openSession(c.var.deps.store, tokenId, c.var.deps.now());
+    const { secret } = await openSession(c.var.deps.store, actor.id, c.var.deps.now());
     setSessionCookie(c, secret);
     return c.redirect(next, 303);
   })
@@ -125,6 +128,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .get("/admin/deployments", requireSession, deploymentsPage)
   .get("/admin/plan", requireSession, planPage)
   .get("/admin/usage", requireSession, usagePage)
+  .get("/admin/audit", requireSession, auditPage)
   .all("/admin/*", requireSession, (c) =>
     page(
       c,

@@ -7,8 +7,11 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import type { Role } from "../../shared/schemas/token.js";
+import type { Actor } from "../audit.js";
+import { auditEvent } from "../audit.js";
 import { identify } from "../auth.js";
 import type { Q, Store } from "../db/client.js";
+import { insertEvents } from "../db/events.js";
 import { adminTokens, consoleSessions } from "../db/schema.js";
 import { constantTimeEqual, hashSecret, randomBase62 } from "../db/secrets.js";
 import type { AppEnv } from "../deps.js";
@@ -21,15 +24,22 @@ export const CSRF_FIELD = "_csrf";
 const COOKIE_PATH = "/admin";
 
 /** A live session; `role` is its admin token's, read afresh on every request. */
-export type ConsoleSession = { hash: string; tokenId: string; csrf: string; expiresAt: number; role: Role };
+export type ConsoleSession = {
+  hash: string;
+  tokenId: string;
+  csrf: string;
+  expiresAt: number;
+  role: Role;
+  tokenName: string;
+};
 export type ConsoleEnv = { Variables: AppEnv["Variables"] & { session: ConsoleSession } };
 
-/** The admin token id behind `token`, or undefined when it is not a live admin token (same check as the API's). */
-export async function adminTokenId(c: Context<ConsoleEnv>, token: string): Promise<string | undefined> {
+/** The admin token behind `token` as an actor, or undefined when it is not a live admin token (the API's check). */
+export async function loginActor(c: Context<ConsoleEnv>, token: string): Promise<Actor | undefined> {
   try {
     // The console's context is the API's with one variable more; identify() reads only the dependencies.
     const id = await identify(c as unknown as Context<AppEnv>, token.trim());
-    return id.kind === "admin" ? id.row.id : undefined;
+    return id.kind === "admin" ? { id: id.row.id, name: id.row.name, role: id.row.role, via: "console" } : undefined;
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return undefined;
     throw e;
@@ -41,7 +51,7 @@ export async function openSession(
   store: Store,
   tokenId: string,
   now: number,
-): Promise<{ secret: string; session: Omit<ConsoleSession, "role"> }> {
+): Promise<{ secret: string; session: Omit<ConsoleSession, "role" | "tokenName"> }> {
   const secret = randomBase62(43);
   const session = {
     hash: await hashSecret(secret),
@@ -67,6 +77,7 @@ export async function findSession(q: Q, secret: string, now: number): Promise<Co
       csrf: consoleSessions.csrf,
       expiresAt: consoleSessions.expiresAt,
       role: adminTokens.role,
+      tokenName: adminTokens.name,
     })
     .from(consoleSessions)
     .innerJoin(adminTokens, eq(adminTokens.id, consoleSessions.tokenId))
@@ -156,3 +167,24 @@ export const sessionMay = (s: ConsoleSession, route: string) => {
   const [method = "", path = ""] = route.split(" ");
   return roleAllows(s.role, roleNeeded(method, path));
 };
+
+/** The session's admin token as the actor of what it changes (audit events). */
+export const sessionActor = (s: ConsoleSession): Actor => ({
+  id: s.tokenId,
+  name: s.tokenName,
+  role: s.role,
+  via: "console",
+});
+
+/** Records a console login, or a failed one (no actor: what was typed is never stored). */
+export async function recordLogin(store: Store, now: number, actor: Actor | undefined): Promise<void> {
+  const event = actor
+    ? auditEvent("console_login", { kind: "session", name: actor.id }, actor, "console login")
+    : auditEvent(
+        "console_login_failed",
+        { kind: "session", name: "-" },
+        undefined,
+        "console login refused: not a live admin token",
+      );
+  await store.write((tx) => insertEvents(tx, now, [event]));
+}

@@ -4,6 +4,7 @@ import { homeDomain } from "../../shared/fabric.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
 import type { EventType } from "../../shared/schemas/event.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import { type Actor, auditEvent } from "./audit-event.js";
 import type { Q, Tx } from "./client.js";
 import { bumpGeneration } from "./cluster.js";
 import { insertEvents } from "./events.js";
@@ -103,11 +104,14 @@ export async function setAdminState(
   adminState: NodeRow["adminState"],
   event: EventType,
   now: number,
+  actor?: Actor,
 ): Promise<NodeRow | undefined> {
   const before = await findNode(tx, id);
   if (!before || before.adminState === adminState) return before;
   const [after] = await tx.update(nodes).set({ adminState }).where(eq(nodes.id, id)).returning();
-  await insertEvents(tx, now, [{ type: event, nodeId: id, message: `${id}: ${before.adminState} → ${adminState}` }]);
+  const change = { before: before.adminState, after: adminState };
+  const message = `${id}: ${before.adminState} → ${adminState}`;
+  await insertEvents(tx, now, [auditEvent(event, { kind: "node", name: id }, actor, message, change, id)]);
   await bumpGeneration(tx);
   return after;
 }

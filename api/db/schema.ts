@@ -117,8 +117,21 @@ export const events = sqliteTable(
     nodeId: text("node_id"),
     message: text("message").notNull(),
     data: text("data", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** Who made the change (audit events): the admin token's id, name and role; null for the system's own events. */
+    actorId: text("actor_id"),
+    actorName: text("actor_name"),
+    actorRole: text("actor_role"),
+    /** What was changed (audit events): its kind (model, deployment, api_key, node, admin_token …) and name. */
+    kind: text("kind"),
+    name: text("name"),
   },
-  (t) => [index("events_node").on(t.nodeId, t.id), index("events_type").on(t.type, t.id)],
+  (t) => [
+    index("events_node").on(t.nodeId, t.id),
+    index("events_type").on(t.type, t.id),
+    index("events_at").on(t.at),
+    index("events_actor").on(t.actorId, t.id),
+    index("events_kind").on(t.kind, t.id),
+  ],
 );
 
 /** Declared models: the spec as written (JSON text, returned as is) and its version. */

@@ -1,8 +1,18 @@
 import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Store } from "../db/client.js";
 import { bumpGeneration } from "../db/cluster.js";
-import { insertEvents } from "../db/events.js";
-import { deployments, nodes, shards } from "../db/schema.js";
+import { insertEvents, pruneEvents } from "../db/events.js";
+import { deployments, events, nodes, shards } from "../db/schema.js";
+
+/** Deletes events older than the retention, in a write only when there are some (the sweep runs every few seconds). */
+export async function sweepEvents(store: Store, now: number, retentionDays: number): Promise<number> {
+  const [old] = await store.db
+    .select({ id: events.id })
+    .from(events)
+    .where(lt(events.at, now - retentionDays * 86_400_000))
+    .limit(1);
+  return old ? store.write((tx) => pruneEvents(tx, now, retentionDays)) : 0;
+}
 
 /**
  * Marks nodes that went silent as lost, once each, with an event, and asks for placement when shards still sit on
@@ -45,21 +55,26 @@ export async function sweepLiveness(store: Store, now: number, lostAfterS: numbe
   });
 }
 
+/** LLMGW_EVENTS_RETENTION_DAYS when the caller does not say. */
+const DEFAULT_RETENTION_DAYS = 90;
+
 /**
- * Runs the sweep every `intervalS` until `signal` aborts, then `place` (which does nothing unless the sweep moved the
+ * Runs the sweep (and the events' retention) every `intervalS` until `signal` aborts, then `place` (which does nothing unless the sweep moved the
  * generation): repairs must not wait for a poll, and when every agent is cut off none comes. A failed sweep is
  * logged and retried next time.
  */
 export function startLivenessSweep(
   deps: { store: Store; now: () => number; log: { warn(m: string, e?: object): void } },
-  opts: { intervalS: number; lostAfterS: number; graceS: number; place?: () => Promise<void> },
+  opts: { intervalS: number; lostAfterS: number; graceS: number; retentionDays?: number; place?: () => Promise<void> },
   signal: AbortSignal,
 ) {
   const tick = () =>
-    sweepLiveness(deps.store, deps.now(), opts.lostAfterS, opts.graceS).then(
-      () => opts.place?.(),
-      (e: unknown) => deps.log.warn("liveness sweep failed", { error: String(e) }),
-    );
+    sweepLiveness(deps.store, deps.now(), opts.lostAfterS, opts.graceS)
+      .then(() => sweepEvents(deps.store, deps.now(), opts.retentionDays ?? DEFAULT_RETENTION_DAYS))
+      .then(
+        () => opts.place?.(),
+        (e: unknown) => deps.log.warn("liveness sweep failed", { error: String(e) }),
+      );
   const timer = setInterval(tick, opts.intervalS * 1000);
   signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   return tick;

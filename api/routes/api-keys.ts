@@ -5,8 +5,10 @@ import { asc, eq } from "drizzle-orm";
 import { ApiKey, ApiKeySpec, ApiKeyWithSecret } from "../../shared/schemas/api-key.js";
 import { ResourceName } from "../../shared/schemas/model.js";
 import { z } from "../../shared/z.js";
+import { actorOf, auditEvent } from "../audit.js";
 import { requireAdmin } from "../auth.js";
 import type { ApiKeyRow } from "../db/api-keys.js";
+import { insertEvents } from "../db/events.js";
 import { etagOf } from "../db/resources.js";
 import { apiKeys } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
@@ -98,9 +100,15 @@ export const apiKeyRoutes = declarativeRoutes({
   const { store, now } = c.var.deps;
   const t = now();
   const { secret, hash } = await freshSecret(t);
-  const [row] = await store.write((tx) =>
-    tx.update(apiKeys).set({ hash, secretIssuedAt: t }).where(eq(apiKeys.name, name)).returning(),
-  );
+  const [row] = await store.write(async (tx) => {
+    const done = await tx.update(apiKeys).set({ hash, secretIssuedAt: t }).where(eq(apiKeys.name, name)).returning();
+    const what = `API key ${name} rotated`;
+    if (done.length)
+      await insertEvents(tx, t, [
+        auditEvent("api_key_rotated", { kind: "api_key", name }, actorOf(c.var.principal), what),
+      ]);
+    return done;
+  });
   if (!row) throw new ApiError(404, "not_found", `no API key ${name}`);
   keysChanged(c.var.deps);
   c.var.deps.log.info(`API key ${name} rotated`, { apiKey: name, requestId: c.var.requestId });

@@ -5,13 +5,16 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ResourceName } from "../../shared/schemas/model.js";
 import { z } from "../../shared/z.js";
+import { actorOf } from "../audit.js";
 import { requireAdmin } from "../auth.js";
-import type { Q, Store, Tx } from "../db/client.js";
-import { bumpGeneration } from "../db/cluster.js";
-import { etagOf, nextVersion, type StoredResource } from "../db/resources.js";
+import type { Q, Tx } from "../db/client.js";
+import { etagOf, type StoredResource } from "../db/resources.js";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonBody, jsonResponse } from "../openapi.js";
+import { type DeclaredKind, deleteDeclared, type PutRequest, putDeclared } from "./declarative-write.js";
+
+export { checkIfMatch, type DeclaredKind, deleteDeclared, putDeclared } from "./declarative-write.js";
 
 /** The optional `If-Match` header of a conditional PUT or DELETE. */
 export const IfMatch = z.object({
@@ -65,91 +68,6 @@ export function sameName(path: string, body: string | undefined): void {
 /** The spec as the client wrote it (key order included), so that GET echoes it exactly; call after validation. */
 export async function writtenSpec(c: Context): Promise<unknown> {
   return ((await c.req.json()) as { spec: unknown }).spec;
-}
-
-/**
- * Enforces `If-Match`: absent passes; `*` needs the resource to exist; otherwise one of the listed ETags must be
- * current.
- */
-export function checkIfMatch(
-  header: string | undefined,
-  kind: string,
-  name: string,
-  current: StoredResource | undefined,
-): void {
-  if (header === undefined) return;
-  const wanted = header.split(",").map((t) => t.trim());
-  if (current && (wanted.includes("*") || wanted.includes(etagOf(current.version)))) return;
-  const now = current ? `it is at ${etagOf(current.version)}` : "it does not exist";
-  throw new ApiError(412, "precondition_failed", `If-Match ${header} does not match ${kind} ${name}: ${now}`);
-}
-
-/** How one kind of declarative resource is read and written; `X` is what a PUT prepares before its transaction. */
-export type DeclaredKind<R extends StoredResource, X = undefined> = {
-  /** The kind as messages name it ("model", "API key"). */
-  kind: string;
-  /** False for kinds placement never reads (API keys): their changes leave the cluster generation alone. */
-  placement?: false;
-  list(q: Q): Promise<R[]>;
-  find(q: Q, name: string): Promise<R | undefined>;
-  /** Writes the next version (insert or update) and returns the stored row. */
-  save(tx: Tx, next: StoredResource, current: R | undefined, prepared: X): Promise<R>;
-  remove(tx: Tx, name: string): Promise<void>;
-};
-
-type PutRequest = {
-  name: string;
-  written: unknown;
-  ifMatch: string | undefined;
-  ifNoneMatch?: string;
-  now: number;
-  check?: (tx: Tx) => Promise<void>;
-};
-
-/**
- * Creates or replaces a resource in one transaction: If-Match checked, `check` run, a new version written and the
- * cluster generation bumped (placement's kinds) only when the spec changed. `written` is the spec as the client wrote
- * it.
- */
-export async function putDeclared<R extends StoredResource, X>(
-  store: Store,
-  k: DeclaredKind<R, X>,
-  req: PutRequest,
-  prepared: X,
-): Promise<{ row: R; created: boolean }> {
-  return store.write(async (tx) => {
-    const current = await k.find(tx, req.name);
-    checkIfMatch(req.ifMatch, k.kind, req.name, current);
-    if (req.ifNoneMatch?.trim() === "*" && current) {
-      throw new ApiError(
-        412,
-        "precondition_failed",
-        `If-None-Match * : ${k.kind} ${req.name} already exists (at ${etagOf(current.version)})`,
-      );
-    }
-    await req.check?.(tx);
-    const next = nextVersion(current, req.name, req.written, req.now);
-    if (!next.changed) return { row: current!, created: false };
-    const row = await k.save(tx, next.row, current, prepared);
-    if (k.placement !== false) await bumpGeneration(tx);
-    return { row, created: !current };
-  });
-}
-
-/** Deletes a resource (If-Match checked, 404 when absent) and bumps the cluster generation (placement's kinds). */
-export async function deleteDeclared<R extends StoredResource, X>(
-  store: Store,
-  k: DeclaredKind<R, X>,
-  name: string,
-  ifMatch: string | undefined,
-): Promise<void> {
-  await store.write(async (tx) => {
-    const current = await k.find(tx, name);
-    checkIfMatch(ifMatch, k.kind, name, current);
-    if (!current) throw new ApiError(404, "not_found", `no ${k.kind} ${name}`);
-    await k.remove(tx, name);
-    if (k.placement !== false) await bumpGeneration(tx);
-  });
 }
 
 /** What the four routes of a declarative kind need: how it is stored, shown, checked and documented. */
@@ -277,6 +195,7 @@ export function declarativeRoutes<S, R extends StoredResource, V, X = undefined>
         ifNoneMatch: c.req.header("if-none-match"),
         now: t,
         check: d.check && ((tx) => d.check!(tx, body.spec)),
+        actor: actorOf(c.var.principal),
       };
       const { row, created } = await putDeclared(deps.store, d.table, request, prepared);
       d.afterWrite?.(deps);
@@ -288,7 +207,10 @@ export function declarativeRoutes<S, R extends StoredResource, V, X = undefined>
     })
     .openapi(remove, async (c) => {
       const { name } = c.req.valid("param");
-      await deleteDeclared(c.var.deps.store, d.table, name, c.req.header("if-match"));
+      await deleteDeclared(c.var.deps.store, d.table, name, c.req.header("if-match"), {
+        now: c.var.deps.now(),
+        actor: actorOf(c.var.principal),
+      });
       d.afterWrite?.(c.var.deps);
       return c.body(null, 204);
     });

@@ -2,7 +2,9 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { CreatedJoinToken, CreateJoinToken, JoinToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
+import { actorOf, auditEvent } from "../audit.js";
 import { requireAdmin } from "../auth.js";
+import { insertEvents } from "../db/events.js";
 import { joinTokens } from "../db/schema.js";
 import { insertJoinToken, joinTokenView } from "../db/tokens.js";
 import type { AppEnv } from "../deps.js";
@@ -64,7 +66,13 @@ export const joinTokenRoutes = new OpenAPIHono<AppEnv>()
     const body = c.req.valid("json");
     const { store, now } = c.var.deps;
     const t = now();
-    const { row, secret } = await store.write((tx) => insertJoinToken(tx, body, t));
+    const { row, secret } = await store.write(async (tx) => {
+      const made = await insertJoinToken(tx, body, t);
+      const subject = { kind: "join_token", name: made.row.id };
+      const what = `join token ${made.row.id} created`;
+      await insertEvents(tx, t, [auditEvent("join_token_created", subject, actorOf(c.var.principal), what)]);
+      return made;
+    });
     c.var.deps.log.info(`join token ${row.id} created`, { tokenId: row.id, requestId: c.var.requestId });
     return c.json({ ...joinTokenView(row, t), token: secret }, 201);
   })
@@ -76,13 +84,18 @@ export const joinTokenRoutes = new OpenAPIHono<AppEnv>()
   .openapi(revoke, async (c) => {
     const { id } = c.req.valid("param");
     const { store, now } = c.var.deps;
-    const done = await store.write((tx) =>
-      tx
+    const done = await store.write(async (tx) => {
+      const gone = await tx
         .update(joinTokens)
         .set({ revokedAt: now() })
         .where(and(eq(joinTokens.id, id), isNull(joinTokens.revokedAt)))
-        .returning({ id: joinTokens.id }),
-    );
+        .returning({ id: joinTokens.id });
+      const subject = { kind: "join_token", name: id };
+      const what = `join token ${id} revoked`;
+      if (gone.length)
+        await insertEvents(tx, now(), [auditEvent("join_token_revoked", subject, actorOf(c.var.principal), what)]);
+      return gone;
+    });
     if (!done.length) throw new ApiError(404, "not_found", `no join token ${id}`);
     c.var.deps.log.info(`join token ${id} revoked`, { tokenId: id, requestId: c.var.requestId });
     return c.body(null, 204);

@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { NodeId } from "../../shared/schemas/common.js";
 import { Node, NodeState, NodeSummary } from "../../shared/schemas/node.js";
 import { z } from "../../shared/z.js";
+import { actorOf, auditEvent } from "../audit.js";
 import { requireAdmin } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
@@ -98,7 +99,10 @@ const app = new OpenAPIHono<AppEnv>()
     const { store, now } = c.var.deps;
     await store.write(async (tx) => {
       if (!(await deleteNode(tx, id))) throw new ApiError(404, "not_found", `no node ${id}`);
-      await insertEvents(tx, now(), [{ type: "node_deleted", nodeId: id, message: `${id} was deleted by an admin` }]);
+      const by = actorOf(c.var.principal);
+      await insertEvents(tx, now(), [
+        auditEvent("node_deleted", { kind: "node", name: id }, by, `${id} was deleted`, {}, id),
+      ]);
       await bumpGeneration(tx);
     });
     return c.body(null, 204);
@@ -111,7 +115,7 @@ for (const verb of Object.keys(NODE_ACTIONS) as NodeAction[]) {
     const { adminState, event } = NODE_ACTIONS[verb];
     const t = now();
     const row = await store.write(async (tx) => {
-      const after = await setAdminState(tx, id, adminState, event, t);
+      const after = await setAdminState(tx, id, adminState, event, t, actorOf(c.var.principal));
       if (!after) throw new ApiError(404, "not_found", `no node ${id}`);
       return after;
     });

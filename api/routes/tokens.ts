@@ -2,7 +2,9 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { asc, eq, sql } from "drizzle-orm";
 import { AdminToken, CreateAdminToken, CreatedAdminToken } from "../../shared/schemas/token.js";
 import { z } from "../../shared/z.js";
+import { actorOf, auditEvent } from "../audit.js";
 import { requireAdmin } from "../auth.js";
+import { insertEvents } from "../db/events.js";
 import { adminTokens } from "../db/schema.js";
 import { adminTokenView, insertAdminToken } from "../db/tokens.js";
 import type { AppEnv } from "../deps.js";
@@ -63,7 +65,14 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
   .openapi(create, async (c) => {
     const { name, role } = c.req.valid("json");
     const { store, now } = c.var.deps;
-    const { row, secret } = await store.write((tx) => insertAdminToken(tx, name, now(), undefined, role));
+    const { row, secret } = await store.write(async (tx) => {
+      const made = await insertAdminToken(tx, name, now(), undefined, role);
+      const what = `admin token ${made.row.id} (${made.row.name}, ${made.row.role}) created`;
+      const subject = { kind: "admin_token", name: made.row.id };
+      const data = { tokenName: made.row.name, role: made.row.role };
+      await insertEvents(tx, now(), [auditEvent("admin_token_created", subject, actorOf(c.var.principal), what, data)]);
+      return made;
+    });
     c.var.deps.log.info(`admin token ${row.id} (${row.name}, ${row.role}) created`, {
       tokenId: row.id,
       requestId: c.var.requestId,
@@ -76,6 +85,7 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(remove, async (c) => {
     const { id } = c.req.valid("param");
+    const { now } = c.var.deps;
     await c.var.deps.store.write(async (tx) => {
       const all = await tx.select({ id: adminTokens.id, role: adminTokens.role }).from(adminTokens);
       const it = all.find((t) => t.id === id);
@@ -87,6 +97,9 @@ export const tokenRoutes = new OpenAPIHono<AppEnv>()
           "this is the last token with the admin role; create another before revoking it",
         );
       await tx.delete(adminTokens).where(eq(adminTokens.id, id));
+      const subject = { kind: "admin_token", name: id };
+      const what = `admin token ${id} revoked`;
+      await insertEvents(tx, now(), [auditEvent("admin_token_revoked", subject, actorOf(c.var.principal), what)]);
     });
     c.var.deps.log.info(`admin token ${id} revoked`, { tokenId: id, requestId: c.var.requestId });
     return c.body(null, 204);

@@ -86,7 +86,7 @@ export async function runLlmgw(args: string[], opts: { env?: Record<string, stri
 /** Starts `llmgw serve` on a free port and waits until it prints its URL. */
 export async function startServe(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}) {
   const p = start(process.execPath, [LLMGW, "serve", "--port", "0", ...args], opts);
-  const m = await p.waitFor(/serving on (http:\/\/[^\s]+)/);
+  const m = await p.waitFor(/serving on (https?:\/\/[^\s]+)/);
   return { ...p, url: m[1]! };
 }
 

@@ -78,6 +78,8 @@ export async function startSimCluster(o: {
     setState(id: string, state: SimState) {
       scenario = setNodeState(o.dir, scenario, id, state);
     },
+    /** The running `llmgw serve` process (to signal it). */
+    server: () => server,
     async killServer() {
       server.child.kill("SIGKILL");
       await server.exited;
