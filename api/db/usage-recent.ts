@@ -20,6 +20,10 @@ export const TTFT_COLUMNS = [
   "ttft9",
 ] as const satisfies readonly (keyof RecentRow)[];
 
+/** Every time-to-first-token column at 0: a histogram with nothing in it. */
+export const noTtft = () =>
+  Object.fromEntries(TTFT_COLUMNS.map((c) => [c, 0])) as Record<(typeof TTFT_COLUMNS)[number], number>;
+
 /** The recent usage rows of buckets that start at or after `since`, oldest first. */
 export function readRecentUsage(q: Q, since: number): Promise<RecentRow[]> {
   return q

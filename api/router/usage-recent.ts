@@ -5,7 +5,7 @@ import { lt, sql } from "drizzle-orm";
 import { BUCKET_MS, RECENT_KEEP_MS, TTFT_BOUNDS_MS } from "../../shared/schemas/usage.js";
 import type { Tx } from "../db/client.js";
 import { usageRecent } from "../db/schema.js";
-import { type RecentRow, TTFT_COLUMNS } from "../db/usage-recent.js";
+import { noTtft, type RecentRow, TTFT_COLUMNS } from "../db/usage-recent.js";
 import type { Outcome } from "./types.js";
 
 export type { RecentRow };
@@ -34,16 +34,7 @@ export function recentRow(key: string, model: string, o: Outcome, now: number): 
     errors: o.status >= 400 && o.status !== 499 ? 1 : 0,
     promptTokens: count(o.usage?.promptTokens),
     completionTokens: count(o.usage?.completionTokens),
-    ttft0: 0,
-    ttft1: 0,
-    ttft2: 0,
-    ttft3: 0,
-    ttft4: 0,
-    ttft5: 0,
-    ttft6: 0,
-    ttft7: 0,
-    ttft8: 0,
-    ttft9: 0,
+    ...noTtft(),
   };
   if (o.ttftMs !== undefined && Number.isFinite(o.ttftMs)) row[TTFT_COLUMNS[ttftBucket(Math.max(0, o.ttftMs))]!] = 1;
   return row;

@@ -14,19 +14,15 @@ import {
   metricsApp,
   parseMetrics,
   registerFleet,
-  type Sample,
   sampleValue,
+  scrapeMetrics,
+  series,
 } from "../helpers/nvlink-fleet.js";
 
 let t: TestApp;
 let m: ReturnType<typeof metricsApp>;
 let tokens: Record<string, string>;
-const scrape = async () => {
-  const r = await m.call("GET", "/metrics");
-  expect(r.status).toBe(200);
-  return parseMetrics(r.text);
-};
-const series = (samples: Sample[], name: string) => samples.filter((s) => s.name === name);
+const scrape = () => scrapeMetrics(m);
 
 beforeAll(async () => {
   t = await createTestApp();

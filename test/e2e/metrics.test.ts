@@ -8,6 +8,7 @@ import {
   type Call,
   DOMAIN,
   declareNvlinkDeployment,
+  httpCall,
   parseMetrics,
   registerFleet,
   sampleValue,
@@ -29,21 +30,7 @@ if (skipPromtool) {
 
 const tmp = tempDir();
 let server: Awaited<ReturnType<typeof startServe>>;
-const call: Call = async (method, path, c = {}) => {
-  const headers: Record<string, string> = { ...c.headers };
-  if (c.token) headers.authorization = `Bearer ${c.token}`;
-  if (c.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers,
-    body: c.body === undefined ? undefined : JSON.stringify(c.body),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    json: /json/.test(res.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined,
-  };
-};
+const call: Call = httpCall(() => server.url);
 const metrics = (token?: string) =>
   fetch(`${server.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { tempDir } from "../helpers/db.js";
-import { type Call, declareNvlinkDeployment, parseMetrics, registerFleet } from "../helpers/nvlink-fleet.js";
+import { type Call, declareNvlinkDeployment, httpCall, parseMetrics, registerFleet } from "../helpers/nvlink-fleet.js";
 import { freePort, LLMGW, type Proc, ROOT, start, startServe, stop, until } from "../helpers/process.js";
 
 const ADMIN = "monitoring-e2e-admin-token-00000000001";
@@ -95,21 +95,7 @@ const tmp = tempDir();
 let server: Awaited<ReturnType<typeof startServe>>;
 let engine: Proc | undefined;
 let exposition = "";
-const call: Call = async (method, path, c = {}) => {
-  const headers: Record<string, string> = { ...c.headers };
-  if (c.token) headers.authorization = `Bearer ${c.token}`;
-  if (c.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers,
-    body: c.body === undefined ? undefined : JSON.stringify(c.body),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    json: /json/.test(res.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined,
-  };
-};
+const call: Call = httpCall(() => server.url);
 
 beforeAll(async () => {
   server = await startServe(["--db", join(tmp.dir, "db.sqlite")], { env: { LLMGW_ADMIN_TOKEN: ADMIN } });

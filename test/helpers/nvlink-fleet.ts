@@ -192,3 +192,32 @@ export function sampleValue(samples: Sample[], name: string, labels: Record<stri
   if (hits.length > 1) throw new Error(`${hits.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return hits[0]?.value;
 }
+
+/** A Call over HTTP to the server at `base()` (read at each call: the server starts after the call is made). */
+export function httpCall(base: () => string): Call {
+  return async (method, path, c = {}) => {
+    const headers: Record<string, string> = { ...c.headers };
+    if (c.token) headers.authorization = `Bearer ${c.token}`;
+    if (c.body !== undefined) headers["content-type"] = "application/json";
+    const res = await fetch(`${base()}${path}`, {
+      method,
+      headers,
+      body: c.body === undefined ? undefined : JSON.stringify(c.body),
+    });
+    const text = await res.text();
+    return {
+      status: res.status,
+      json: /json/.test(res.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined,
+    };
+  };
+}
+
+/** Scrapes the metrics app's /metrics (expecting 200) into samples. */
+export async function scrapeMetrics(m: ReturnType<typeof metricsApp>): Promise<Sample[]> {
+  const r = await m.call("GET", "/metrics");
+  if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
+  return parseMetrics(r.text);
+}
+
+/** The samples of one metric name. */
+export const series = (samples: Sample[], name: string) => samples.filter((s) => s.name === name);

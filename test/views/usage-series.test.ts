@@ -2,7 +2,7 @@
 // and the SVG chart (empty data, one point, gaps).
 import { describe, expect, it } from "vitest";
 import { Chart, niceMax } from "../../api/console/chart.js";
-import type { RecentRow } from "../../api/db/usage-recent.js";
+import { noTtft, type RecentRow } from "../../api/db/usage-recent.js";
 import { ms, quantileMs, seriesBy, windowAt } from "../../api/views/usage-series.js";
 import { BUCKET_MS, HOUR_MS } from "../../shared/schemas/usage.js";
 
@@ -20,16 +20,7 @@ function row(key: string, model: string, bucketStart: number, o: Partial<RecentR
     errors: 0,
     promptTokens: 0,
     completionTokens: 0,
-    ttft0: 0,
-    ttft1: 0,
-    ttft2: 0,
-    ttft3: 0,
-    ttft4: 0,
-    ttft5: 0,
-    ttft6: 0,
-    ttft7: 0,
-    ttft8: 0,
-    ttft9: 0,
+    ...noTtft(),
     ...rest,
   };
   ttft.forEach((n, i) => {
