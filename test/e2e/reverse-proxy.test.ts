@@ -46,6 +46,8 @@ beforeAll(async () => {
   c = await startSimCluster({
     dir: tmp.dir,
     scenario: "nodes:\n  - { id: l40s-p, kind: l40s, uuid_prefix: 'd0e0' }\n",
+    // a stream that lasts about a second: a buffering proxy would hand it over only at its end
+    engineArgs: ["--tokens-per-s", "10"],
   });
   await c.deploy({ name: "m", replicas: 1, gpu_class: "l40s-45g", about: "" });
   await c.ready("m");
@@ -83,11 +85,18 @@ describe.skipIf(skip)("behind the nginx site of docs/deploy.md", () => {
     const res = await fetch(`${proxyUrl}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 3, stream: true }),
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 10, stream: true }),
     });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
-    const body = await res.text();
+    // the first chunk the proxy passes on comes before the end of the stream: nothing buffers it (the site turns
+    // buffering off, and the router's SSE answers carry X-Accel-Buffering: no for proxies that keep it on)
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toMatch(/^data: \{/);
+    expect(first).not.toContain("[DONE]");
+    let body = first;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) body += new TextDecoder().decode(r.value);
     expect(body.match(/^data: \{/gm)?.length).toBeGreaterThanOrEqual(3);
     expect(body.trimEnd().endsWith("data: [DONE]")).toBe(true);
   }, 60_000);
