@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, getTableColumns } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { routePath } from "hono/route";
@@ -8,8 +8,11 @@ import type { Q } from "./db/client.js";
 import { adminTokens, joinTokens, nodes } from "./db/schema.js";
 import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
 import { findAdminToken, joinTokenUnusable } from "./db/tokens.js";
-import type { AppEnv } from "./deps.js";
+import type { AppEnv, NodeAuthRow } from "./deps.js";
 import { ApiError } from "./errors.js";
+
+const { inventory: _inventory, ...nodeColumns } = getTableColumns(nodes);
+
 import { openApiPath, roleAllows, roleNeeded, roleRefusal } from "./roles.js";
 
 const CHALLENGE = { "www-authenticate": 'Bearer realm="llmgw"' };
@@ -27,7 +30,7 @@ export function bearer(c: Context): string {
 
 type Identity =
   | { kind: "admin"; row: typeof adminTokens.$inferSelect }
-  | { kind: "node"; row: typeof nodes.$inferSelect; token: string }
+  | { kind: "node"; row: NodeAuthRow; token: string }
   | { kind: "join"; row: typeof joinTokens.$inferSelect }
   | { kind: "key"; row: ApiKeyRow };
 
@@ -43,7 +46,8 @@ export async function identify(c: Context<AppEnv>, token: string): Promise<Ident
   const hash = await hashSecret(token);
   const kind = secretKind(token);
   if (kind === "node") {
-    const [row] = await store.db.select().from(nodes).where(eq(nodes.tokenHash, hash));
+    // every poll and heartbeat comes this way: the row without its inventory (kilobytes of JSON the routes never read)
+    const [row] = await store.db.select(nodeColumns).from(nodes).where(eq(nodes.tokenHash, hash));
     if (!row || !constantTimeEqual(row.tokenHash, hash))
       throw unauthorized("unknown node token: the node may have been deleted; register again");
     return { kind, row, token };

@@ -3,7 +3,7 @@ import type { Store } from "./db/client.js";
 import type { MigrationInfo } from "./db/journal.js";
 import type { nodes } from "./db/schema.js";
 import type { Log } from "./log.js";
-import type { FactsCache } from "./placement/input.js";
+import type { PlacementCache } from "./placement/rows.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 import type { FetchRouter } from "./router/fetch-handler.js";
 import type { RouterDeps } from "./router/types.js";
@@ -35,7 +35,7 @@ export type AppDeps = {
   /** Keeps work going after the response on Node (tracked for shutdown); absent on Workers, which use waitUntil. */
   background?: (work: Promise<unknown>) => void;
   /** Facts placement derived from unchanged inventories, kept between placements (absent: derived every time). */
-  factsCache?: FactsCache;
+  placementCache?: PlacementCache;
   /** The OpenAI-compatible router's state on this instance (Node: its node:http handler serves /v1 before the app). */
   router?: RouterDeps;
   /**
@@ -60,12 +60,15 @@ export type Principal =
   | { kind: "node"; nodeId: string; token: string }
   | { kind: "join"; hash: string };
 
+/** A node's row as authentication reads it: everything but the inventory. */
+export type NodeAuthRow = Omit<typeof nodes.$inferSelect, "inventory">;
+
 export type AppEnv = {
   Variables: {
     requestId: string;
     deps: AppDeps;
     principal: Principal;
     /** The calling node's row, as authentication read it (agent routes only). */
-    node: typeof nodes.$inferSelect;
+    node: NodeAuthRow;
   };
 };

@@ -22,7 +22,7 @@ import { closeServer, listen } from "./http-server.js";
 import type { Log } from "./log.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
 import { startLivenessSweep } from "./nodes/liveness.js";
-import type { FactsCache } from "./placement/input.js";
+import { newPlacementCache } from "./placement/rows.js";
 import { placeAndWake } from "./placement/trigger.js";
 import { createPollHub } from "./poll-hub.js";
 import { createRouter } from "./router/index.js";
@@ -185,13 +185,13 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
       idleMs: config.routerIdleTimeoutS * 1000,
     },
   });
-  const factsCache: FactsCache = new Map();
+  const placementCache = newPlacementCache();
   const cluster = createClusterMetrics(routing.registry, {
     db,
     now,
     lostAfterS: config.nodeLostAfterS,
     log,
-    factsCache,
+    placementCache,
   });
   const deps: AppDeps = {
     store,
@@ -201,7 +201,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     migrations: expectedMigrations,
     waiter,
     background: background.run,
-    factsCache,
+    placementCache,
     router: routing.router,
     metricsText: () => cluster.text(),
     observePlacement: cluster.observePlacement,

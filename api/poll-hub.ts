@@ -1,8 +1,10 @@
 // Waiting for a node's assignment index to move. One watcher per API instance reads only the indexes that moved
-// (`assign_index > seen`) on a short interval and wakes their waiters; a write on this instance wakes them at once.
+// (`assign_index > seen`, the highest it saw: indexes come from one sequence that grows in commit order) on a short
+// interval, plus the rows of nodes that started waiting since its last look (their index may have moved between the
+// poll's read and its wait), and wakes their waiters; a write on this instance wakes them at once.
 // When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
 // one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
-import { eq, gt, max } from "drizzle-orm";
+import { eq, gt, inArray, max } from "drizzle-orm";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
 
@@ -23,6 +25,8 @@ export function createPollHub(
   stop?: AbortSignal,
 ): AssignmentWaiter {
   const waiting = new Map<string, Set<Waiter>>();
+  /** Nodes that started waiting since the last look: their rows are read once, whatever the watermark. */
+  const joined = new Set<string>();
   let seen: number | undefined;
   let highest = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -34,10 +38,19 @@ export function createPollHub(
     running = true;
     try {
       if (seen === undefined) return;
+      const fresh = [...joined];
+      joined.clear();
       const moved = await store.db
         .select({ id: nodes.id, index: nodes.assignIndex })
         .from(nodes)
         .where(gt(nodes.assignIndex, seen));
+      for (let i = 0; i < fresh.length; i += 500)
+        moved.push(
+          ...(await store.db
+            .select({ id: nodes.id, index: nodes.assignIndex })
+            .from(nodes)
+            .where(inArray(nodes.id, fresh.slice(i, i + 500)))),
+        );
       for (const m of moved) {
         seen = Math.max(seen, m.index);
         highest = Math.max(highest, m.index);
@@ -47,7 +60,10 @@ export function createPollHub(
       // deleted): every waiter answers now, and the poll tells an agent whose index is ahead to register again
       const [top] = await store.db.select({ index: max(nodes.assignIndex) }).from(nodes);
       const now = top?.index ?? 0;
-      if (now < highest) for (const set of waiting.values()) for (const w of set) w.done();
+      if (now < highest) {
+        for (const set of waiting.values()) for (const w of set) w.done();
+        seen = now;
+      }
       highest = now;
     } catch (e) {
       onError(e);
@@ -84,8 +100,9 @@ export function createPollHub(
         };
         const w: Waiter = { index, done: finish };
         set.add(w);
-        // The watermark never passes a waiter's own index, or a change that lands before the next tick is missed.
-        seen = seen === undefined ? index : Math.min(seen, index);
+        // a change that landed between the poll's read and now is found by reading this node's row at the next look
+        seen ??= index;
+        joined.add(nodeId);
         const deadline = setTimeout(finish, ms);
         signal?.addEventListener("abort", finish, { once: true });
         schedule(everyMs);

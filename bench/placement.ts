@@ -9,6 +9,7 @@ import { expectedMigrations } from "../api/db/journal.js";
 import { ensureAdminToken } from "../api/db/tokens.js";
 import { applyMigrations, openDb } from "../api/node.js";
 import { plan } from "../api/placement/plan.js";
+import { newPlacementCache } from "../api/placement/rows.js";
 import type { PlaceDevice, PlaceNode, PlanInput } from "../api/placement/types.js";
 import { createPollHub } from "../api/poll-hub.js";
 import { tempDbUrl } from "../test/helpers/db.js";
@@ -169,7 +170,7 @@ const app = createApp({
   migrations: expectedMigrations,
   waiter: createPollHub(store),
   background: background.run,
-  factsCache: new Map(),
+  placementCache: newPlacementCache(),
 });
 const hgx = inventoryFromCapture(H100_XML);
 const tray = inventoryFromCapture(GB200_XML);

@@ -1,4 +1,5 @@
 // The database handle type. No Node imports here: the Worker entry type-checks against this file.
+import type { Client } from "@libsql/client";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
 import { type DbFailure, dbFailure, isStorageFailure } from "./db-errors.js";
 import type * as schema from "./schema.js";
@@ -43,6 +44,8 @@ export function createWriteQueue(): <T>(job: () => Promise<T>) => Promise<T> {
   };
 }
 
+const reconnect = (db: Db) => (db as unknown as { $client: Client }).$client.reconnect();
+
 /** A Store over `db`; `serialize` makes write transactions take turns (file databases). */
 export function createStore(db: Db, serialize: boolean, now: () => number = Date.now): Store {
   const enqueue = serialize ? createWriteQueue() : <T>(job: () => Promise<T>) => job();
@@ -73,6 +76,10 @@ export function createStore(db: Db, serialize: boolean, now: () => number = Date
         },
         (outer: unknown) => {
           const e = thrown ? thrown.e : outer;
+          // a BEGIN that failed busy (another process holds the file's write lock) leaves its statement active on the
+          // pooled connection, and every later COMMIT on it fails "SQL statements in progress" (@libsql/client
+          // 0.18.0's local driver): start the pool's connections afresh, so that the caller's retry can succeed
+          if (serialize && !thrown && /SQLITE_BUSY/.test(String(e))) reconnect(db);
           const failure = dbFailure(e);
           if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
           throw e;

@@ -15,3 +15,9 @@ export async function readGeneration(q: Q): Promise<number> {
   const [row] = await q.select({ g: cluster.generation }).from(cluster);
   return row?.g ?? 0;
 }
+
+/**
+ * The change index a write stamps on a row placement reads (`nodes.rev`, `shard_status.rev`): the generation + 1.
+ * Any write committed after a read at generation G stamps at least G + 1, so `rev > G` finds every row changed since.
+ */
+export const nextRev = sql<number>`(coalesce((select ${cluster.generation} from ${cluster} where ${cluster.id} = 1), 0) + 1)`;

@@ -6,7 +6,7 @@ import type { EventType } from "../../shared/schemas/event.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { type Actor, auditEvent } from "./audit-event.js";
 import type { Q, Tx } from "./client.js";
-import { bumpGeneration } from "./cluster.js";
+import { bumpGeneration, nextRev } from "./cluster.js";
 import { insertEvents } from "./events.js";
 import { devices, nodes, shardStatus } from "./schema.js";
 
@@ -39,6 +39,7 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
     lastDomain: homeDomain(req.inventory.gpus) ?? existing?.lastDomain ?? null,
     lastSeenAt: now,
     lostAt: null,
+    rev: nextRev,
   };
   if (existing)
     await q
@@ -108,7 +109,7 @@ export async function setAdminState(
 ): Promise<NodeRow | undefined> {
   const before = await findNode(tx, id);
   if (!before || before.adminState === adminState) return before;
-  const [after] = await tx.update(nodes).set({ adminState }).where(eq(nodes.id, id)).returning();
+  const [after] = await tx.update(nodes).set({ adminState, rev: nextRev }).where(eq(nodes.id, id)).returning();
   const change = { before: before.adminState, after: adminState };
   const message = `${id}: ${before.adminState} → ${adminState}`;
   await insertEvents(tx, now, [auditEvent(event, { kind: "node", name: id }, actor, message, change, id)]);

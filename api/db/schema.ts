@@ -58,9 +58,16 @@ export const nodes = sqliteTable(
      * manager restart blanks its cards' cluster UUID, until it joins another domain or the node is forgotten.
      */
     lastDomain: text("last_domain"),
+    /**
+     * Placement's change index: set to the cluster generation + 1 (api/db/cluster.ts `nextRev`) by every write of what
+     * placement reads of the node (registration, admin state, facts a heartbeat changed), so that placement re-reads
+     * only the rows that changed since the generation it last read at.
+     */
+    rev: integer("rev").notNull().default(0),
   },
   (t) => [
     index("nodes_pool").on(t.pool),
+    index("nodes_rev").on(t.rev),
     index("nodes_last_seen").on(t.lastSeenAt),
     index("nodes_assign_index").on(t.assignIndex),
   ],
@@ -104,8 +111,10 @@ export const shardStatus = sqliteTable(
     spec: text("spec"),
     /** The last time its engine stopped unasked (shared/schemas/failure.ts), kept through later reports. */
     failure: text("failure", { mode: "json" }).$type<ShardFailure>(),
+    /** Placement's change index, as `nodes.rev`: set by every report. */
+    rev: integer("rev").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.nodeId, t.shardId] })],
+  (t) => [primaryKey({ columns: [t.nodeId, t.shardId] }), index("shard_status_rev").on(t.rev)],
 );
 
 export const events = sqliteTable(

@@ -1,8 +1,10 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import type { StartShard } from "../../shared/schemas/assignment.js";
 import { readShardState } from "../../shared/schemas/common.js";
 import type { ShardFailure } from "../../shared/schemas/failure.js";
-import type { Q } from "./client.js";
-import { shardStatus } from "./schema.js";
+import type { Q, Store } from "./client.js";
+import { nextRev } from "./cluster.js";
+import { nodes, shardStatus, shards } from "./schema.js";
 
 export type ShardReportInput = {
   shardId: string;
@@ -32,6 +34,7 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         updatedAt: now,
         spec: r.spec === undefined ? null : JSON.stringify(r.spec),
         failure: r.failure ?? null,
+        rev: nextRev,
       })),
     )
     .onConflictDoUpdate({
@@ -43,6 +46,25 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         updatedAt: sql`excluded.updated_at`,
         spec: sql`coalesce(excluded.spec, ${shardStatus.spec})`,
         failure: sql`coalesce(excluded.failure, ${shardStatus.failure})`,
+        rev: sql`excluded.rev`,
       },
     });
+}
+
+/** The node's full desired shard set and its assignment index (read unless the caller already knows it). */
+export async function nodeAssignments(
+  store: Store,
+  nodeId: string,
+  knownIndex?: number,
+): Promise<{ index: number; shards: StartShard[] }> {
+  const [n] =
+    knownIndex === undefined
+      ? await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId))
+      : [{ index: knownIndex }];
+  const rows = await store.db
+    .select({ spec: shards.spec })
+    .from(shards)
+    .where(eq(shards.nodeId, nodeId))
+    .orderBy(sql`${shards.id}`);
+  return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
 }

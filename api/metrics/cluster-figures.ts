@@ -5,9 +5,10 @@ import { ShardState } from "../../shared/schemas/common.js";
 import { NodeState } from "../../shared/schemas/node.js";
 import { byText, compareText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
+import { nodes } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
 import { classCapacity } from "../placement/capacity.js";
-import type { FactsCache } from "../placement/input.js";
+import type { PlacementCache } from "../placement/rows.js";
 import { readPlacementRows } from "../placement/rows.js";
 import { capacityInput, type PlacementRows } from "../views/capacity.js";
 import { type NvlinkCache, type NvlinkInput, nvlinkView, readNvlinkInput } from "../views/nvlink.js";
@@ -212,14 +213,20 @@ export async function readClusterInput(
   db: Q,
   now: number,
   lostAfterS: number,
-  factsCache: FactsCache,
+  placementCache: PlacementCache,
   nvlinkCache: NvlinkCache,
 ): Promise<{ rows: PlacementRows; nvlink: NvlinkInput }> {
-  const [rows, nvlink] = await Promise.all([
-    readPlacementRows(db, factsCache),
-    readNvlinkInput(db, now, lostAfterS, nvlinkCache),
-  ]);
-  return { rows, nvlink };
+  const rows = await readPlacementRows(db, placementCache, now - lostAfterS * 1000);
+  const nvlink = await readNvlinkInput(db, now, lostAfterS, nvlinkCache);
+  // every node's own liveness (placement's rows carry only whether it is silent): the up and heartbeat-age gauges
+  const heard = new Map(
+    (
+      await db
+        .select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt, lastHeartbeatAt: nodes.lastHeartbeatAt })
+        .from(nodes)
+    ).map((n) => [n.id, n]),
+  );
+  return { rows: { ...rows, nodes: rows.nodes.map((n) => ({ ...n, ...heard.get(n.id) })) }, nvlink };
 }
 
 /** Reads the database once and computes every cluster gauge's samples. */
@@ -227,10 +234,14 @@ export async function readClusterFigures(
   db: Q,
   now: number,
   lostAfterS: number,
-  factsCache: FactsCache,
+  placementCache: PlacementCache,
   nvlinkCache: NvlinkCache,
 ): Promise<ClusterFigures> {
-  return clusterFigures({ ...(await readClusterInput(db, now, lostAfterS, factsCache, nvlinkCache)), now, lostAfterS });
+  return clusterFigures({
+    ...(await readClusterInput(db, now, lostAfterS, placementCache, nvlinkCache)),
+    now,
+    lostAfterS,
+  });
 }
 
 /** What one scrape read: whether the database answered, and every cluster gauge's samples when they could be made. */
@@ -244,12 +255,12 @@ export async function scrapeCluster(
   db: Q,
   now: number,
   lostAfterS: number,
-  factsCache: FactsCache,
+  placementCache: PlacementCache,
   nvlinkCache: NvlinkCache,
 ): Promise<ClusterScrape> {
   let input: Awaited<ReturnType<typeof readClusterInput>>;
   try {
-    input = await readClusterInput(db, now, lostAfterS, factsCache, nvlinkCache);
+    input = await readClusterInput(db, now, lostAfterS, placementCache, nvlinkCache);
   } catch (e) {
     return { databaseUp: false, error: String(e) };
   }

@@ -3,7 +3,7 @@
 import { Gauge, Histogram, type Registry } from "prom-client";
 import type { Q } from "../db/client.js";
 import type { Log } from "../log.js";
-import type { FactsCache } from "../placement/input.js";
+import { newPlacementCache, type PlacementCache } from "../placement/rows.js";
 import type { NvlinkCache } from "../views/nvlink.js";
 import { CLUSTER_UP, DATABASE_UP, GAUGES, PLACEMENT_DURATION, scrapeCluster } from "./cluster-figures.js";
 
@@ -13,7 +13,7 @@ export type ClusterMetricsOptions = {
   lostAfterS: number;
   log: Log;
   /** Placement's cache of facts derived from unchanged inventories (shared with the app's, when given). */
-  factsCache?: FactsCache;
+  placementCache?: PlacementCache;
 };
 
 /**
@@ -35,12 +35,12 @@ export function createClusterMetrics(registry: Registry, o: ClusterMetricsOption
     buckets: [...PLACEMENT_DURATION.buckets],
     registers,
   });
-  const factsCache = o.factsCache ?? new Map();
+  const placementCache = o.placementCache ?? newPlacementCache();
   const nvlinkCache: NvlinkCache = new Map();
 
   async function collect(): Promise<void> {
     const now = o.now();
-    const read = await scrapeCluster(o.db, now, o.lostAfterS, factsCache, nvlinkCache);
+    const read = await scrapeCluster(o.db, now, o.lostAfterS, placementCache, nvlinkCache);
     databaseUp.set(read.databaseUp ? 1 : 0);
     const figures = read.figures;
     if (!figures) {

@@ -4,7 +4,7 @@
 
 import type { Q } from "../db/client.js";
 import type { Log } from "../log.js";
-import type { FactsCache } from "../placement/input.js";
+import { newPlacementCache } from "../placement/rows.js";
 import type { RouterMetrics } from "../router/metric-defs.js";
 import { ROUTER_METRICS } from "../router/metric-defs.js";
 import type { NvlinkCache } from "../views/nvlink.js";
@@ -30,13 +30,13 @@ export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: 
     tokens: family(ROUTER_METRICS.tokens),
   };
   const placement = family(PLACEMENT_DURATION);
-  const factsCache: FactsCache = new Map();
+  const placementCache = newPlacementCache();
   const nvlinkCache: NvlinkCache = new Map();
   return {
     router: router satisfies RouterMetrics,
     observePlacement: (seconds: number) => placement.observe({}, seconds),
     async text(): Promise<string> {
-      const read = await scrapeCluster(o.db, o.now(), o.lostAfterS, factsCache, nvlinkCache);
+      const read = await scrapeCluster(o.db, o.now(), o.lostAfterS, placementCache, nvlinkCache);
       const figures = read.figures;
       if (!figures)
         o.log.warn("metrics: could not read the cluster's state", { error: read.error, databaseUp: read.databaseUp });

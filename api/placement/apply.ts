@@ -1,8 +1,7 @@
 // The one place placement writes to the database: read everything (rows.ts), plan(), write the difference — in one
 // write transaction, and only when the cluster generation moved since the last placement.
-import { and, count, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { Store, Tx } from "../db/client.js";
 import type { NewEvent } from "../db/events.js";
 import { insertEvents } from "../db/events.js";
@@ -20,10 +19,10 @@ import {
 import { adoptOrphans, LIVE_STATES } from "./adopt.js";
 import { failingReason } from "./failing.js";
 import { failingIn, recentFailures } from "./hold.js";
-import { type FactsCache, planInput } from "./input.js";
+import { placedReplicas, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import { chooseRepairs } from "./repair.js";
-import { type PlacementRows, readPlacementRows } from "./rows.js";
+import { keepPlaced, newPlacementCache, type PlacementCache, type PlacementRows, readPlacementRows } from "./rows.js";
 import { startShard } from "./start-shard.js";
 import type { PlaceDeployment, PlanInput, Replica } from "./types.js";
 
@@ -131,11 +130,13 @@ const avoiding = (d: PlaceDeployment, nodes: string[] | undefined) => (nodes ? {
 const heldBack = (d: PlaceDeployment, held: boolean, replicas: readonly Replica[]) =>
   held ? { ...d, replicas: Math.min(d.replicas, placedOf(d.name, replicas)) } : d;
 
-async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: FactsCache): Promise<PlaceResult> {
+type Placed = PlaceResult & { kept?: { readAt: number; assignSeq: number; replicas: Replica[] } };
+
+async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: PlacementCache): Promise<Placed> {
   const [c] = await tx.select().from(cluster).where(eq(cluster.id, 1));
   if (!c || c.generation === c.placedGeneration) return NOTHING;
-  const rows = await readPlacementRows(tx, cache);
-  const { nodes: nodeRows, deployments: deploymentRows, shards: shardRows } = rows;
+  const rows = await readPlacementRows(tx, cache, now - settings.nodeLostAfterS * 1000);
+  const { nodes: nodeRows, deployments: deploymentRows } = rows;
   const all = planInput({ ...rows, nextSeq: c.nextSeq, now, lostAfterS: settings.nodeLostAfterS });
   const repairs = await repairsIn(tx, all, rows, now, settings);
   const freed = new Set(repairs.release.map((x) => x.id));
@@ -149,7 +150,7 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   };
   const adoption = await adoptIn(tx, kept, rows.orphans, now);
   const input = { ...kept, replicas: [...kept.replicas, ...adoption.adopted], nextSeq: adoption.nextSeq };
-  const planned = plan(input);
+  const planned = plan(input, cache.fits);
   const p = { ...planned, release: [...freed, ...planned.release], pending: [...planned.pending] };
   for (const [name, f] of held) {
     const missing = (all.deployments.find((d) => d.name === name)?.replicas ?? 0) - placedOf(name, still);
@@ -157,10 +158,11 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
   }
   const changed = new Set<string>();
 
-  if (p.release.length) {
-    const gone = shardRows.filter((s) => p.release.includes(s.replicaId));
+  const released = new Set(p.release);
+  if (released.size) {
+    const gone = [...all.replicas, ...adoption.adopted].filter((r) => released.has(r.id)).flatMap((r) => r.shards);
     for (const s of gone) changed.add(s.nodeId);
-    const ids = gone.map((s) => s.id);
+    const ids = gone.map((s) => s.shardId);
     if (ids.length) {
       await tx.delete(allocations).where(inArray(allocations.shardId, ids));
       await tx.delete(portAllocations).where(inArray(portAllocations.shardId, ids));
@@ -226,6 +228,15 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Fact
     .where(eq(cluster.id, 1));
   return {
     ran: true,
+    kept: {
+      readAt: c.assignSeq,
+      assignSeq: seq,
+      // as a read would parse them: the replicas kept, and the rows written for the new ones
+      replicas: [
+        ...still.filter((r) => !released.has(r.id)).map(({ ready: _ready, ...r }) => r),
+        ...placedReplicas(added.replicas, added.shards),
+      ],
+    },
     changedNodes: [...changed].sort(),
     assigned: p.assign.length + adoption.adopted.length,
     released: p.release.length,
@@ -255,7 +266,7 @@ export async function placeIfNeeded(
   store: Store,
   now: number,
   settings: PlaceSettings,
-  cache: FactsCache = new Map(),
+  cache: PlacementCache = newPlacementCache(),
 ): Promise<PlaceResult> {
   const [c] = await store.db
     .select({ g: cluster.generation, p: cluster.placedGeneration })
@@ -264,27 +275,12 @@ export async function placeIfNeeded(
   if (!c || c.g === c.p) return NOTHING;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await store.write((tx) => placeIn(tx, now, settings, cache));
+      const { kept, ...placed } = await store.write((tx) => placeIn(tx, now, settings, cache));
+      // committed: the replicas it left are what the next read would fetch
+      if (kept) keepPlaced(cache, kept.readAt, kept.assignSeq, kept.replicas);
+      return placed;
     } catch (e) {
       if (attempt >= 5 || !isConflict(e)) throw e;
     }
   }
-}
-
-/** The node's full desired shard set and its assignment index (read unless the caller already knows it). */
-export async function nodeAssignments(
-  store: Store,
-  nodeId: string,
-  knownIndex?: number,
-): Promise<{ index: number; shards: StartShard[] }> {
-  const [n] =
-    knownIndex === undefined
-      ? await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId))
-      : [{ index: knownIndex }];
-  const rows = await store.db
-    .select({ spec: shards.spec })
-    .from(shards)
-    .where(eq(shards.nodeId, nodeId))
-    .orderBy(sql`${shards.id}`);
-  return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
 }

@@ -1,7 +1,7 @@
 // How one node fits one shard of a profile: its free devices, the set it would give, the ports it has left.
 import type { LeaderPorts } from "../../shared/engines.js";
 import { chooseDevices, type DeviceSet } from "./devices.js";
-import { type Ledger, versionOf } from "./ledger.js";
+import { heldOn, type Ledger, versionOf } from "./ledger.js";
 import { shardPorts } from "./ports.js";
 import { freeDevices } from "./scope.js";
 import type { PlaceNode } from "./types.js";
@@ -40,15 +40,45 @@ export function fitNode(
 }
 
 /**
- * Fits already worked out in one plan() call, by class and device count, then by node, with the ledger version they
- * saw.
+ * Fits already worked out, by class and device count, then by node: each with the ledger and ledger version it saw,
+ * and what was held on the node then. Kept across plan() calls (placement's cache): a fit from an earlier plan is
+ * reused when the same devices and ports are held on the node now.
  */
-export type FitCache = Map<string, Map<PlaceNode, { version: number; fit: NodeFit }>>;
+export type FitCache = Map<string, WeakMap<PlaceNode, { ledger: Ledger; version: number; held: string; fit: NodeFit }>>;
 
 /**
- * fitNode for every node, each reused while nothing was added on it since (most nodes, most of the time, in a large
- * plan).
+ * fitNode of one node, reused while nothing was added on it since (most nodes, most of the time, in a large plan, and
+ * in the next plan).
  */
+export function fitGetter(
+  cache: FitCache,
+  cls: string,
+  k: number,
+  ledger: Ledger,
+  network = false,
+  enginePorts?: LeaderPorts,
+): (node: PlaceNode) => NodeFit {
+  const key = `${cls}\u0000${k}\u0000${network ? "net" : ""}\u0000${enginePorts?.offsets.join(",") ?? ""}`;
+  let byNode = cache.get(key);
+  if (!byNode) cache.set(key, (byNode = new WeakMap()));
+  const mine = byNode;
+  return (node) => {
+    const version = versionOf(ledger, node.id);
+    const hit = mine.get(node);
+    if (hit && hit.ledger === ledger && hit.version === version) return hit.fit;
+    const held = heldOn(ledger, node.id);
+    if (hit && hit.held === held) {
+      hit.ledger = ledger;
+      hit.version = version;
+      return hit.fit;
+    }
+    const fit = fitNode(node, cls, k, ledger, network, enginePorts);
+    mine.set(node, { ledger, version, held, fit });
+    return fit;
+  };
+}
+
+/** fitGetter's fit of every node. */
 export function cachedFits(
   cache: FitCache,
   nodes: readonly PlaceNode[],
@@ -58,17 +88,7 @@ export function cachedFits(
   network = false,
   enginePorts?: LeaderPorts,
 ): NodeFit[] {
-  const key = `${cls}\u0000${k}\u0000${network ? "net" : ""}\u0000${enginePorts?.offsets.join(",") ?? ""}`;
-  let byNode = cache.get(key);
-  if (!byNode) cache.set(key, (byNode = new Map()));
-  return nodes.map((node) => {
-    const version = versionOf(ledger, node.id);
-    const hit = byNode.get(node);
-    if (hit && hit.version === version) return hit.fit;
-    const fit = fitNode(node, cls, k, ledger, network, enginePorts);
-    byNode.set(node, { version, fit });
-    return fit;
-  });
+  return nodes.map(fitGetter(cache, cls, k, ledger, network, enginePorts));
 }
 
 /** True when the node can host the shard, as leader (http, leader and the engine's ports) or as a follower (http). */

@@ -5,6 +5,7 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { type ModelSpec, profileShape } from "../../shared/schemas/model.js";
+import type { NodeState } from "../../shared/schemas/node.js";
 import { nodeState } from "../nodes/state.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlanInput, Replica } from "./types.js";
 
@@ -40,15 +41,9 @@ export type NodeFacts = Pick<
   | "weights"
 >;
 
-/**
- * Facts by node id, with the `registeredAt:inventoryVersion` they were derived from (a node deleted and registered
- * again starts its version over): kept between placements so unchanged inventories are not parsed again.
- */
-export type FactsCache = Map<string, { version: string; facts: NodeFacts }>;
-
 /** Devices with their problems, topology, NVLink eligibility and IB fabrics of an inventory. */
-export function nodeFacts(inventory: string): NodeFacts {
-  const inv = JSON.parse(inventory) as Inventory;
+export function nodeFacts(inventory: string | Inventory): NodeFacts {
+  const inv = typeof inventory === "string" ? (JSON.parse(inventory) as Inventory) : inventory;
   const problems = new Map(inv.gpus.map((g) => [g.index, g.health.problems]));
   const instanceProblems = new Map(
     inv.gpus.flatMap((g) => (g.mig?.instances ?? []).map((m) => [`${g.index}/${m.index}`, m.problems ?? []] as const)),
@@ -97,9 +92,20 @@ export function nodeFacts(inventory: string): NodeFacts {
   };
 }
 
+/** The PlaceNode made of each row object, with the state it was made in: the same object while neither changes. */
+const made = new WeakMap<object, { state: string; facts: NodeFacts; node: PlaceNode }>();
+
 /** A node as placement sees it: its row's state and settings, with the facts of its inventory. */
 export function placeNode(row: NodeRow, facts: NodeFacts, now: number, lostAfterS: number): PlaceNode {
   const state = nodeState(row, now, lostAfterS);
+  const had = made.get(row);
+  if (had && had.state === state && had.facts === facts) return had.node;
+  const node = makePlaceNode(row, facts, state);
+  made.set(row, { state, facts, node });
+  return node;
+}
+
+function makePlaceNode(row: NodeRow, facts: NodeFacts, state: NodeState): PlaceNode {
   return {
     id: row.id,
     mgmtAddr: row.mgmtAddr,
@@ -150,20 +156,20 @@ export function placeDeployment(row: SpecRow): PlaceDeployment {
 
 type StateRow = { nodeId: string; shardId: string; state: string };
 
-/** Placed replicas with their shards, from the replicas and shards tables; ready when every shard reported so. */
-export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[], states: StateRow[] = []): Replica[] {
-  const stateOf = new Map(states.map((s) => [`${s.nodeId}/${s.shardId}`, s.state]));
+/** Placed replicas with their shards, from the replicas and shards tables (readiness comes from the states). */
+export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[]): Replica[] {
   const byReplica = new Map<string, ShardRow[]>();
-  for (const s of shardRows) byReplica.set(s.replicaId, [...(byReplica.get(s.replicaId) ?? []), s]);
+  for (const s of shardRows) {
+    const mine = byReplica.get(s.replicaId);
+    if (mine) mine.push(s);
+    else byReplica.set(s.replicaId, [s]);
+  }
   return replicaRows.map((r) => ({
     id: r.id,
     deployment: r.deployment,
     profile: r.profile,
     fingerprint: r.fingerprint,
     seq: r.seq,
-    ready:
-      (byReplica.get(r.id) ?? []).length > 0 &&
-      (byReplica.get(r.id) ?? []).every((s) => stateOf.get(`${s.nodeId}/${s.id}`) === "ready"),
     shards: (byReplica.get(r.id) ?? [])
       .sort((a, b) => a.rank - b.rank)
       .map((s) => {
@@ -188,14 +194,22 @@ export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[],
   }));
 }
 
+/** The replicas, each ready when every one of its shards reported so. */
+export function withReadiness(placed: readonly Replica[], states: readonly StateRow[]): Replica[] {
+  const stateOf = new Map(states.map((s) => [`${s.nodeId}/${s.shardId}`, s.state]));
+  return placed.map((r) => ({
+    ...r,
+    ready: r.shards.length > 0 && r.shards.every((s) => stateOf.get(`${s.nodeId}/${s.shardId}`) === "ready"),
+  }));
+}
+
 /** Everything plan() needs, from the rows of one read. */
 export function planInput(rows: {
   nodes: (NodeRow & { facts: NodeFacts })[];
   models: SpecRow[];
   deployments: SpecRow[];
-  replicas: ReplicaRow[];
-  shards: ShardRow[];
-  states?: StateRow[];
+  placed: readonly Replica[];
+  states?: readonly StateRow[];
   nextSeq: number;
   now: number;
   lostAfterS: number;
@@ -204,7 +218,7 @@ export function planInput(rows: {
     nodes: rows.nodes.map((n) => placeNode(n, n.facts, rows.now, rows.lostAfterS)),
     models: rows.models.map(placeModel),
     deployments: rows.deployments.map(placeDeployment),
-    replicas: placedReplicas(rows.replicas, rows.shards, rows.states),
+    replicas: withReadiness(rows.placed, rows.states ?? []),
     nextSeq: rows.nextSeq,
   };
 }

@@ -19,7 +19,19 @@ export function hold(ledger: Ledger, replica: Replica): void {
   for (const s of replica.shards) holdShard(ledger, s);
 }
 
+/** The nodes each ledger changed on, in order (with repeats): what was worked out before can be brought up to date. */
+const changes = new WeakMap<Ledger, string[]>();
+
+/** The nodes whose use changed since the ledger's `from`th change, and the position to ask from next time. */
+export function changedSince(ledger: Ledger, from: number): { nodeIds: string[]; next: number } {
+  const all = changes.get(ledger) ?? [];
+  return { nodeIds: all.slice(from), next: all.length };
+}
+
 function holdShard(ledger: Ledger, s: Shard): void {
+  const log = changes.get(ledger);
+  if (log) log.push(s.nodeId);
+  else changes.set(ledger, [s.nodeId]);
   const use = useOf(ledger, s.nodeId);
   for (const d of s.deviceIds) use.devices.add(d);
   // A follower's leaderPort belongs to rank 0's node; counting it here too only ever wastes a port, never doubles one.
@@ -46,4 +58,11 @@ export function isHeld(ledger: Ledger, nodeId: string, deviceId: number): boolea
 /** How many shards were added on the node: changes whenever its free devices or ports may have. */
 export function versionOf(ledger: Ledger, nodeId: string): number {
   return ledger.get(nodeId)?.version ?? 0;
+}
+
+/** What is held on the node, as one string: equal strings, equal free devices and ports. */
+export function heldOn(ledger: Ledger, nodeId: string): string {
+  const use = ledger.get(nodeId);
+  if (!use) return "";
+  return `${[...use.devices].sort((a, b) => a - b).join(",")}/${[...use.ports].sort((a, b) => a - b).join(",")}`;
 }

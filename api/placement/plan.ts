@@ -10,16 +10,16 @@ import type { Pending, PlaceModel, PlaceNode, Plan, PlanInput, Replica } from ".
 /**
  * Decides where replicas go: deployments in name order, each keeping its valid replicas, releasing the rest and
  * placing what is missing; replicas of deleted deployments are released. Same input, same plan, whatever the
- * order of nodes, models, deployments or replicas in it.
+ * order of nodes, models, deployments or replicas in it. `fits` may carry node fits from an earlier plan over the same
+ * node objects (only a cache: the plan is the same without it).
  */
-export function plan(input: PlanInput): Plan {
+export function plan(input: PlanInput, fits: FitCache = new Map()): Plan {
   const nodes: PlaceNode[] = [...input.nodes].sort(byText((n) => n.id));
   const models = new Map<string, PlaceModel>();
   for (const m of input.models) if (!models.has(m.name)) models.set(m.name, m);
   const deployments = [...input.deployments].sort(byText((d) => d.name));
   const existing = [...input.replicas].sort(bySeq);
   const ledger = ledgerOf(existing);
-  const fits: FitCache = new Map();
   const declared = new Set(deployments.map((d) => d.name));
   const release = new Set(existing.filter((r) => !declared.has(r.deployment)).map((r) => r.id));
   const assign: Replica[] = [];

@@ -1,46 +1,157 @@
-// What placement reads from the database: every node with the facts of its inventory (parsed once per inventory
-// version), models, deployments, replicas, shards and their last reported states.
-import { and, eq, getTableColumns, inArray, isNotNull, notExists } from "drizzle-orm";
+// What placement reads from the database: nodes with the facts of their inventories, models, deployments, placed
+// replicas with their shards, the shards' last reported states and the engines no row names. A PlacementCache keeps
+// what an earlier read found, so that a read at fleet size fetches only what changed since: node and shard-state rows
+// by their change index (`rev`, stamped with the generation + 1 by every write placement cares about), replicas and
+// shards by the cluster's assignment sequence (only placement writes them, and it moves the sequence when it does).
+import { and, count, eq, getTableColumns, gt, inArray, isNotNull, lt, notExists } from "drizzle-orm";
 import { StartShard } from "../../shared/schemas/assignment.js";
 import type { Q } from "../db/client.js";
-import { deployments, models, nodes, replicas, shardStatus, shards } from "../db/schema.js";
+import { cluster, deployments, models, nodes, replicas, shardStatus, shards } from "../db/schema.js";
 import type { Orphan } from "./adopt.js";
-import { type FactsCache, nodeFacts } from "./input.js";
+import type { FitCache } from "./fit.js";
+import { type NodeFacts, nodeFacts, placedReplicas } from "./input.js";
+import type { Replica } from "./types.js";
+
+const { inventory: _inventory, hostname: _h, tokenHash: _t, agentVersion: _a, ...nodeColumns } = getTableColumns(nodes);
+type NodeRow = { [K in keyof typeof nodeColumns]: (typeof nodes.$inferSelect)[K] };
+type StateRow = { nodeId: string; shardId: string; state: string; message: string | null };
+const stateColumns = {
+  nodeId: shardStatus.nodeId,
+  shardId: shardStatus.shardId,
+  state: shardStatus.state,
+  message: shardStatus.message,
+};
 
 /**
- * Nodes with the facts of their inventories: only inventories that changed since `cache` saw them are read and parsed.
+ * What earlier reads found, reused while unchanged. One cache serves one reader at a time (reads take turns on it);
+ * `generation` is the cluster generation the rows were read at.
  */
-async function readNodes(q: Q, cache: FactsCache) {
-  const { inventory: _inventory, ...columns } = getTableColumns(nodes);
-  const rows = await q.select(columns).from(nodes);
-  const versionOf = (n: { registeredAt: number; inventoryVersion: number }) =>
-    `${n.registeredAt}:${n.inventoryVersion}`;
-  const stale = rows.filter((n) => cache.get(n.id)?.version !== versionOf(n)).map((n) => n.id);
+export type PlacementCache = {
+  generation?: number;
+  nodes: Map<string, NodeRow & { facts: NodeFacts }>;
+  states: Map<string, StateRow>;
+  placed?: { assignSeq: number; replicas: Replica[] };
+  /** Node fits plan() worked out, for the next plan over the same node objects. */
+  fits: FitCache;
+  turn: Promise<unknown>;
+};
+
+export const newPlacementCache = (): PlacementCache => ({
+  nodes: new Map(),
+  states: new Map(),
+  fits: new Map(),
+  turn: Promise.resolve(),
+});
+
+const versionOf = (n: { registeredAt: number; inventoryVersion: number }) => `${n.registeredAt}:${n.inventoryVersion}`;
+
+/** Node rows changed since the cache's generation (all of them on the first read), with their inventories' facts. */
+async function refreshNodes(q: Q, cache: PlacementCache, full: boolean) {
+  const rows = await q
+    .select(nodeColumns)
+    .from(nodes)
+    .where(full ? undefined : gt(nodes.rev, cache.generation!));
+  const stale = rows.filter((n) => {
+    const had = cache.nodes.get(n.id);
+    return !had || versionOf(had) !== versionOf(n);
+  });
+  const facts = new Map<string, NodeFacts>();
   for (let i = 0; i < stale.length; i += 500) {
     const chunk = await q
-      .select({
-        id: nodes.id,
-        registeredAt: nodes.registeredAt,
-        inventoryVersion: nodes.inventoryVersion,
-        inventory: nodes.inventory,
-      })
+      .select({ id: nodes.id, inventory: nodes.inventory })
       .from(nodes)
-      .where(inArray(nodes.id, stale.slice(i, i + 500)));
-    for (const r of chunk) cache.set(r.id, { version: versionOf(r), facts: nodeFacts(r.inventory) });
+      .where(
+        inArray(
+          nodes.id,
+          stale.slice(i, i + 500).map((n) => n.id),
+        ),
+      );
+    for (const r of chunk) facts.set(r.id, nodeFacts(r.inventory));
   }
-  const ids = new Set(rows.map((r) => r.id));
-  for (const id of cache.keys()) if (!ids.has(id)) cache.delete(id);
-  return rows.filter((r) => cache.has(r.id)).map((r) => ({ ...r, facts: cache.get(r.id)!.facts }));
+  const had = cache.nodes;
+  if (full) cache.nodes = new Map();
+  for (const r of rows) {
+    const f = facts.get(r.id) ?? had.get(r.id)?.facts;
+    if (f) cache.nodes.set(r.id, { ...r, facts: f });
+  }
+  return rows.map((r) => r.id);
+}
+
+/** Shard states reported since the cache's generation, and every state of the nodes in `nodeIds`. */
+async function refreshStates(q: Q, cache: PlacementCache, full: boolean, nodeIds: string[]) {
+  if (full) cache.states.clear();
+  const set = (rows: StateRow[]) => {
+    for (const s of rows) cache.states.set(`${s.nodeId}/${s.shardId}`, s);
+  };
+  set(
+    await q
+      .select(stateColumns)
+      .from(shardStatus)
+      .where(full ? undefined : gt(shardStatus.rev, cache.generation!)),
+  );
+  if (full || !nodeIds.length) return;
+  // a node registered again after being deleted starts with no states: drop what was kept of it
+  const again = new Set(nodeIds);
+  for (const [k, s] of cache.states) if (again.has(s.nodeId)) cache.states.delete(k);
+  for (let i = 0; i < nodeIds.length; i += 500)
+    set(
+      await q
+        .select(stateColumns)
+        .from(shardStatus)
+        .where(inArray(shardStatus.nodeId, nodeIds.slice(i, i + 500))),
+    );
+}
+
+/** The placed replicas at `assignSeq`: the cached ones when placement has not changed them since. */
+async function refreshPlaced(q: Q, cache: PlacementCache, assignSeq: number) {
+  if (cache.placed?.assignSeq === assignSeq) return;
+  const [replicaRows, shardRows] = [await q.select().from(replicas), await q.select().from(shards)];
+  cache.placed = { assignSeq, replicas: placedReplicas(replicaRows, shardRows) };
+}
+
+/** Brings the cache up to date with what `q` sees (generation read first: a write after it is found next time). */
+async function refresh(q: Q, cache: PlacementCache) {
+  const [c] = await q
+    .select({ generation: cluster.generation, assignSeq: cluster.assignSeq })
+    .from(cluster)
+    .where(eq(cluster.id, 1));
+  const generation = c?.generation ?? 0;
+  const full = cache.generation === undefined;
+  const changed = await refreshNodes(q, cache, full);
+  const [n] = await q.select({ n: count() }).from(nodes);
+  // a node deleted since (with its states): read everything again
+  if (!full && (n?.n ?? 0) !== cache.nodes.size) {
+    cache.generation = undefined;
+    return refresh(q, cache);
+  }
+  await refreshStates(q, cache, full, changed);
+  await refreshPlaced(q, cache, c?.assignSeq ?? 0);
+  cache.generation = generation;
 }
 
 export type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
 
-/** Every row placement reads; `cache` spares re-parsing unchanged inventories (a fresh one reads them all). */
-export async function readPlacementRows(q: Q, cache: FactsCache = new Map()) {
-  const [nodeRows, modelRows, deploymentRows, replicaRows, shardRows, states, orphans] = await Promise.all([
-    readNodes(q, cache),
-    q.select({ name: models.name, spec: models.spec }).from(models),
-    q
+/**
+ * Every row placement reads, as of now. Nodes silent since before `silentBefore` carry their real `lastSeenAt`; the
+ * others, heard from since, carry at least `silentBefore` (their liveness is all placement reads of it).
+ */
+export async function readPlacementRows(q: Q, cache: PlacementCache, silentBefore: number) {
+  const mine = cache.turn.then(() => refresh(q, cache));
+  cache.turn = mine.catch(() => {
+    cache.generation = undefined;
+  });
+  await mine;
+  const silent = new Map(
+    (
+      await q
+        .select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt })
+        .from(nodes)
+        .where(lt(nodes.lastSeenAt, silentBefore))
+    ).map((r) => [r.id, r.lastSeenAt]),
+  );
+  const [modelRows, deploymentRows, orphans] = [
+    await q.select({ name: models.name, spec: models.spec }).from(models),
+    await q
       .select({
         name: deployments.name,
         spec: deployments.spec,
@@ -48,27 +159,25 @@ export async function readPlacementRows(q: Q, cache: FactsCache = new Map()) {
         failing: deployments.failing,
       })
       .from(deployments),
-    q.select().from(replicas),
-    q.select().from(shards),
-    q
-      .select({
-        nodeId: shardStatus.nodeId,
-        shardId: shardStatus.shardId,
-        state: shardStatus.state,
-        message: shardStatus.message,
-      })
-      .from(shardStatus),
-    readOrphans(q),
-  ]);
+    await readOrphans(q),
+  ];
   return {
-    nodes: nodeRows,
+    // the cached rows themselves (placement keeps what it derives from a row while the row object is the same)
+    nodes: [...cache.nodes.values()].map((n) => {
+      n.lastSeenAt = silent.get(n.id) ?? Math.max(n.lastSeenAt, silentBefore);
+      return n;
+    }),
     models: modelRows,
     deployments: deploymentRows,
-    replicas: replicaRows,
-    shards: shardRows,
-    states,
+    placed: cache.placed!.replicas,
+    states: [...cache.states.values()],
     orphans,
   };
+}
+
+/** After placement committed its change at `assignSeq`: the replicas it left, so the next read need not fetch them. */
+export function keepPlaced(cache: PlacementCache, readAt: number, assignSeq: number, placed: Replica[]): void {
+  if (cache.placed?.assignSeq === readAt) cache.placed = { assignSeq, replicas: placed };
 }
 
 /**
@@ -101,7 +210,3 @@ async function readOrphans(q: Q): Promise<(Omit<Orphan, "spec"> & { shardId: str
     return { nodeId: r.nodeId, shardId: r.shardId, state: r.state, ...(spec ? { spec } : {}) };
   });
 }
-
-/**
- * Runs placement inside `tx` if the generation moved; writes replicas, shards, allocations, pending reasons, indexes.
- */

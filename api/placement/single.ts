@@ -2,11 +2,14 @@
 // instance.
 import { leaderPorts, talksToPeers } from "../../shared/engines.js";
 import type { Attempt, PlaceContext } from "./context.js";
-import { nodeTiebreak } from "./context.js";
-import { cachedFits, compareScores, fits } from "./fit.js";
+import type { DeviceSet } from "./devices.js";
+import { fitGetter, fits, type NodeFit } from "./fit.js";
+import { MinHeap } from "./heap.js";
+import { changedSince, type Ledger, versionOf } from "./ledger.js";
 import { singleReason } from "./reasons.js";
 import { buildReplica } from "./replica.js";
 import type { Scope } from "./scope.js";
+import type { PlaceNode } from "./types.js";
 
 /**
  * Places a one-node replica on the best schedulable node of the scope: NVLink-peer sets first, then one-NUMA sets,
@@ -18,25 +21,9 @@ export function placeSingle(ctx: PlaceContext, scope: Scope): Attempt {
   // a one-node replica that talks to peers (data or expert parallel) wants its GPUs' nearest NICs active and distinct
   const network = talksToPeers(profile.engine, profile.args);
   const ports = leaderPorts(profile.engine, profile.args);
-  const all = cachedFits(ctx.fits, scope.schedulable, profile.gpuClass, k, ctx.ledger, network, ports);
-  const scored = all
-    .filter((f) => fits(f, true))
-    .map((f) => ({
-      f,
-      score: [
-        network && !f.set!.nics ? 1 : 0,
-        f.set!.peers ? 0 : 1,
-        f.set!.numa ? 0 : 1,
-        f.free - k,
-        ...nodeTiebreak(ctx, f.node),
-      ],
-    }));
-  // one pass for the minimum: sorting every candidate for each replica made large plans quadratic-log
-  const best = scored.reduce<(typeof scored)[number] | undefined>(
-    (m, x) => (!m || compareScores(x.score, m.score) < 0 ? x : m),
-    undefined,
-  )?.f;
-  if (!best || !fits(best, true)) return { reason: singleReason(profile.gpuClass, k, scope, all) };
+  const fitOf = fitGetter(ctx.fits, profile.gpuClass, k, ctx.ledger, network, ports);
+  const best = bestOf(ctx, scope, fitOf, `${profile.gpuClass}/${k}/${network}/${ports?.offsets.join(",") ?? ""}`);
+  if (!best) return { reason: singleReason(profile.gpuClass, k, scope, scope.schedulable.map(fitOf)) };
   const replica = buildReplica(
     {
       seq: ctx.seq,
@@ -48,4 +35,79 @@ export function placeSingle(ctx: PlaceContext, scope: Scope): Attempt {
     [{ fit: best, hcas: [], env: {} }],
   );
   return { replica };
+}
+
+/**
+ * A fitting node's rank, lowest best: NICs for a replica that talks to peers, NVLink-peer set, one-NUMA set, the
+ * tightest fit, weights local, fewest shards of the deployment — compared in that order (each part packed in bits
+ * above the next; the node order of the scope breaks what is still equal).
+ */
+function singleScore(ctx: PlaceContext, f: NodeFit & { set: DeviceSet }, network: boolean, k: number): number {
+  const nics = network && !f.set.nics ? 1 : 0;
+  const peers = f.set.peers ? 0 : 1;
+  const numa = f.set.numa ? 0 : 1;
+  const slack = Math.min(f.free - k, 1023);
+  const weights = f.node.weights.includes(ctx.model.weightsPath) ? 0 : 1;
+  const spread = Math.min(ctx.spread.get(f.node.id) ?? 0, 2 ** 20 - 1);
+  return ((((nics * 2 + peers) * 2 + numa) * 1024 + slack) * 2 + weights) * 2 ** 20 + spread;
+}
+
+type Fitting = NodeFit & { set: DeviceSet };
+/** The fitting nodes of a scope by rank, kept while one deployment's replicas are placed one after another. */
+type Ranking = {
+  ledger: Ledger;
+  spread: PlaceContext["spread"];
+  weightsPath: string;
+  /** How far into the ledger's changes the ranking is up to date. */
+  seen: number;
+  order: Map<string, number>;
+  heap: MinHeap<{ fit: Fitting; version: number }>;
+};
+const rankings = new WeakMap<Scope, Map<string, Ranking>>();
+
+/**
+ * The best fitting node of the scope — the first of the lowest score in the scope's node order, as one pass over
+ * every node would find it — from a ranking brought up to date with only the nodes the ledger changed on since.
+ */
+function bestOf(ctx: PlaceContext, scope: Scope, fitOf: (n: PlaceNode) => NodeFit, key: string) {
+  const { profile, ledger } = ctx;
+  const network = key.split("/")[2] === "true";
+  const k = profile.gpusPerNode;
+  let byKey = rankings.get(scope);
+  if (!byKey) rankings.set(scope, (byKey = new Map()));
+  let r = byKey.get(key);
+  const rank = (i: number, node: PlaceNode) => {
+    const fit = fitOf(node);
+    if (fits(fit, true))
+      r!.heap.push({
+        rank: singleScore(ctx, fit, network, k),
+        order: i,
+        item: { fit, version: versionOf(ledger, node.id) },
+      });
+  };
+  if (!r || r.ledger !== ledger || r.spread !== ctx.spread || r.weightsPath !== ctx.model.weightsPath) {
+    r = {
+      ledger,
+      spread: ctx.spread,
+      weightsPath: ctx.model.weightsPath,
+      seen: changedSince(ledger, 0).next,
+      order: new Map(scope.schedulable.map((n, i) => [n.id, i])),
+      heap: new MinHeap(),
+    };
+    byKey.set(key, r);
+    scope.schedulable.forEach((node, i) => rank(i, node));
+  } else {
+    const { nodeIds, next } = changedSince(ledger, r.seen);
+    r.seen = next;
+    for (const id of new Set(nodeIds)) {
+      const i = r.order.get(id);
+      if (i !== undefined) rank(i, scope.schedulable[i]!);
+    }
+  }
+  // an entry made before its node changed is stale: the node's current entry (if it still fits) was pushed since
+  for (let top = r.heap.peek(); top; top = r.heap.peek()) {
+    if (top.item.version === versionOf(ledger, top.item.fit.node.id)) return top.item.fit;
+    r.heap.pop();
+  }
+  return undefined;
 }

@@ -3,12 +3,12 @@
 import type { Store } from "../db/client.js";
 import type { Log } from "../log.js";
 import { type PlaceResult, type PlaceSettings, placeIfNeeded } from "./apply.js";
-import type { FactsCache } from "./input.js";
+import type { PlacementCache } from "./rows.js";
 
 type PlaceDeps = {
   store: Store;
   settings: PlaceSettings;
-  factsCache?: FactsCache;
+  placementCache?: PlacementCache;
   /** Told how long each placement run that changed the cluster's generation took. */
   observePlacement?: (seconds: number) => void;
   /** Told each placement decision (placed, released, a reason that changed). */
@@ -20,7 +20,7 @@ type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => n
 /** placeIfNeeded(), telling `observePlacement` how long it took when it ran (an unchanged cluster is not a run). */
 export async function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
   const started = performance.now();
-  const placed = await placeIfNeeded(deps.store, now, deps.settings, deps.factsCache);
+  const placed = await placeIfNeeded(deps.store, now, deps.settings, deps.placementCache);
   if (placed.ran) deps.observePlacement?.((performance.now() - started) / 1000);
   if (deps.log) logDecisions(deps.log, placed);
   return placed;

@@ -7,7 +7,7 @@ import type { Inventory, RunningShard } from "../../shared/schemas/inventory.js"
 import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
-import { bumpGeneration } from "../db/cluster.js";
+import { bumpGeneration, nextRev } from "../db/cluster.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
 import { findNode, readInventory, upsertNode } from "../db/nodes.js";
 import { joinTokens, nodes, shards } from "../db/schema.js";
@@ -19,6 +19,7 @@ import { inventoryEvents } from "../nodes/events.js";
 import { applyHeartbeat } from "../nodes/inventory-merge.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
+import { nodeFacts } from "../placement/input.js";
 
 const NodeParam = z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) });
 
@@ -88,9 +89,8 @@ async function withOrphanSpecs(tx: Tx, nodeId: string, running: RunningShard[]) 
   return running.map(({ spec, ...r }) => (spec && !known.has(r.shardId) ? { ...r, spec } : r));
 }
 
-/** The heartbeat facts placement reads besides events: each card's problems and each MIG instance's own. */
-const placementFacts = (inv: Inventory) =>
-  JSON.stringify(inv.gpus.map((g) => [g.health.problems, g.mig?.instances.map((m) => m.problems ?? [])]));
+/** What placement derives from an inventory (problems, fabric, IMEX, active NICs …), to tell whether a heartbeat moved it. */
+const placementFacts = (inv: Inventory) => JSON.stringify(nodeFacts(inv));
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(register, async (c) => {
@@ -173,6 +173,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       }
       const after = applyHeartbeat(before, hb);
       const events = [...heardFrom(row, t, settings.nodeLostAfterS), ...inventoryEvents(node, before, after)];
+      const moved = placementFacts(before) !== placementFacts(after);
       await tx
         .update(nodes)
         .set({
@@ -182,12 +183,14 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
           lastHeartbeatAt: t,
           lastSeenAt: t,
           lostAt: null,
+          // placement re-reads the node only when what it derives changed, not at every heartbeat
+          ...(moved ? { rev: nextRev } : {}),
         })
         .where(eq(nodes.id, node));
       await upsertShardReports(tx, node, hb.shards ?? [], t);
       await insertEvents(tx, t, events);
       // fabric, IMEX, health or liveness changes can change what may be placed here
-      if (events.length || placementFacts(before) !== placementFacts(after)) {
+      if (events.length || moved) {
         await bumpGeneration(tx);
       }
     });

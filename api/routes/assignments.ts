@@ -7,10 +7,10 @@ import { requireOwnNode, stateBehind } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { nodes } from "../db/schema.js";
+import { nodeAssignments } from "../db/shards.js";
 import type { AppEnv } from "../deps.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
-import { nodeAssignments } from "../placement/apply.js";
 import { placeTimed } from "../placement/trigger.js";
 
 const MAX_WAIT_S = 60;

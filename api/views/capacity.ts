@@ -5,7 +5,7 @@ import type { Capacity } from "../../shared/schemas/plan.js";
 import type { AppDeps } from "../deps.js";
 import { classCapacity, profileCapacity } from "../placement/capacity.js";
 import { planInput } from "../placement/input.js";
-import { readPlacementRows } from "../placement/rows.js";
+import { newPlacementCache, readPlacementRows } from "../placement/rows.js";
 import type { PlanInput } from "../placement/types.js";
 
 export type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
@@ -22,9 +22,14 @@ export function capacityOf(input: PlanInput): Capacity {
 
 /** Reads the fleet and returns its capacity now. */
 export async function readCapacity(
-  deps: Pick<AppDeps, "store" | "factsCache" | "settings">,
+  deps: Pick<AppDeps, "store" | "placementCache" | "settings">,
   now: number,
 ): Promise<Capacity> {
-  const rows = await readPlacementRows(deps.store.db, deps.factsCache);
-  return capacityOf(capacityInput(rows, now, deps.settings.nodeLostAfterS));
+  const lostAfterS = deps.settings.nodeLostAfterS;
+  const rows = await readPlacementRows(
+    deps.store.db,
+    deps.placementCache ?? newPlacementCache(),
+    now - lostAfterS * 1000,
+  );
+  return capacityOf(capacityInput(rows, now, lostAfterS));
 }

@@ -1,6 +1,7 @@
 // GET /api/v1/nvlink on a crafted fleet registered through the API (test/helpers/nvlink-fleet.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readClusterFigures } from "../../api/metrics/cluster-figures.js";
+import { newPlacementCache } from "../../api/placement/rows.js";
 import type { NvlinkView } from "../../shared/schemas/nvlink.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { DOMAIN, declareNvlinkDeployment, registerFleet } from "../helpers/nvlink-fleet.js";
@@ -176,7 +177,7 @@ describe("GET /api/v1/nvlink", () => {
     expect(b).toMatchObject({ eligible: false, joined: 0 });
     expect(b.reasons).toEqual([0, 1, 2, 3].map((i) => `GPU ${i} fabric In Progress`));
     expect(v.standalone.map((s) => s.node)).not.toContain("gb-tray-b");
-    const figures = await readClusterFigures(t.db, t.clock.now(), 180, new Map(), new Map());
+    const figures = await readClusterFigures(t.db, t.clock.now(), 180, newPlacementCache(), new Map());
     expect(figures.gpuNvlinkJoined.filter((s) => s.labels.node === "gb-tray-b")).toEqual(
       [0, 1, 2, 3].map((gpu) => ({ labels: { node: "gb-tray-b", gpu: String(gpu), domain: DOMAIN }, value: 0 })),
     );

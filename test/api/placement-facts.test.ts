@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FactsCache } from "../../api/placement/input.js";
-import { readPlacementRows } from "../../api/placement/rows.js";
+import { newPlacementCache, readPlacementRows } from "../../api/placement/rows.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { GB200_XML, H100_XML, inventoryFromCapture, migInventory, registerBody } from "../helpers/inventory.js";
 
@@ -91,9 +90,9 @@ describe("placement's facts cache and a node registered again after it was delet
         token: u.adminToken,
         body: { ...registerBody("n2", inventoryFromCapture(xml)), labels: { pool: "p" } },
       });
-    const otherInstance: FactsCache = new Map();
+    const otherInstance = newPlacementCache();
     const classes = async () =>
-      (await readPlacementRows(u.store.db, otherInstance)).nodes
+      (await readPlacementRows(u.store.db, otherInstance, 0)).nodes
         .find((n) => n.id === "n2")!
         .facts.devices.map((d) => d.class);
     await reg(GB200_XML);

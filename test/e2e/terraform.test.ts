@@ -1,6 +1,7 @@
 // Replays, against the API in-process, the HTTP that the two generic REST providers of docs/terraform/ send, step by
 // step, and applies each provider's own rule for comparing the server's answer with the configuration. Terraform is
-// not installed here (and cannot be downloaded), so this is how docs/terraform/*/main.tf is kept honest.
+// not installed here (and cannot be downloaded), so this is how docs/terraform/*/main.tf is kept honest. The last
+// replays run against two real `llmgw serve` instances on one sqld, writes sent to one and reads to the other.
 //
 // Sources the behaviour was read from (behaviour only, no code copied):
 // - Mastercard/terraform-provider-restapi, tag v2.0.1, commit da64092737df0f13b2277938f364b712d2b9012c:
@@ -20,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/app.js";
+import { startInstances, startSqld } from "../helpers/instances.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -50,10 +52,19 @@ const jsonencode = goJson;
 type Sent = { method: string; path: string; headers: Record<string, string>; body?: string };
 type Exchange = Sent & { status: number; json: unknown };
 
+/** Where a Wire sends: the API in-process (a TestApp), or real instances over HTTP (`toInstances`). */
+type Api = {
+  call(
+    method: string,
+    path: string,
+    c: { headers: Record<string, string>; body?: string },
+  ): Promise<{ status: number; json: unknown }>;
+};
+
 /** Sends what a provider sends and records it, so that each step can assert its exact sequence. */
 class Wire {
   log: Exchange[] = [];
-  constructor(private readonly app: TestApp) {}
+  constructor(private readonly app: Api) {}
 
   async send(req: Sent): Promise<Exchange> {
     const r = await this.app.call(req.method, req.path, { headers: req.headers, body: req.body });
@@ -802,5 +813,140 @@ describe("magodo/restful 0.25.2 (restful_resource)", () => {
 
   it("destroy: refresh, then DELETE (204), dependents first; a repeated DELETE answers 404, which the provider counts as done", async () => {
     await destroyTwice(t, wire, deployment, model);
+  });
+});
+
+// --- two instances ----------------------------------------------------------------------------------------------
+
+/**
+ * Two `llmgw serve` instances on one database behind a balancer with no affinity, at its least kind: every write the
+ * provider sends goes to `writes`, every read to `reads`.
+ */
+function toInstances(writes: string, reads: string): Api {
+  return {
+    async call(method, path, c) {
+      const r = await fetch(`${method === "GET" ? reads : writes}${path}`, {
+        method,
+        headers: c.headers,
+        body: c.body,
+      });
+      const text = await r.text();
+      return {
+        status: r.status,
+        json: text && /json/.test(r.headers.get("content-type") ?? "") ? JSON.parse(text) : undefined,
+      };
+    },
+  };
+}
+
+describe("both providers against two instances on one libSQL server: writes through one, reads through the other", () => {
+  const ADMIN = "terraform-two-instances-admin-token-0001";
+  let sqld: Awaited<ReturnType<typeof startSqld>>;
+  let two: Awaited<ReturnType<typeof startInstances>>;
+  let wire: Wire;
+
+  beforeAll(async () => {
+    sqld = await startSqld();
+    two = await startInstances(sqld.url, 2, { LLMGW_ADMIN_TOKEN: ADMIN });
+    wire = new Wire(toInstances(two.instances[0]!.url, two.instances[1]!.url));
+  }, 60_000);
+  afterAll(async () => {
+    await two?.close();
+    await sqld?.close();
+  });
+
+  it("restapi: the read after each write, on the other instance, returns what was written, and the plan after it is a no-op", async () => {
+    const object = (kind: string, name: string, spec: JsonObject) =>
+      new RestapiObject(wire, ADMIN, {
+        path: `/api/v1/${kind}`,
+        create_path: `/api/v1/${kind}/{id}`,
+        ignore_changes_to: ["status", "metadata"],
+        data: jsonencode({ name, spec }),
+      });
+    const model = object("models", MODEL, modelSpec);
+    const deployment = object("deployments", "chat", deploymentSpec);
+    for (const r of [model, deployment]) expect(await r.apply(await r.plan())).toBe(201);
+    let sent = wire.take();
+    expect(lines(sent)).toEqual([
+      `PUT ${MODEL_PATH} 201`,
+      `GET ${MODEL_PATH} 200`,
+      `PUT ${DEPLOYMENT_PATH} 201`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+    ]);
+    expect(sent[1]!.json).toMatchObject({ name: MODEL, spec: modelSpec, metadata: { version: 1 } });
+    expect(sent[3]!.json).toMatchObject({ name: "chat", spec: deploymentSpec, metadata: { version: 1 } });
+    for (const r of [model, deployment]) expect(await r.plan()).toEqual({ action: "no-op", attributes: [] });
+
+    // a changed configuration: PUT on one, the refresh on the other sees it at once
+    const scaled = object("deployments", "chat", { ...deploymentSpec, replicas: 2 });
+    scaled.state = deployment.state;
+    const plan = await scaled.plan();
+    expect(plan).toEqual({ action: "update", attributes: ["data"] });
+    wire.take();
+    expect(await scaled.apply(plan)).toBe(200);
+    sent = wire.take();
+    expect(lines(sent)).toEqual([`PUT ${DEPLOYMENT_PATH} 200`, `GET ${DEPLOYMENT_PATH} 200`]);
+    expect(sent[1]!.json).toMatchObject({ spec: { ...deploymentSpec, replicas: 2 }, metadata: { version: 2 } });
+    expect(await scaled.plan()).toEqual({ action: "no-op", attributes: [] });
+
+    // destroy on one; a refresh of the state as it was, on the other, finds both gone and plans to create them again
+    const saved = [scaled.state, model.state];
+    for (const r of [scaled, model]) expect(await r.destroy()).toBe(204);
+    [scaled.state, model.state] = saved;
+    wire.take();
+    for (const r of [scaled, model]) expect(await r.plan()).toEqual({ action: "create", attributes: [] });
+    expect(lines(wire.take())).toEqual([
+      `GET ${DEPLOYMENT_PATH} 404`,
+      `GET ${DEPLOYMENT_PATH} 404`,
+      `GET ${MODEL_PATH} 404`,
+      `GET ${MODEL_PATH} 404`,
+    ]);
+  });
+
+  it("restful: check_existance and the read after write run on the other instance; the plan after each write is a no-op", async () => {
+    const model = new RestfulResource(wire, ADMIN, {
+      path: MODEL_PATH,
+      body: { spec: modelSpec },
+      check_existance: true,
+    });
+    const deployment = new RestfulResource(wire, ADMIN, {
+      path: DEPLOYMENT_PATH,
+      body: { spec: deploymentSpec },
+      check_existance: true,
+    });
+    for (const r of [model, deployment]) expect(await r.apply(await r.plan())).toBe(201);
+    let sent = wire.take();
+    expect(lines(sent)).toEqual([
+      `GET ${MODEL_PATH} 404`,
+      `PUT ${MODEL_PATH} 201`,
+      `GET ${MODEL_PATH} 200`,
+      `GET ${DEPLOYMENT_PATH} 404`,
+      `PUT ${DEPLOYMENT_PATH} 201`,
+      `GET ${DEPLOYMENT_PATH} 200`,
+    ]);
+    expect(sent[2]!.json).toMatchObject({ spec: modelSpec, metadata: { version: 1 } });
+    expect(sent[5]!.json).toMatchObject({ spec: deploymentSpec, metadata: { version: 1 } });
+    for (const r of [model, deployment]) expect(await r.plan()).toEqual({ action: "no-op", attributes: [] });
+
+    const scaled = new RestfulResource(wire, ADMIN, {
+      ...deployment.config,
+      body: { spec: { ...deploymentSpec, replicas: 2 } },
+    });
+    scaled.state = deployment.state;
+    const plan = await scaled.plan();
+    expect(plan).toEqual({ action: "update", attributes: ["body"] });
+    wire.take();
+    expect(await scaled.apply(plan)).toBe(200);
+    sent = wire.take();
+    expect(lines(sent)).toEqual([`PUT ${DEPLOYMENT_PATH} 200`, `GET ${DEPLOYMENT_PATH} 200`]);
+    expect(sent[1]!.json).toMatchObject({ spec: { ...deploymentSpec, replicas: 2 }, metadata: { version: 2 } });
+    expect(await scaled.plan()).toEqual({ action: "no-op", attributes: [] });
+
+    const saved = [scaled.state, model.state];
+    for (const r of [scaled, model]) expect(await r.destroy()).toBe(204);
+    [scaled.state, model.state] = saved;
+    wire.take();
+    for (const r of [scaled, model]) expect(await r.plan()).toEqual({ action: "create", attributes: [] });
+    expect(lines(wire.take())).toEqual([`GET ${DEPLOYMENT_PATH} 404`, `GET ${MODEL_PATH} 404`]);
   });
 });

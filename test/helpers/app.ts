@@ -6,6 +6,7 @@ import { ensureAdminToken } from "../../api/db/tokens.js";
 import type { AppDeps, AppSettings } from "../../api/deps.js";
 import type { Log } from "../../api/log.js";
 import { applyMigrations, openDb } from "../../api/node.js";
+import { newPlacementCache } from "../../api/placement/rows.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { tempDbUrl } from "./db.js";
 
@@ -58,7 +59,7 @@ export async function createTestApp(
     migrations: expectedMigrations,
     waiter,
     background: background.run,
-    factsCache: new Map(),
+    placementCache: newPlacementCache(),
     docsScript: opts.docsScript,
   });
 

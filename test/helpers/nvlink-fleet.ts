@@ -10,7 +10,7 @@ import { createBackground } from "../../api/background.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import type { AppSettings } from "../../api/deps.js";
 import { createClusterMetrics } from "../../api/metrics/cluster.js";
-import type { FactsCache } from "../../api/placement/input.js";
+import { newPlacementCache } from "../../api/placement/rows.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { createRouter } from "../../api/router/index.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -118,14 +118,14 @@ export async function declareNvlinkDeployment(call: Call, adminToken: string) {
  */
 export function metricsApp(t: TestApp, settings: Partial<AppSettings> = {}) {
   const routing = createRouter(t.store, { now: t.clock.now, log: silentLog, usageFlushMs: 60_000 });
-  const factsCache: FactsCache = new Map();
+  const placementCache = newPlacementCache();
   const s = { ...defaultSettings(), ...settings };
   const cluster = createClusterMetrics(routing.registry, {
     db: t.store.db,
     now: t.clock.now,
     lostAfterS: s.nodeLostAfterS,
     log: silentLog,
-    factsCache,
+    placementCache,
   });
   const background = createBackground();
   const app = createApp({
@@ -136,7 +136,7 @@ export function metricsApp(t: TestApp, settings: Partial<AppSettings> = {}) {
     migrations: expectedMigrations,
     waiter: createPollHub(t.store, 50),
     background: background.run,
-    factsCache,
+    placementCache,
     router: routing.router,
     metricsText: () => cluster.text(),
     observePlacement: cluster.observePlacement,

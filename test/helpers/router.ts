@@ -6,6 +6,7 @@ import { createBackground } from "../../api/background.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import { listen } from "../../api/http-server.js";
+import { newPlacementCache } from "../../api/placement/rows.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { createRouter, type RouterOptions } from "../../api/router/index.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
@@ -31,7 +32,7 @@ export async function startStack(o: Partial<RouterOptions> = {}) {
     migrations: expectedMigrations,
     waiter: createPollHub(store, 50),
     background: background.run,
-    factsCache: new Map(),
+    placementCache: newPlacementCache(),
     router: routing.router,
     metricsText: () => routing.registry.metrics(),
   });

@@ -1,0 +1,98 @@
+// Placement's read cache, as a second instance holds it: it fetches only what changed since its last read (rows by
+// their change index, replicas by the assignment sequence) and still sees every change another instance made.
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodes } from "../../api/db/schema.js";
+import { newPlacementCache, readPlacementRows } from "../../api/placement/rows.js";
+import { createTestApp, type TestApp } from "../helpers/app.js";
+import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+
+let t: TestApp;
+const tokens = new Map<string, string>();
+const inv = (id: string) => {
+  const x = inventoryFromCapture(H100_XML);
+  return { ...x, gpus: x.gpus.map((g) => ({ ...g, uuid: `${id}-${g.uuid}` })) };
+};
+const other = newPlacementCache();
+const LOST_AFTER_S = 180;
+const read = () => readPlacementRows(t.store.db, other, t.clock.now() - LOST_AFTER_S * 1000);
+const node = async (id: string) => (await read()).nodes.find((n) => n.id === id);
+const rev = async (id: string) => (await t.db.select({ rev: nodes.rev }).from(nodes).where(eq(nodes.id, id)))[0]?.rev;
+const heartbeat = (id: string, gpus: object[]) =>
+  t.call("POST", `/api/v1/agents/${id}/heartbeat`, { token: tokens.get(id), body: { gpus } });
+
+beforeAll(async () => {
+  t = await createTestApp({ settings: { nodeLostAfterS: LOST_AFTER_S } });
+  for (const id of ["n1", "n2"]) {
+    const r = await t.call("POST", "/api/v1/agents/register", {
+      token: t.adminToken,
+      body: { ...registerBody(id, inv(id)), labels: { pool: "p" } },
+    });
+    tokens.set(id, r.json.nodeToken);
+  }
+});
+afterAll(() => t.close());
+
+describe("placement's read cache", () => {
+  it("sees an operator's cordon made since its last read", async () => {
+    expect((await node("n1"))?.adminState).toBe("ready");
+    expect((await t.admin("POST", "/api/v1/nodes/n1/cordon")).status).toBe(200);
+    expect((await node("n1"))?.adminState).toBe("cordoned");
+    await t.admin("POST", "/api/v1/nodes/n1/uncordon");
+    expect((await node("n1"))?.adminState).toBe("ready");
+  });
+
+  it("re-reads a node whose heartbeat changed what placement derives, and no other", async () => {
+    const gpus = inv("n2").gpus;
+    const before = await node("n2");
+    const revBefore = await rev("n2");
+    // utilization alone: the row keeps its change index, and the cache keeps the facts it had
+    expect(
+      (
+        await heartbeat(
+          "n2",
+          gpus.map((g) => ({ uuid: g.uuid, utilizationPercent: 50 })),
+        )
+      ).status,
+    ).toBe(200);
+    expect(await rev("n2")).toBe(revBefore);
+    expect((await node("n2"))?.facts).toBe(before?.facts);
+    // a problem on a card: placement must see it
+    const problem = "in use by another process: python (pid 1)";
+    await heartbeat("n2", [{ uuid: gpus[0]!.uuid, health: { ...gpus[0]!.health, problems: [problem] } }]);
+    expect(await rev("n2")).toBeGreaterThan(revBefore!);
+    expect((await node("n2"))?.facts.devices[0]?.problems).toEqual([problem]);
+  });
+
+  it("sees replicas another instance placed, the states their shards report, and silence", async () => {
+    await t.admin("PUT", "/api/v1/models/m", {
+      body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
+    });
+    await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 2, pool: "p" } } });
+    await t.settle();
+    const placed = (await read()).placed;
+    expect(placed).toHaveLength(2);
+    const [shard] = placed[0]!.shards;
+    await t.call("POST", `/api/v1/agents/${shard!.nodeId}/status`, {
+      token: tokens.get(shard!.nodeId),
+      body: { shards: [{ shardId: shard!.shardId, replicaId: shard!.replicaId, state: "ready" }] },
+    });
+    expect((await read()).states).toContainEqual(expect.objectContaining({ shardId: shard!.shardId, state: "ready" }));
+    // n1 goes silent past the limit (n2 keeps polling): its real last-seen time comes back
+    const seen = (await t.db.select({ at: nodes.lastSeenAt }).from(nodes).where(eq(nodes.id, "n1")))[0]!.at;
+    t.clock.advance((LOST_AFTER_S + 10) * 1000);
+    await t.call("GET", "/api/v1/agents/n2/assignments", { token: tokens.get("n2") });
+    expect((await node("n1"))?.lastSeenAt).toBe(seen);
+    expect((await node("n2"))?.lastSeenAt).toBeGreaterThanOrEqual(t.clock.now() - LOST_AFTER_S * 1000);
+    await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 1, pool: "p" } } });
+    await t.settle();
+    expect((await read()).placed).toHaveLength(1);
+  });
+
+  it("forgets a deleted node and its states", async () => {
+    expect((await t.admin("DELETE", "/api/v1/nodes/n1")).status).toBe(204);
+    const rows = await read();
+    expect(rows.nodes.map((n) => n.id)).toEqual(["n2"]);
+    expect(rows.states.filter((s) => s.nodeId === "n1")).toEqual([]);
+  });
+});

@@ -1,0 +1,77 @@
+// The Node poll hub's watcher: it reads only the indexes that moved past the highest it saw, and still wakes a wait
+// whose node moved between the poll's read and the wait (another instance's write, seen by no notify()).
+import { eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodes } from "../../api/db/schema.js";
+import { createPollHub } from "../../api/poll-hub.js";
+import { migratedDb } from "../helpers/app.js";
+
+let db: Awaited<ReturnType<typeof migratedDb>>;
+const TICK_MS = 20;
+
+/** Node rows written directly, as another instance's placement leaves them. */
+async function addNode(id: string, assignIndex: number) {
+  await db.client.execute({
+    sql: `insert into nodes (id, hostname, mgmt_addr, pool, labels, agent_version, token_hash, inventory, registered_at, last_seen_at, assign_index)
+          values (?, ?, '10.0.0.1', 'p', '{}', '0.1.0', ?, '{}', 0, 0, ?)`,
+    args: [id, id, `hash-${id}`, assignIndex],
+  });
+}
+const moveTo = (id: string, assignIndex: number) => db.db.update(nodes).set({ assignIndex }).where(eq(nodes.id, id));
+
+/** Resolves true when `p` settles within `ms` (a deadline for a wake that must come), false after. */
+const within = (p: Promise<unknown>, ms: number) =>
+  Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+beforeAll(async () => {
+  db = await migratedDb();
+  for (const [id, index] of [
+    ["a", 3],
+    ["b", 5],
+    ["c", 0],
+  ] as const)
+    await addNode(id, index);
+});
+afterAll(() => db.close());
+
+describe("createPollHub's watcher", () => {
+  it("wakes a wait when its node's index moves, written elsewhere (no notify)", async () => {
+    const stop = new AbortController();
+    const hub = createPollHub(db.store, TICK_MS, () => {}, stop.signal);
+    const woke = hub.wait("a", 3, 3_600_000);
+    await moveTo("a", 6);
+    expect(await within(woke, 10_000)).toBe(true);
+    stop.abort();
+  });
+
+  it("wakes a wait whose node moved after the poll read it but before it waited, though the watcher is past it", async () => {
+    const stop = new AbortController();
+    const hub = createPollHub(db.store, TICK_MS, () => {}, stop.signal);
+    // a wait on c keeps the watcher looking; it sees b move to 7 (nobody waits on b yet) and goes past it
+    const other = hub.wait("c", 0, 3_600_000);
+    await moveTo("b", 7);
+    await moveTo("c", 8);
+    expect(await within(other, 10_000)).toBe(true);
+    // b's poll read index 5 before the move, and only now waits with it: the move is found at the next look
+    const late = hub.wait("b", 5, 3_600_000);
+    expect(await within(late, 10_000)).toBe(true);
+    stop.abort();
+  });
+
+  it("does not wake a wait whose index is current", async () => {
+    const stop = new AbortController();
+    const hub = createPollHub(db.store, TICK_MS, () => {}, stop.signal);
+    const [row] = await db.db.select({ i: nodes.assignIndex }).from(nodes).where(eq(nodes.id, "a"));
+    const current = hub.wait("a", row!.i, 3_600_000);
+    // a move of another node, read by the watcher, leaves it waiting
+    await db.db
+      .update(nodes)
+      .set({ assignIndex: sql`${nodes.assignIndex} + 10` })
+      .where(eq(nodes.id, "c"));
+    const c = await db.db.select({ i: nodes.assignIndex }).from(nodes).where(eq(nodes.id, "c"));
+    expect(c[0]!.i).toBeGreaterThan(row!.i);
+    expect(await within(current, 20 * TICK_MS)).toBe(false);
+    stop.abort();
+    await current;
+  });
+});

