@@ -265,14 +265,34 @@ for (let i = 0; i < 5; i++)
   work.push(
     await placing("/api/v1/deployments/mid-hgx", { model: "mid", replicas: 1600 + (i % 2 ? 10 : -10), pool: "prod" }),
   );
+// a write that leaves replicas pending: 100 more two-tray NVLink replicas where room is left for 50
+const pendingStart = performance.now();
+await app.request("/api/v1/deployments/big-more", {
+  method: "PUT",
+  headers: h,
+  body: JSON.stringify({ spec: { model: "big", replicas: 100, pool: "prod" } }),
+});
+let pendingReason = "";
+while (!pendingReason) {
+  await background.drain();
+  const d = (await (await app.request("/api/v1/deployments/big-more", { headers: h })).json()) as {
+    status: { pending?: { count: number; reason: string }[] };
+  };
+  pendingReason = d.status.pending?.map((x) => `${x.count} × ${x.reason}`).join("; ") ?? "";
+}
+const pendingMs = performance.now() - pendingStart;
 console.log(
-  `placing 2,000 replicas from nothing (two deployment writes, each placed in one transaction): ${fromNothing.toFixed(0)} ms`,
+  `placing 2,000 replicas from nothing (two deployment writes, each placed in one transaction): ${fromNothing.toFixed(0)} ms → ${Math.round(2000 / (fromNothing / 1000))} placements/s`,
 );
 console.log(
   `no-op poll (nothing changed): p50 ${pct(50).toFixed(2)} ms, p99 ${pct(99).toFixed(2)} ms over ${noop.length}`,
 );
 console.log(
   `a deployment scaled by 10, until placed (placement with work): max ${Math.max(...work).toFixed(0)} ms over ${work.length}`,
+);
+console.log(`a write that leaves replicas pending, until its reason is stored: ${pendingMs.toFixed(0)} ms (${pendingReason})`);
+console.log(
+  `placement: plan_per_s=${Math.round(placed / (median(runs) / 1000))} e2e_per_s=${Math.round(2000 / (fromNothing / 1000))} scale10_max_ms=${Math.max(...work).toFixed(0)} noop_p99_ms=${pct(99).toFixed(2)}`,
 );
 client.close();
 tmp.cleanup();

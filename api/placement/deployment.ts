@@ -90,13 +90,17 @@ export function planDeployment(
   return out;
 }
 
+const outOfScopes = new WeakMap<Scope, string | undefined>();
+
 /** One replica of one profile: refused as declared, out of scope, or placed on one node or a gang. */
 function tryProfile(ctx: PlaceContext, scopes: Map<string, Scope>): Attempt {
   const refused = profileReason(ctx.profile);
   if (refused) return { reason: refused };
   const scope = scopes.get(ctx.profile.name) ?? scopeOf(ctx.nodes, ctx.deployment, ctx.profile);
   scopes.set(ctx.profile.name, scope);
-  const outOfScope = scopeReason(scope, ctx.deployment, ctx.profile);
+  // the scope is the same for each replica of the deployment, and so is this (a look at every node in scope)
+  if (!outOfScopes.has(scope)) outOfScopes.set(scope, scopeReason(scope, ctx.deployment, ctx.profile));
+  const outOfScope = outOfScopes.get(scope);
   if (outOfScope) return { reason: outOfScope };
   const place = (s: Scope) => (ctx.profile.nodes === 1 ? placeSingle(ctx, s) : placeMulti(ctx, s));
   // a replica that just failed on a node goes elsewhere when it can: the fault may be the node's (a bad GPU, a full

@@ -15,7 +15,10 @@ export function chooseDomain(all: readonly NodeFit[], n: number, k: number): Dom
   const byDomain = new Map<string, NodeFit[]>();
   for (const f of all) {
     const { domain, eligible } = f.node.nvlink;
-    if (domain && eligible) byDomain.set(domain, [...(byDomain.get(domain) ?? []), f]);
+    if (!domain || !eligible) continue;
+    const members = byDomain.get(domain);
+    if (members) members.push(f);
+    else byDomain.set(domain, [f]);
   }
   const options: { choice: DomainChoice; score: number[] }[] = [];
   for (const [domain, members] of [...byDomain.entries()].sort(byText(([domain]) => domain))) {
