@@ -19,7 +19,6 @@ import { inventoryEvents } from "../nodes/events.js";
 import { applyHeartbeat } from "../nodes/inventory-merge.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
-import { nodeFacts } from "../placement/input.js";
 
 const NodeParam = z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) });
 
@@ -89,8 +88,16 @@ async function withOrphanSpecs(tx: Tx, nodeId: string, running: RunningShard[]) 
   return running.map(({ spec, ...r }) => (spec && !known.has(r.shardId) ? { ...r, spec } : r));
 }
 
-/** What placement derives from an inventory (problems, fabric, IMEX, active NICs …), to tell whether a heartbeat moved it. */
-const placementFacts = (inv: Inventory) => JSON.stringify(nodeFacts(inv));
+/**
+ * The fields a heartbeat changes that placement derives facts from (api/placement/input.ts nodeFacts): each card's
+ * health and fabric, each MIG instance's problems, the NICs' port states and IMEX — not memory in use or utilization.
+ */
+const placementFacts = (inv: Inventory) =>
+  JSON.stringify([
+    inv.gpus.map((g) => [g.health, g.fabric, g.mig?.instances.map((m) => m.problems ?? [])]),
+    inv.hcas.map((h) => h.ports.map((p) => p.state)),
+    inv.imex,
+  ]);
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(register, async (c) => {
