@@ -1,21 +1,55 @@
-// Which ready replica gets a request: least outstanding requests between two random choices, optional session
-// affinity, and brief quarantine of endpoints that refused a connection. Per API instance; the counters are
-// released on every path a request can end by (the `done` function is idempotent).
+// Which ready replica gets a request: session affinity, then prefix affinity with bounded load, else least outstanding
+// requests between two random choices; and brief quarantine of endpoints that refused a connection. Per API instance;
+// the counters are released on every path a request can end by (the `done` function is idempotent).
 
 import { fnv1a32 } from "../../shared/hash.js";
+import { weight } from "./prefix.js";
 import type { Balancer, Endpoint } from "./types.js";
 
 /** A stable 32-bit hash of a session id: every instance maps a session to the same replica. */
 export const hash32 = fnv1a32;
 
 /**
+ * The replica of highest rendezvous weight for the prefix key whose outstanding requests, with this one, stay within
+ * `loadFactor` × the mean (consistent hashing with bounded loads): every instance ranks the replicas alike, and a
+ * replica joining or leaving moves only the keys it wins or held. Undefined when every replica is over the bound.
+ */
+export function byPrefix(
+  pool: readonly Endpoint[],
+  inflight: (url: string) => number,
+  prefix: { key: number; loadFactor: number },
+): Endpoint | undefined {
+  let total = 1;
+  for (const e of pool) total += inflight(e.url);
+  const bound = Math.ceil((prefix.loadFactor * total) / pool.length);
+  let best: Endpoint | undefined;
+  let bestWeight = -1;
+  for (const e of pool) {
+    if (inflight(e.url) + 1 > bound) continue;
+    const w = weight(prefix.key, hash32(e.replicaId));
+    if (w > bestWeight || (w === bestWeight && best && e.replicaId < best.replicaId)) {
+      best = e;
+      bestWeight = w;
+    }
+  }
+  return best;
+}
+
+/**
  * Picks among `endpoints` (quarantined ones only when nothing else is left): the session's replica when it is not
- * overloaded (`slack` requests above the least loaded), else the less loaded of two random choices. Pure.
+ * overloaded (`slack` requests above the least loaded); else, with a prefix key, the key's replica within its load
+ * bound; else the less loaded of two random choices. Pure.
  */
 export function choose(
   endpoints: readonly Endpoint[],
   inflight: (url: string) => number,
-  o: { quarantined: (url: string) => boolean; random: () => number; session?: string; slack?: number },
+  o: {
+    quarantined: (url: string) => boolean;
+    random: () => number;
+    session?: string;
+    slack?: number;
+    prefix?: { key: number; loadFactor: number };
+  },
 ): Endpoint | undefined {
   const healthy = endpoints.filter((e) => !o.quarantined(e.url));
   const pool = healthy.length ? healthy : [...endpoints];
@@ -24,6 +58,10 @@ export function choose(
     const mine = pool[hash32(o.session) % pool.length]!;
     const least = Math.min(...pool.map((e) => inflight(e.url)));
     if (inflight(mine.url) <= least + (o.slack ?? 4)) return mine;
+  }
+  if (o.prefix) {
+    const mine = byPrefix(pool, inflight, o.prefix);
+    if (mine) return mine;
   }
   if (pool.length === 1) return pool[0];
   const i = Math.floor(o.random() * pool.length);
@@ -46,12 +84,13 @@ export function createBalancer(o: { now: () => number; random?: () => number; qu
   };
   return {
     /** Picks an endpoint not in `exclude` (endpoints already tried by this request). */
-    pick(endpoints: readonly Endpoint[], exclude: ReadonlySet<string>, session?: string) {
-      return choose(
-        endpoints.filter((e) => !exclude.has(e.url)),
-        inflight,
-        { quarantined, random: o.random ?? Math.random, ...(session !== undefined ? { session } : {}) },
-      );
+    pick(endpoints, exclude, session, prefix) {
+      return choose(exclude.size ? endpoints.filter((e) => !exclude.has(e.url)) : endpoints, inflight, {
+        quarantined,
+        random: o.random ?? Math.random,
+        ...(session !== undefined ? { session } : {}),
+        ...(prefix ? { prefix } : {}),
+      });
     },
     /** Counts a request to `url` as outstanding; the returned function ends it (once, whatever calls it). */
     begin(url: string): () => void {

@@ -3,6 +3,7 @@
 // on another one while nothing reached the engine. No Node imports: both entries bundle it.
 import { type OpenAiErrorType, openAiError } from "./errors.js";
 import { type Cancel, failureKind, requestWritten, retriable, type UpstreamResponse } from "./failures.js";
+import { prefixKey, routingOf } from "./prefix.js";
 import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, RouterDeps } from "./types.js";
 
 export const POSTS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]);
@@ -85,7 +86,14 @@ export async function authenticate(
 }
 
 /** What goes to a replica: the model, its ready endpoints and the body to send. */
-export type Routed = { model: string; endpoints: Endpoint[]; body: string; injected: boolean };
+export type Routed = {
+  model: string;
+  endpoints: Endpoint[];
+  body: string;
+  injected: boolean;
+  /** The prompt's prefix key, when the model routes by prefix. */
+  prefix?: { key: number; loadFactor: number };
+};
 
 /** Reads a POST body: its model, whether the key may use it and has budget left, and where it can go. */
 export async function route(
@@ -138,11 +146,16 @@ export async function route(
   // the router counts usage: a stream is asked for its usage event (and the tap drops it when the client did not ask)
   const options = (body.stream_options ?? {}) as Record<string, unknown>;
   const injected = body.stream === true && STREAMS_USAGE.has(path) && options.include_usage !== true;
+  const routing = table.routing?.get(model) ?? routingOf({});
+  const prefix = routing.policy === "prefix" ? prefixKey(path, body, routing) : undefined;
   return {
     model,
     endpoints,
     body: injected ? JSON.stringify({ ...body, stream_options: { ...options, include_usage: true } }) : text,
     injected,
+    ...(prefix !== undefined && routing.policy === "prefix"
+      ? { prefix: { key: prefix, loadFactor: routing.loadFactor } }
+      : {}),
   };
 }
 
@@ -163,7 +176,7 @@ export async function dispatch(
   const tried = new Set<string>();
   let last = "no replica could be reached";
   for (let attempt = 0; attempt < r.maxAttempts; attempt++) {
-    const ep = r.balancer.pick(routed.endpoints, tried, session);
+    const ep = r.balancer.pick(routed.endpoints, tried, session, routed.prefix);
     if (!ep) break;
     if (attempt > 0) r.metrics.retries.inc();
     const done = r.balancer.begin(ep.url);

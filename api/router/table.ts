@@ -3,12 +3,14 @@
 // when the database cannot be read the last table stays in use (engines keep serving while the database is down).
 import { and, eq } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
+import type { ModelSpec } from "../../shared/schemas/model.js";
 import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { deployments, models, shardStatus, shards } from "../db/schema.js";
 import type { Log } from "../log.js";
 import { failingReason } from "../placement/failing.js";
-import type { Endpoint, EndpointTable, TableCache } from "./types.js";
+import { routingOf } from "./prefix.js";
+import type { Endpoint, EndpointTable, Routing, TableCache } from "./types.js";
 
 type ShardRow = { replicaId: string; rank: number; spec: string; state: string | null };
 
@@ -50,7 +52,8 @@ export async function readTable(q: Q, now: number): Promise<EndpointTable> {
     .from(shards)
     .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)));
   const ms = await q.select({ name: models.name, spec: models.spec }).from(models);
-  const served = new Map(ms.map((m) => [m.name, (JSON.parse(m.spec) as { servedName?: string }).servedName ?? m.name]));
+  const specs = ms.map((m) => ({ name: m.name, spec: JSON.parse(m.spec) as ModelSpec }));
+  const served = new Map(specs.map((m) => [m.name, m.spec.servedName ?? m.name]));
   const ds = await q
     .select({ model: deployments.model, pending: deployments.pending, failing: deployments.failing })
     .from(deployments);
@@ -61,7 +64,12 @@ export async function readTable(q: Q, now: number): Promise<EndpointTable> {
       : // a crash-looping deployment says how its engine fails, which its placed replicas' pending list does not
         (d.failing ? failingReason(d.failing) : undefined) || d.pending?.map((p) => p.reason).join("; ") || undefined,
   }));
-  return buildTable(rows, declared, now);
+  const routing = new Map<string, Routing>();
+  for (const m of specs) {
+    const name = m.spec.servedName ?? m.name;
+    if (!routing.has(name)) routing.set(name, routingOf(m.spec));
+  }
+  return { ...buildTable(rows, declared, now), routing };
 }
 
 /** A table cache that re-reads at most every `ttlMs` and in the background every `refreshMs`. */

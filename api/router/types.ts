@@ -54,9 +54,16 @@ export type UsageRecorder = {
   flush(): Promise<void>;
 };
 
+/** How the router picks among a model's replicas (the model spec's `routing` and `prefixRouting`, defaults filled). */
+export type Routing =
+  | { policy: "p2c" }
+  | { policy: "prefix"; blockChars: number; keyBlocks: number; loadFactor: number };
+
 export type EndpointTable = {
   /** Ready endpoints by served model name. */
   ready: Map<string, Endpoint[]>;
+  /** Each served model's routing, where its spec says one (the default, prefix, elsewhere). */
+  routing?: Map<string, Routing>;
   /** Every served model name that has a deployment, with why it has no ready replica when it has none. */
   declared: Map<string, string>;
   readAt: number;
@@ -73,7 +80,12 @@ export type TableCache = {
 /** Chooses a replica for each request and counts what is outstanding on each (per API instance). */
 export type Balancer = {
   /** Picks an endpoint not in `exclude` (endpoints already tried by this request). */
-  pick(endpoints: readonly Endpoint[], exclude: ReadonlySet<string>, session?: string): Endpoint | undefined;
+  pick(
+    endpoints: readonly Endpoint[],
+    exclude: ReadonlySet<string>,
+    session?: string,
+    prefix?: { key: number; loadFactor: number },
+  ): Endpoint | undefined;
   /** Counts a request to `url` as outstanding; the returned function ends it (once, whatever calls it). */
   begin(url: string): () => void;
   /** Keeps new requests away from `url` for a short while (it refused or reset a connection). */

@@ -61,6 +61,30 @@ export function profileShape(p: Pick<Profile, "tp" | "pp" | "gpusPerNode" | "nod
 
 /** True for a MIG instance class (`<card class>-mig-<profile>`). */
 
+export const RoutingPolicy = z.enum(["prefix", "p2c"]).openapi("RoutingPolicy");
+export type RoutingPolicy = z.infer<typeof RoutingPolicy>;
+
+export const PrefixRouting = z
+  .strictObject({
+    blockChars: z.number().int().min(8).max(4096).optional().openapi({
+      description: "characters in a block of the prompt (64 when absent: ~16 tokens, the engines' KV block)",
+    }),
+    keyBlocks: z.number().int().min(1).max(1024).optional().openapi({
+      description: "leading blocks that make a request's key (32 when absent: 2,048 characters, ~512 tokens)",
+    }),
+    loadFactor: z
+      .number()
+      .min(1)
+      .max(100)
+      .optional()
+      .openapi({
+        description:
+          "a replica is skipped while its outstanding requests would exceed this × the mean (1.25 when absent), " +
+          "for the next one in the key's order",
+      }),
+  })
+  .openapi("PrefixRouting", { description: "the knobs of `routing: prefix`" });
+
 export const ModelSpec = z
   .strictObject({
     servedName: z.string().min(1).max(256).optional().openapi({
@@ -69,6 +93,13 @@ export const ModelSpec = z
     }),
     weightsPath: z.string().min(1).max(1024).openapi({ example: "/models/llama-3.1-70b-instruct" }),
     profiles: z.array(Profile).min(1).max(32),
+    routing: RoutingPolicy.optional().openapi({
+      description:
+        "how the router picks a ready replica: `prefix` (the default) sends requests that share their prompt's leading " +
+        "blocks to the same replica, whose prefix cache holds them, with bounded load; `p2c` the less loaded of two " +
+        "random replicas (docs/router.md)",
+    }),
+    prefixRouting: PrefixRouting.optional(),
   })
   .superRefine((spec, ctx) => {
     const seen = new Set<string>();

@@ -1,0 +1,123 @@
+// Prefix affinity without shared state: the leading part of a request's prompt, rendered the same way on every router
+// instance, cut into fixed-size blocks with a chain hash, picks a replica by rendezvous hashing — so requests that
+// share their leading blocks (a system prompt, a tool schema, a conversation's history) reach the replica whose
+// prefix cache already holds them, whichever instance they arrive at. Pure.
+
+import type { ModelSpec } from "../../shared/schemas/model.js";
+import type { Routing } from "./types.js";
+
+/** How one model's requests are keyed: block size in characters and how many leading blocks make the key. */
+export type PrefixSettings = { blockChars: number; keyBlocks: number };
+
+/**
+ * 64 characters: about 16 tokens of English text (~4 characters a token), vLLM's and SGLang's KV block of 16 tokens.
+ * The router has no tokenizer, and a character count is the same on every instance.
+ */
+export const DEFAULT_BLOCK_CHARS = 64;
+/** 32 blocks (2,048 characters, ~512 tokens): a typical system prompt or tool schema, or a conversation's opening. */
+export const DEFAULT_KEY_BLOCKS = 32;
+
+/** A replica may take this × the mean of outstanding requests before the next one in the key's order gets it. */
+export const DEFAULT_LOAD_FACTOR = 1.25;
+
+const MAX_PARTS = 256;
+
+/** Text of a content value: a string, or the text parts of an array (other parts by their type), as far as `room`. */
+function textOf(content: unknown, room: number, out: string[]): number {
+  if (typeof content === "string") {
+    out.push(content.length > room ? content.slice(0, room) : content);
+    return Math.min(content.length, room);
+  }
+  if (!Array.isArray(content)) return 0;
+  let used = 0;
+  for (const part of content.slice(0, MAX_PARTS)) {
+    if (used >= room) break;
+    if (typeof part === "string") used += textOf(part, room - used, out);
+    else if (part && typeof part === "object") {
+      const p = part as Record<string, unknown>;
+      const text = typeof p.text === "string" ? p.text : `[${String(p.type ?? "part")}]`;
+      used += textOf(text, room - used, out);
+    }
+  }
+  return used;
+}
+
+/**
+ * The first `limit` characters of the prompt as an engine would see it in order: tools, then each message (role and
+ * content) for chat; the prompt for completions; instructions, then input, for responses. Only what is needed is
+ * rendered (a 100,000-token prompt costs no more than a short one).
+ */
+export function promptHead(path: string, body: Record<string, unknown>, limit: number): string {
+  const out: string[] = [];
+  let used = 0;
+  const add = (content: unknown) => {
+    if (used < limit) used += textOf(content, limit - used, out);
+  };
+  const sep = () => add("\n");
+  if (path.endsWith("/chat/completions")) {
+    if (Array.isArray(body.tools) && body.tools.length) add(JSON.stringify(body.tools).slice(0, limit));
+    for (const m of Array.isArray(body.messages) ? body.messages.slice(0, MAX_PARTS) : []) {
+      if (used >= limit) break;
+      const msg = (m ?? {}) as Record<string, unknown>;
+      add(`${String(msg.role ?? "")}:`);
+      add(msg.content);
+      sep();
+    }
+  } else if (path.endsWith("/completions")) {
+    add(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
+  } else if (path.endsWith("/responses")) {
+    add(body.instructions);
+    sep();
+    const input = body.input;
+    if (typeof input === "string") add(input);
+    else if (Array.isArray(input))
+      for (const item of input.slice(0, MAX_PARTS)) {
+        const it = (item ?? {}) as Record<string, unknown>;
+        add(`${String(it.role ?? it.type ?? "")}:`);
+        add(it.content);
+        sep();
+      }
+  }
+  const text = out.join("");
+  return text.length > limit ? text.slice(0, limit) : text;
+}
+
+/** FNV-1a over `text`, continuing from `h`: a block's chain hash is its text hashed on from the previous block's. */
+function chain(h: number, text: string): number {
+  let x = h;
+  for (let i = 0; i < text.length; i++) x = Math.imul(x ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return x;
+}
+
+/**
+ * The routing key of a request: the chain hash of its leading `keyBlocks` full blocks (a prompt shorter than that:
+ * of its full blocks, or of its whole text when it has none). Undefined when there is no prompt to key on.
+ */
+export function prefixKey(path: string, body: Record<string, unknown>, s: PrefixSettings): number | undefined {
+  const head = promptHead(path, body, s.blockChars * s.keyBlocks);
+  if (!head) return undefined;
+  const full = Math.floor(head.length / s.blockChars) * s.blockChars;
+  let h = 0x811c9dc5;
+  if (!full) return chain(h, head);
+  for (let at = 0; at < full; at += s.blockChars) h = chain(h, head.slice(at, at + s.blockChars));
+  return h;
+}
+
+/** A 32-bit mix of the key and a replica's id (murmur3's finalizer): the replica's rendezvous weight for the key. */
+export function weight(key: number, replicaHash: number): number {
+  let h = (key ^ Math.imul(replicaHash, 0x9e3779b1)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** A model's routing with its defaults. */
+export function routingOf(spec: Pick<ModelSpec, "routing" | "prefixRouting">): Routing {
+  if (spec.routing === "p2c") return { policy: "p2c" };
+  return {
+    policy: "prefix",
+    blockChars: spec.prefixRouting?.blockChars ?? DEFAULT_BLOCK_CHARS,
+    keyBlocks: spec.prefixRouting?.keyBlocks ?? DEFAULT_KEY_BLOCKS,
+    loadFactor: spec.prefixRouting?.loadFactor ?? DEFAULT_LOAD_FACTOR,
+  };
+}

@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { byPrefix, choose } from "../../api/router/balancer.js";
+import { prefixKey, promptHead, routingOf } from "../../api/router/prefix.js";
+import type { Endpoint } from "../../api/router/types.js";
+
+const S = { blockChars: 64, keyBlocks: 4 };
+const ep = (id: string): Endpoint => ({ replicaId: id, deployment: "d", model: "m", url: `http://${id}:1` });
+const replicas = ["r1", "r2", "r3", "r4"].map(ep);
+const idle = () => 0;
+const chat = (...contents: string[]) => ({
+  model: "m",
+  messages: contents.map((content, i) => ({ role: i ? "user" : "system", content })),
+});
+const SYSTEM = "You are a careful assistant for the ACME tenant. ".repeat(8);
+
+describe("promptHead", () => {
+  it("renders tools, then each message's role and content, as far as the limit", () => {
+    const body = {
+      tools: [{ type: "function", function: { name: "f" } }],
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "user", content: [{ type: "text", text: "hi" }, { type: "image_url" }] },
+      ],
+    };
+    expect(promptHead("/v1/chat/completions", body, 1000)).toBe(
+      `${JSON.stringify(body.tools)}system:be brief\nuser:hi[image_url]\n`,
+    );
+    expect(promptHead("/v1/chat/completions", body, 10)).toBe(JSON.stringify(body.tools).slice(0, 10));
+  });
+
+  it("takes a completion's prompt and a response's instructions and input", () => {
+    expect(promptHead("/v1/completions", { prompt: "once upon" }, 100)).toBe("once upon");
+    expect(promptHead("/v1/completions", { prompt: ["first", "second"] }, 100)).toBe("first");
+    expect(promptHead("/v1/responses", { instructions: "be kind", input: "hello" }, 100)).toBe("be kind\nhello");
+    expect(promptHead("/v1/responses", { input: [{ role: "user", content: "q" }] }, 100)).toBe("\nuser:q\n");
+  });
+
+  it("reads no further than the limit into a long prompt", () => {
+    const long = "word ".repeat(100_000);
+    expect(promptHead("/v1/chat/completions", chat(long), 256)).toHaveLength(256);
+  });
+});
+
+describe("prefixKey", () => {
+  it("is the same for prompts that share their leading key blocks, whatever follows", () => {
+    const a = prefixKey("/v1/chat/completions", chat(SYSTEM, "What is 2 + 2?"), S);
+    const b = prefixKey("/v1/chat/completions", chat(SYSTEM, "Write a poem about the sea."), S);
+    expect(SYSTEM.length).toBeGreaterThan(S.blockChars * S.keyBlocks);
+    expect(a).toBe(b);
+  });
+
+  it("differs when a leading block differs", () => {
+    const a = prefixKey("/v1/chat/completions", chat(SYSTEM), S);
+    const b = prefixKey("/v1/chat/completions", chat(SYSTEM.replace("ACME", "Initech")), S);
+    expect(a).not.toBe(b);
+  });
+
+  it("keys a short prompt on its full blocks, or its whole text, and has no key without a prompt", () => {
+    const short = prefixKey("/v1/completions", { prompt: "x".repeat(100) }, S);
+    expect(short).toBe(prefixKey("/v1/completions", { prompt: `${"x".repeat(100)}yz` }, S));
+    expect(prefixKey("/v1/completions", { prompt: "hi" }, S)).not.toBe(
+      prefixKey("/v1/completions", { prompt: "ho" }, S),
+    );
+    expect(prefixKey("/v1/embeddings", { input: "x" }, S)).toBeUndefined();
+    expect(prefixKey("/v1/chat/completions", { messages: [] }, S)).toBeUndefined();
+  });
+});
+
+describe("byPrefix", () => {
+  const keys = Array.from({ length: 4000 }, (_, i) => prefixKey("/v1/completions", { prompt: `tenant ${i}` }, S)!);
+
+  it("gives a key the same replica whatever the order of the replicas (every instance agrees)", () => {
+    for (const key of keys.slice(0, 200)) {
+      const a = byPrefix(replicas, idle, { key, loadFactor: 1.25 });
+      const b = byPrefix([...replicas].reverse(), idle, { key, loadFactor: 1.25 });
+      expect(a?.replicaId).toBe(b?.replicaId);
+    }
+  });
+
+  it("spreads keys evenly, and a replica leaving moves only the keys it held", () => {
+    const owner = (pool: Endpoint[], key: number) => byPrefix(pool, idle, { key, loadFactor: 1.25 })!.replicaId;
+    const counts = new Map<string, number>();
+    for (const key of keys) counts.set(owner(replicas, key), (counts.get(owner(replicas, key)) ?? 0) + 1);
+    for (const r of replicas) expect(counts.get(r.replicaId)).toBeGreaterThan(800);
+    const fewer = replicas.filter((r) => r.replicaId !== "r3");
+    for (const key of keys) if (owner(replicas, key) !== "r3") expect(owner(fewer, key)).toBe(owner(replicas, key));
+  });
+
+  it("skips a replica whose outstanding requests would pass the bound, for the next in the key's order", () => {
+    const key = keys[0]!;
+    const first = byPrefix(replicas, idle, { key, loadFactor: 1.25 })!;
+    const busy = (url: string) => (url === first.url ? 3 : 0);
+    // 3 outstanding, 4 replicas: the bound is ceil(1.25 × 4 / 4) = 2, which the key's replica would pass
+    const next = byPrefix(replicas, busy, { key, loadFactor: 1.25 })!;
+    expect(next.replicaId).not.toBe(first.replicaId);
+    // at loadFactor 4 the bound is ceil(4 × 4 / 4) = 4: the key's replica keeps it
+    expect(byPrefix(replicas, busy, { key, loadFactor: 4 })!.replicaId).toBe(first.replicaId);
+  });
+});
+
+describe("choose", () => {
+  const o = { quarantined: () => false, random: () => 0.5 };
+  it("keeps a session's replica over the prefix's", () => {
+    const prefix = { key: 12345, loadFactor: 1.25 };
+    const byKey = choose(replicas, idle, { ...o, prefix })!;
+    const sessions = Array.from({ length: 50 }, (_, i) => `s${i}`);
+    const other = sessions.find((s) => choose(replicas, idle, { ...o, session: s })!.url !== byKey.url)!;
+    expect(choose(replicas, idle, { ...o, session: other, prefix })!.url).not.toBe(byKey.url);
+  });
+});
+
+describe("routingOf", () => {
+  it("defaults to prefix with the documented knobs, and keeps p2c when asked", () => {
+    expect(routingOf({})).toEqual({ policy: "prefix", blockChars: 64, keyBlocks: 32, loadFactor: 1.25 });
+    expect(routingOf({ routing: "prefix", prefixRouting: { keyBlocks: 8 } })).toMatchObject({ keyBlocks: 8 });
+    expect(routingOf({ routing: "p2c" })).toEqual({ policy: "p2c" });
+  });
+});
