@@ -93,13 +93,28 @@ program
     "whose metric names GET /metrics uses: vllm, sglang, llamacpp, trtllm (JSON iteration stats), or none (404)",
     "vllm",
   )
+  .option(
+    "--prefix-cache",
+    "keep a prefix (KV) cache of 200000 tokens (a conservative figure for an H100-class replica)",
+  )
+  .option("--prefix-cache-tokens <n>", "keep a prefix (KV) cache of this many tokens (0: none, the default)")
+  .option("--block-tokens <n>", "tokens a KV block of the prefix cache holds, as vLLM's --block-size", "16")
+  .option(
+    "--prefill-tokens-per-s <n>",
+    "prefill pace: the first token waits for the uncached prompt tokens ÷ this (default 10000 with a prefix cache, else 0: no wait)",
+  )
+  .option("--ttft-base-ms <ms>", "fixed wait before prefill, added to every time to first token (default 0)")
   .addHelpText(
     "after",
     `
 Endpoints: GET /health, /v1/models, /metrics (vLLM names unless --metrics says), /debug/env (the CUDA_*, NCCL_*, GLOO_*, GGML_*, LLMGW_* variables it
 was given); POST /v1/chat/completions, /v1/completions (JSON or SSE with "stream": true), /v1/embeddings, /v1/responses.
 Replies are deterministic: "token0 token1 …", 16 tokens unless max_tokens says otherwise. SIGTERM finishes in-flight
-requests (for at most ~2 s; at once with --abort-on-stop) and exits 0.`,
+requests (for at most ~2 s; at once with --abort-on-stop) and exits 0.
+Prompt tokens are whitespace-separated words. With a prefix cache, each prompt's full blocks are chain-hashed into an
+LRU, as vLLM's automatic prefix caching does: usage.prompt_tokens_details.cached_tokens (when any hit) and /metrics'
+vllm:prefix_cache_queries_total and vllm:prefix_cache_hits_total count the hits; the x-mock-prefill-ms header says how
+long the first token waited (--ttft-base-ms plus the uncached prompt tokens at --prefill-tokens-per-s).`,
   )
   .action(async (flags: import("./mock-engine.js").MockEngineFlags) => {
     const { runMockEngine } = await import("./mock-engine.js");
@@ -114,7 +129,7 @@ program
   .argument("<engine>", "whose command line follows: vllm, sglang, llamacpp or trtllm")
   .argument(
     "[args...]",
-    "the engine's own arguments, as llmgw's adapter writes them (env LLMGW_MOCK_TOKENS_PER_S, LLMGW_MOCK_LOAD_MS, LLMGW_MOCK_ABORT_ON_STOP=1)",
+    "the engine's own arguments, as llmgw's adapter writes them (env LLMGW_MOCK_TOKENS_PER_S, LLMGW_MOCK_LOAD_MS, LLMGW_MOCK_ABORT_ON_STOP=1, LLMGW_MOCK_PREFIX_CACHE_TOKENS, LLMGW_MOCK_PREFILL_TOKENS_PER_S, LLMGW_MOCK_TTFT_BASE_MS; vLLM's --block-size)",
   )
   .allowUnknownOption()
   .helpOption(false)

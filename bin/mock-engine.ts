@@ -3,6 +3,7 @@
 import { basename } from "node:path";
 import { startMockEngine } from "../agent/sim/mock-engine.js";
 import { METRICS_STYLES, type MetricsStyle } from "../agent/sim/mock-openai.js";
+import { DEFAULT_CAPACITY_TOKENS } from "../agent/sim/prefix-cache.js";
 import { createNodeLogger } from "../shared/log-node.js";
 
 export type MockEngineFlags = {
@@ -14,6 +15,11 @@ export type MockEngineFlags = {
   failAfter?: string;
   metrics?: string;
   abortOnStop?: boolean;
+  prefixCache?: boolean;
+  prefixCacheTokens?: string;
+  blockTokens?: string;
+  prefillTokensPerS?: string;
+  ttftBaseMs?: string;
 };
 
 /** The engines whose command lines `llmgw mock-engine-cli` understands. */
@@ -51,6 +57,10 @@ export function cliFlags(engine: (typeof MOCKED_CLIS)[number], args: string[]): 
     loadMs: process.env.LLMGW_MOCK_LOAD_MS ?? "0",
     tokensPerS: process.env.LLMGW_MOCK_TOKENS_PER_S ?? "200",
     abortOnStop: process.env.LLMGW_MOCK_ABORT_ON_STOP === "1",
+    prefixCacheTokens: process.env.LLMGW_MOCK_PREFIX_CACHE_TOKENS,
+    blockTokens: engine === "vllm" ? value("--block-size") : undefined,
+    prefillTokensPerS: process.env.LLMGW_MOCK_PREFILL_TOKENS_PER_S,
+    ttftBaseMs: process.env.LLMGW_MOCK_TTFT_BASE_MS,
     metrics,
   };
 }
@@ -64,6 +74,9 @@ const num = (name: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER
   }
   return n;
 };
+
+const opt = (name: string, v: string | undefined) =>
+  v === undefined ? undefined : num(name, v, 0, Number.MAX_SAFE_INTEGER, false);
 
 const metricsStyle = (v: string): MetricsStyle => {
   if (!(METRICS_STYLES as readonly string[]).includes(v))
@@ -84,6 +97,15 @@ export async function runMockEngine(flags: MockEngineFlags): Promise<number> {
       failAfter: flags.failAfter === undefined ? undefined : num("--fail-after", flags.failAfter, 1),
       metrics: metricsStyle(flags.metrics ?? "vllm"),
       abortOnStop: flags.abortOnStop === true,
+      prefixCacheTokens:
+        flags.prefixCacheTokens !== undefined
+          ? num("--prefix-cache-tokens", flags.prefixCacheTokens, 0)
+          : flags.prefixCache
+            ? DEFAULT_CAPACITY_TOKENS
+            : 0,
+      blockTokens: num("--block-tokens", flags.blockTokens ?? "16", 1),
+      prefillTokensPerS: opt("--prefill-tokens-per-s", flags.prefillTokensPerS),
+      ttftBaseMs: opt("--ttft-base-ms", flags.ttftBaseMs),
     };
   } catch (e) {
     process.stderr.write(`llmgw mock-engine: ${(e as Error).message}\n`);

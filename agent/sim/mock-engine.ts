@@ -7,13 +7,16 @@ import {
   embeddingsBody,
   errorBody,
   type Gen,
+  generatedWords,
   type Kind,
   kindOf,
   type MetricsStyle,
   metricsOf,
+  promptWords,
   streamEvents,
   wordCount,
 } from "./mock-openai.js";
+import { createPrefixCache } from "./prefix-cache.js";
 
 export type MockEngineOptions = {
   model: string;
@@ -23,6 +26,17 @@ export type MockEngineOptions = {
   loadMs?: number;
   /** Pace of generated tokens; 0 for no pacing. */
   tokensPerS?: number;
+  /** KV cache of this replica, in tokens, for prefix caching (prefix-cache.ts); 0 or unset: none. */
+  prefixCacheTokens?: number;
+  /** Tokens a KV block holds (default 16, as vLLM's). */
+  blockTokens?: number;
+  /**
+   * Prefill pace: the first token waits for each uncached prompt token ÷ this. Default 10,000 tokens/s (H100-class
+   * prefill of a mid-size model) with a prefix cache, else 0: no prefill wait.
+   */
+  prefillTokensPerS?: number;
+  /** The fixed part of the time to first token, before prefill (default 0). */
+  ttftBaseMs?: number;
   /** The N-th completion request calls `crash` (after the first chunk when streaming, before answering otherwise). */
   failAfter?: number;
   /** Called on the failing request (the CLI exits 1); the connection is dropped either way. */
@@ -40,6 +54,7 @@ export type MockEngine = { port: number; close(): Promise<void> };
 
 const DRAIN_MS = 2_000;
 const DEFAULT_TOKENS = 16;
+const DEFAULT_PREFILL_TOKENS_PER_S = 10_000;
 const ENV_PREFIXES = ["CUDA_", "NCCL_", "GLOO_", "GGML_", "LLMGW_"];
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
@@ -53,10 +68,19 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
   let requests = 0;
   let iteration = 0;
   let draining = false;
+  const cache = opts.prefixCacheTokens
+    ? createPrefixCache({ capacityTokens: opts.prefixCacheTokens, blockTokens: opts.blockTokens })
+    : undefined;
+  const prefillRate = opts.prefillTokensPerS ?? (cache ? DEFAULT_PREFILL_TOKENS_PER_S : 0);
+  const ttftBaseMs = opts.ttftBaseMs ?? 0;
+  // x-mock-prefill-ms says the computed wait, so that tests and benchmarks can check it without timing anything
+  const timesPrefill = cache !== undefined || prefillRate > 0 || ttftBaseMs > 0;
 
-  const send = (res: ServerResponse, status: number, body: unknown, type = "application/json") => {
+  const send = (res: ServerResponse, status: number, body: unknown, type = "application/json", headers = {}) => {
     if (draining) res.shouldKeepAlive = false;
-    res.writeHead(status, { "content-type": type }).end(typeof body === "string" ? body : JSON.stringify(body));
+    res
+      .writeHead(status, { "content-type": type, ...headers })
+      .end(typeof body === "string" ? body : JSON.stringify(body));
   };
   const fail = (res: ServerResponse, status: number, message: string, code: string) =>
     send(res, status, errorBody(message, status >= 500 ? "server_error" : "invalid_request_error", code));
@@ -94,8 +118,14 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
     };
     if (crashes && !stream) return crash();
     const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-    const prompt = wordCount(input);
     const n = (max as number | undefined) ?? DEFAULT_TOKENS;
+    // the KV of every generated token but the last is computed, so the next turn of a conversation hits it too
+    const looked = cache?.lookupAndInsert(promptWords(input), generatedWords(n - 1));
+    const prompt = looked ? looked.queriedTokens : wordCount(input);
+    const cached = looked?.cachedTokens;
+    const prefillMs = ttftBaseMs + (prefillRate ? ((prompt - (cached ?? 0)) * 1000) / prefillRate : 0);
+    const timing = timesPrefill ? { "x-mock-prefill-ms": String(Math.round(prefillMs * 1000) / 1000) } : {};
+    const prefill = () => (draining || !prefillMs ? undefined : sleep(prefillMs));
     const g: Gen = {
       kind,
       model: opts.model,
@@ -105,6 +135,7 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
       id: requests,
       created: Math.floor(now() / 1000),
       includeUsage,
+      cached,
     };
     const gap = () => (draining || !opts.tokensPerS ? 0 : 1000 / opts.tokensPerS);
     c.running++;
@@ -113,12 +144,14 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
     res.once("close", () => (closed = true));
     try {
       if (!stream) {
+        await prefill();
         if (gap()) await sleep(gap() * g.n);
         c.generation += g.n;
         c.success[g.finish]++;
-        return send(res, 200, completionBody(g));
+        return send(res, 200, completionBody(g), undefined, timing);
       }
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...timing });
+      await prefill();
       let first = true;
       for (const e of streamEvents(g)) {
         if (closed) return;
@@ -145,7 +178,7 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
       if (path === "/metrics") {
         const style = opts.metrics ?? "vllm";
         if (style === "none") return fail(res, 404, "metrics are not enabled", "not_found");
-        const m = metricsOf(style, opts.model, c, ++iteration);
+        const m = metricsOf(style, opts.model, { ...c, prefix: cache?.stats() }, ++iteration);
         return send(res, 200, m.body, m.type);
       }
       if (path === "/v1/models")

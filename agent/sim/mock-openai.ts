@@ -3,7 +3,14 @@ import { fnv1a32 } from "../../shared/hash.js";
 
 export type Kind = "chat" | "text" | "responses";
 export type Finish = "stop" | "length";
-export type Counters = { running: number; prompt: number; generation: number; success: Record<Finish, number> };
+export type Counters = {
+  running: number;
+  prompt: number;
+  generation: number;
+  success: Record<Finish, number>;
+  /** Prompt tokens looked up in the prefix cache and found there, when the engine has one. */
+  prefix?: { queries: number; hits: number };
+};
 
 /** One generation: `n` tokens `token0 token1 …` for a prompt of `prompt` words. */
 export type Gen = {
@@ -15,6 +22,8 @@ export type Gen = {
   id: number;
   created: number;
   includeUsage: boolean;
+  /** Prompt tokens found in the prefix cache; undefined when the engine has none. */
+  cached?: number;
 };
 
 /**
@@ -48,8 +57,28 @@ export function wordCount(v: unknown): number {
   return 0;
 }
 
+/** The prompt "tokens" themselves, in order: the words wordCount counts (a token id is its decimal digits). */
+export function promptWords(v: unknown, out: string[] = []): string[] {
+  if (typeof v === "string") {
+    for (const w of v.match(/\S+/g) ?? []) out.push(w);
+  } else if (typeof v === "number") out.push(String(v));
+  else if (Array.isArray(v)) for (const x of v) promptWords(x, out);
+  else if (v && typeof v === "object")
+    promptWords((v as { content?: unknown; text?: unknown }).content ?? (v as { text?: unknown }).text, out);
+  return out;
+}
+
+/** The words of a generation of `n` tokens, as a prompt that quotes it back would count them. */
+export const generatedWords = (n: number): string[] => Array.from({ length: n }, (_, i) => `token${i}`);
+
 const piece = (i: number) => (i ? ` token${i}` : "token0");
-const usage = (g: Gen) => ({ prompt_tokens: g.prompt, completion_tokens: g.n, total_tokens: g.prompt + g.n });
+// vLLM (with --enable-prompt-tokens-details) reports prompt_tokens_details only when some prompt tokens hit the cache
+const usage = (g: Gen) => ({
+  prompt_tokens: g.prompt,
+  completion_tokens: g.n,
+  total_tokens: g.prompt + g.n,
+  ...(g.cached ? { prompt_tokens_details: { cached_tokens: g.cached } } : {}),
+});
 const idOf = (g: Gen) => `${g.kind === "chat" ? "chatcmpl" : g.kind === "text" ? "cmpl" : "resp"}-mock${g.id}`;
 
 /** The whole reply of a non-streaming request. */
@@ -86,7 +115,13 @@ export function completionBody(g: Gen) {
         content: [{ type: "output_text", text, annotations: [] }],
       },
     ],
-    usage: { input_tokens: g.prompt, output_tokens: g.n, total_tokens: g.prompt + g.n },
+    usage: {
+      input_tokens: g.prompt,
+      // vLLM's Responses API always reports input_tokens_details, as OpenAI's does
+      ...(g.cached === undefined ? {} : { input_tokens_details: { cached_tokens: g.cached } }),
+      output_tokens: g.n,
+      total_tokens: g.prompt + g.n,
+    },
   };
 }
 
@@ -174,6 +209,20 @@ export function metricsText(model: string, c: Counters): string {
       `vllm:request_success_total{finished_reason="stop",${m}} ${c.success.stop}`,
       `vllm:request_success_total{finished_reason="length",${m}} ${c.success.length}`,
     ]),
+    // vLLM v1's counters (vllm/v1/metrics/loggers.py), in tokens; prometheus_client adds the _total
+    ...(c.prefix
+      ? [
+          ...one(
+            "vllm:prefix_cache_queries_total",
+            "counter",
+            "Prefix cache queries, in terms of number of queried tokens.",
+            [`vllm:prefix_cache_queries_total{${m}} ${c.prefix.queries}`],
+          ),
+          ...one("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", [
+            `vllm:prefix_cache_hits_total{${m}} ${c.prefix.hits}`,
+          ]),
+        ]
+      : []),
   ].join("\n")}\n`;
 }
 

@@ -1,0 +1,108 @@
+// One replay of a request trace for bench/routing.ts: each request sent at its timestamp (divided by the speed-up) to
+// one of the targets, streamed, its time to first token and the engine's usage (prompt and cached tokens) recorded.
+import { messagesOf, type TraceEntry } from "./trace.js";
+
+export type Shot = { ttftMs: number; prompt: number; cached: number; output: number; error?: string };
+export type ReplayResult = { shots: Shot[]; seconds: number };
+
+/** The first content chunk's arrival and the final usage of one streamed chat completion. */
+async function send(url: string, key: string, body: object): Promise<Shot> {
+  const began = performance.now();
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  let ttftMs = -1;
+  let usage: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } =
+    {};
+  let buffered = "";
+  const decoder = new TextDecoder();
+  const reader = res.body.getReader();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    const chunk = next.value;
+    buffered += decoder.decode(chunk, { stream: true });
+    let end = buffered.indexOf("\n\n");
+    while (end >= 0) {
+      const event = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      end = buffered.indexOf("\n\n");
+      const data = event.startsWith("data: ") ? event.slice(6) : "";
+      if (!data || data === "[DONE]") continue;
+      const parsed = JSON.parse(data) as { choices?: { delta?: { content?: string } }[]; usage?: typeof usage };
+      if (ttftMs < 0 && parsed.choices?.[0]?.delta?.content) ttftMs = performance.now() - began;
+      if (parsed.usage) usage = parsed.usage;
+    }
+  }
+  return {
+    ttftMs,
+    prompt: usage.prompt_tokens ?? 0,
+    cached: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    output: usage.completion_tokens ?? 0,
+  };
+}
+
+/**
+ * Replays `entries` open loop: request i leaves at its timestamp / `speed`, to `pick()` (a live target; a request
+ * whose connection fails is sent once more to another pick, as a client's load balancer would). `namespace` starts
+ * every prompt, so that one run never finds another run's blocks in the engines' caches.
+ */
+export async function replay(o: {
+  entries: readonly TraceEntry[];
+  speed: number;
+  maxTokens: number;
+  namespace: string;
+  model: string;
+  key: string;
+  pick: () => string;
+  onHalf?: () => void;
+}): Promise<ReplayResult> {
+  const t0 = performance.now();
+  const start = o.entries[0]?.timestamp ?? 0;
+  const half = Math.floor(o.entries.length / 2);
+  const shots = await Promise.all(
+    o.entries.map(async (e, i) => {
+      const at = (e.timestamp - start) / o.speed;
+      const wait = at - (performance.now() - t0);
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (i === half) o.onHalf?.();
+      const [first] = messagesOf(e);
+      const body = {
+        model: o.model,
+        messages: [{ role: "user", content: `${o.namespace} ${first!.content}` }],
+        max_tokens: Math.max(1, Math.min(e.output_length, o.maxTokens)),
+        stream: true,
+        stream_options: { include_usage: true },
+      };
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await send(o.pick(), o.key, body);
+        } catch (err) {
+          if (attempt >= 1) return { ttftMs: -1, prompt: 0, cached: 0, output: 0, error: String(err) };
+        }
+      }
+    }),
+  );
+  return { shots, seconds: (performance.now() - t0) / 1000 };
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+
+/** TTFT percentiles, hit rate (cached / prompt tokens as the engines reported them), throughput and errors. */
+export function summarize(r: ReplayResult) {
+  const ok = r.shots.filter((s) => !s.error && s.ttftMs >= 0);
+  const ttft = ok.map((s) => s.ttftMs).sort((a, b) => a - b);
+  const prompt = ok.reduce((n, s) => n + s.prompt, 0);
+  const cached = ok.reduce((n, s) => n + s.cached, 0);
+  return {
+    requests: r.shots.length,
+    errors: r.shots.length - ok.length,
+    p50: pct(ttft, 0.5),
+    p90: pct(ttft, 0.9),
+    p99: pct(ttft, 0.99),
+    hitRate: prompt ? cached / prompt : 0,
+    reqPerS: ok.length / r.seconds,
+    outTokPerS: ok.reduce((n, s) => n + s.output, 0) / r.seconds,
+  };
+}
