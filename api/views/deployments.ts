@@ -29,13 +29,18 @@ export async function deploymentViews(q: Q, rows: Row[]) {
           ),
         )
     : [];
+  // each replica of each deployment: whether every one of its shards reported ready (one pass over the rows)
+  const byDeployment = new Map<string, Map<string, boolean>>();
+  for (const p of placed) {
+    let mine = byDeployment.get(p.deployment);
+    if (!mine) byDeployment.set(p.deployment, (mine = new Map()));
+    mine.set(p.replica, (mine.get(p.replica) ?? true) && p.state === "ready");
+  }
   return rows.map((r) => {
     const spec = JSON.parse(r.spec) as DeploymentSpec;
-    const mine = placed.filter((p) => p.deployment === r.name);
-    const replicaIds = [...new Set(mine.map((p) => p.replica))];
-    const ready = replicaIds.filter((id) =>
-      mine.filter((p) => p.replica === id).every((p) => p.state === "ready"),
-    ).length;
+    const mine = byDeployment.get(r.name) ?? new Map<string, boolean>();
+    const replicaIds = [...mine.keys()];
+    const ready = [...mine.values()].filter(Boolean).length;
     const missing = Math.max(0, spec.replicas - replicaIds.length);
     const fallback = known.has(r.model)
       ? "waiting for placement: it runs when an agent polls"
