@@ -35,6 +35,10 @@ export const ServerConfig = z.object({
   routerIdleTimeoutS: z.coerce.number().gt(0).max(86400).default(120),
   routerMaxAttempts: int(1, 10).default(3),
   routerMaxRequestBytes: int(1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  /** A model's requests in flight per ready replica, per API instance, before more wait in the fair queue. */
+  routerMaxInflightPerReplica: int(1, 1_000_000).default(64),
+  /** How long a request waits in the fair queue for a slot before its 429 (0: it is refused at once). */
+  routerQueueTimeoutS: z.coerce.number().min(0).max(3600).default(30),
   metricsToken: z.string().min(16, "at least 16 characters").max(256).regex(/^\S+$/, "no spaces").optional(),
   /** PEM certificate chain and private key: both set, the server speaks HTTPS (and reloads them on SIGHUP). */
   tlsCert: z.string().min(1).optional(),
@@ -64,6 +68,8 @@ const ENV: Record<keyof ServerConfig, string> = {
   routerIdleTimeoutS: "LLMGW_ROUTER_IDLE_TIMEOUT_S",
   routerMaxAttempts: "LLMGW_ROUTER_MAX_ATTEMPTS",
   routerMaxRequestBytes: "LLMGW_ROUTER_MAX_REQUEST_BYTES",
+  routerMaxInflightPerReplica: "LLMGW_ROUTER_MAX_INFLIGHT_PER_REPLICA",
+  routerQueueTimeoutS: "LLMGW_ROUTER_QUEUE_TIMEOUT_S",
   metricsToken: "LLMGW_METRICS_TOKEN",
   tlsCert: "LLMGW_TLS_CERT",
   tlsKey: "LLMGW_TLS_KEY",

@@ -179,6 +179,8 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     log,
     maxAttempts: config.routerMaxAttempts,
     maxRequestBytes: config.routerMaxRequestBytes,
+    maxInflightPerReplica: config.routerMaxInflightPerReplica,
+    queueTimeoutMs: config.routerQueueTimeoutS * 1000,
     timeouts: {
       connectMs: config.routerConnectTimeoutS * 1000,
       firstByteMs: config.routerFirstByteTimeoutS * 1000,

@@ -47,6 +47,8 @@ function build(env: Env): Built {
     metrics: metrics.router,
     maxAttempts: config.routerMaxAttempts,
     maxRequestBytes: config.routerMaxRequestBytes,
+    maxInflightPerReplica: config.routerMaxInflightPerReplica,
+    queueTimeoutMs: config.routerQueueTimeoutS * 1000,
     timeouts: {
       connectMs: config.routerConnectTimeoutS * 1000,
       firstByteMs: config.routerFirstByteTimeoutS * 1000,

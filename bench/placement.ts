@@ -290,7 +290,9 @@ console.log(
 console.log(
   `a deployment scaled by 10, until placed (placement with work): max ${Math.max(...work).toFixed(0)} ms over ${work.length}`,
 );
-console.log(`a write that leaves replicas pending, until its reason is stored: ${pendingMs.toFixed(0)} ms (${pendingReason})`);
+console.log(
+  `a write that leaves replicas pending, until its reason is stored: ${pendingMs.toFixed(0)} ms (${pendingReason})`,
+);
 console.log(
   `placement: plan_per_s=${Math.round(placed / (median(runs) / 1000))} e2e_per_s=${Math.round(2000 / (fromNothing / 1000))} scale10_max_ms=${Math.max(...work).toFixed(0)} noop_p99_ms=${pct(99).toFixed(2)}`,
 );

@@ -15,8 +15,11 @@ async function send(url: string, key: string, body: object): Promise<Shot> {
   });
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
   let ttftMs = -1;
-  let usage: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } =
-    {};
+  let usage: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number };
+  } = {};
   let buffered = "";
   const decoder = new TextDecoder();
   const reader = res.body.getReader();

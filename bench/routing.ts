@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
 import { mockProfile } from "../test/helpers/agents.js";
 import { startInstances, startSqld } from "../test/helpers/instances.js";
-import { apiCaller, killAll, ROOT, type Proc } from "../test/helpers/process.js";
+import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js";
 import { declareReplicas } from "../test/helpers/router.js";
 import { machine } from "./machine.js";
 import { replay, summarize } from "./routing-replay.js";
@@ -34,7 +34,8 @@ function options() {
   });
   const num = (flag: string, x: string, min: number) => {
     const n = Number(x);
-    if (!Number.isFinite(n) || n < min) throw new Error(`--${flag} wants a number from ${min} up, not ${JSON.stringify(x)}`);
+    if (!Number.isFinite(n) || n < min)
+      throw new Error(`--${flag} wants a number from ${min} up, not ${JSON.stringify(x)}`);
     return n;
   };
   const policies = v.policies!.split(",");

@@ -28,6 +28,8 @@ export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: 
     upstreamErrors: family(ROUTER_METRICS.upstreamErrors),
     retries: family(ROUTER_METRICS.retries),
     tokens: family(ROUTER_METRICS.tokens),
+    queueDepth: family(ROUTER_METRICS.queueDepth),
+    queueWait: family(ROUTER_METRICS.queueWait),
   };
   const placement = family(PLACEMENT_DURATION);
   const placementCache = newPlacementCache();

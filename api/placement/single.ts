@@ -95,7 +95,7 @@ function bestOf(ctx: PlaceContext, scope: Scope, fitOf: (n: PlaceNode) => NodeFi
       heap: new MinHeap(),
     };
     byKey.set(key, r);
-    scope.schedulable.forEach((node, i) => rank(i, node));
+    for (const [i, node] of scope.schedulable.entries()) rank(i, node);
   } else {
     const { nodeIds, next } = changedSince(ledger, r.seen);
     r.seen = next;

@@ -5,6 +5,7 @@ import type { Log } from "../log.js";
 import { openAiError } from "./errors.js";
 import { type Cancel, failureKind, type UpstreamResponse } from "./failures.js";
 import {
+  admit,
   authenticate,
   dispatch,
   midStreamError,
@@ -138,29 +139,46 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
   ): Promise<Response> {
     const text = await readBody(request, r.maxRequestBytes);
     if (typeof text !== "string") return failure(text);
+    const flush = () =>
+      waitUntil(r.usage.flush().catch((e: unknown) => o.log.warn("router: usage not written", { error: String(e) })));
     const routed = await route(r, key, path, text, o.now());
     if ("refused" in routed) {
       if (routed.model) {
         r.usage.observe(key.name, routed.model, { status: routed.status }, o.now());
-        waitUntil(r.usage.flush().catch((e: unknown) => o.log.warn("router: usage not written", { error: String(e) })));
+        flush();
       }
       return failure(routed);
     }
     const { model } = routed;
     const cancel = new FetchCancel();
+    // a client that goes away while its request waits for a slot leaves the queue (where the runtime tells: on
+    // workerd, request.signal may never abort, and the wait ends on its deadline)
+    const leave = () => cancel.abort();
+    request.signal.addEventListener("abort", leave, { once: true });
+    const slot = await admit(r, key, routed, cancel);
+    request.signal.removeEventListener("abort", leave);
+    if (!("release" in slot)) {
+      const status = "refused" in slot ? slot.status : 499;
+      r.usage.observe(key.name, model, { status }, o.now());
+      flush();
+      return failure(
+        "refused" in slot ? slot : refuse(502, "the request was cancelled", "server_error", "upstream_unavailable"),
+      );
+    }
     r.metrics.inflight.inc({ model });
     const headers = {
       "content-type": "application/json",
       accept: request.headers.get("accept") ?? "application/json",
       "x-request-id": requestId,
     };
-    const sent = await dispatch(r, routed, path, headers, request.headers.get("x-session-id") ?? undefined, cancel);
+    const session = request.headers.get("x-session-id") ?? undefined;
+    const sent = await dispatch(r, routed, path, headers, session, cancel, slot);
     if (!("res" in sent)) {
       r.metrics.inflight.dec({ model });
       const refusal = notSent(sent);
       r.metrics.requests.inc({ model, code: String(refusal?.status ?? 499) });
       r.usage.observe(key.name, model, { status: refusal?.status ?? 499 }, o.now());
-      waitUntil(r.usage.flush().catch((e: unknown) => o.log.warn("router: usage not written", { error: String(e) })));
+      flush();
       return failure(refusal ?? refuse(502, "the request was cancelled", "server_error", "upstream_unavailable"));
     }
     r.metrics.firstByte.observe({ model }, (performance.now() - start) / 1000);

@@ -11,6 +11,7 @@ import { requestIdOf } from "../request-id.js";
 import { openAiError } from "./errors.js";
 import { type Cancel, failureKind, type UpstreamResponse } from "./failures.js";
 import {
+  admit,
   authenticate,
   dispatch,
   midStreamError,
@@ -133,19 +134,26 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
   ) {
     const text = await readBody(req, res, r.maxRequestBytes);
     if (text === undefined) return;
+    const refused = (refusal: Refusal) => {
+      if (refusal.model) r.usage.observe(key.name, refusal.model, { status: refusal.status }, o.now());
+      if (refusal.status >= 500)
+        o.log.warn(`router: ${refusal.message}`, { requestId, model: refusal.model, status: refusal.status });
+      fail(res, refusal);
+    };
     const routed = await route(r, key, path, text, o.now());
-    if ("refused" in routed) {
-      if (routed.model) r.usage.observe(key.name, routed.model, { status: routed.status }, o.now());
-      if (routed.status >= 500)
-        o.log.warn(`router: ${routed.message}`, { requestId, model: routed.model, status: routed.status });
-      return fail(res, routed);
-    }
+    if ("refused" in routed) return refused(routed);
     const { model } = routed;
     const abort = new Abort();
-    // the client went away before its response was complete: stop the engine's work too
+    // the client went away before its response was complete: it leaves the queue, and the engine stops its work
     res.once("close", () => {
       if (!res.writableFinished) abort.abort();
     });
+    const slot = await admit(r, key, routed, abort);
+    if ("refused" in slot) return refused(slot);
+    if ("aborted" in slot) {
+      r.usage.observe(key.name, model, { status: 499 }, o.now());
+      return void res.destroy();
+    }
     r.metrics.inflight.inc({ model });
     const headers = {
       "content-type": "application/json",
@@ -153,14 +161,22 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
       "x-request-id": requestId,
     };
     const session = req.headers["x-session-id"];
-    const sent = await dispatch(r, routed, path, headers, typeof session === "string" ? session : undefined, abort);
+    const sent = await dispatch(
+      r,
+      routed,
+      path,
+      headers,
+      typeof session === "string" ? session : undefined,
+      abort,
+      slot,
+    );
     if (!("res" in sent)) {
       r.metrics.inflight.dec({ model });
       const refusal = notSent(sent);
       r.metrics.requests.inc({ model, code: String(refusal?.status ?? 499) });
-      r.usage.observe(key.name, model, { status: refusal?.status ?? 499 }, o.now());
-      if (refusal) o.log.warn(`router: ${refusal.message}`, { requestId, model, status: refusal.status });
-      return refusal ? fail(res, refusal) : void res.destroy();
+      if (refusal) return refused({ ...refusal, model });
+      r.usage.observe(key.name, model, { status: 499 }, o.now());
+      return void res.destroy();
     }
     r.metrics.firstByte.observe({ model }, (performance.now() - start) / 1000);
     const sse = String(sent.res.headers["content-type"] ?? "").includes("text/event-stream");

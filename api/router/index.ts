@@ -5,6 +5,7 @@ import type { Store } from "../db/client.js";
 import type { Log } from "../log.js";
 import { createBalancer } from "./balancer.js";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "./failures.js";
+import { createFairQueue, DEFAULT_MAX_INFLIGHT_PER_REPLICA, DEFAULT_QUEUE_TIMEOUT_MS } from "./fair-queue.js";
 import { createRouterHandler, type RouterHandler } from "./handler.js";
 import { createKeyStore } from "./keys.js";
 import { createLimiter } from "./limits.js";
@@ -25,6 +26,10 @@ export type RouterOptions = {
   timeouts?: Partial<Timeouts>;
   usageFlushMs?: number;
   registry?: Registry;
+  /** A model's slots per ready replica before requests queue (default 64). */
+  maxInflightPerReplica?: number;
+  /** How long a request waits in the fair queue before its 429 (default 30 s; 0: no waiting). */
+  queueTimeoutMs?: number;
 };
 
 /** Builds the router of one API instance; `close` stops its timers, writes pending usage and closes connections. */
@@ -49,10 +54,12 @@ export function createRouter(
     limiter: createLimiter(),
     usage,
     balancer: createBalancer({ now: o.now, quarantineMs: o.quarantineMs ?? 5000 }),
+    fairQueue: createFairQueue({ now: o.now, timeoutMs: o.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS }),
     upstream,
     metrics: createRouterMetrics(registry),
     maxAttempts: o.maxAttempts ?? 3,
     maxRequestBytes: o.maxRequestBytes ?? 16 * 1024 * 1024,
+    maxInflightPerReplica: o.maxInflightPerReplica ?? DEFAULT_MAX_INFLIGHT_PER_REPLICA,
   };
   return {
     router,

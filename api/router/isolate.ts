@@ -1,10 +1,11 @@
 // The router of one Worker isolate. What is plain data lives as long as the isolate — the endpoint table, outstanding
-// counts and quarantine, per-key rate limits, metrics; what does I/O is made per request (API key lookups, the usage
+// counts and quarantine, per-key rate limits, the fair queue's slots and waiters, metrics; what does I/O is made per request (API key lookups, the usage
 // write handed to waitUntil), since a Worker may not use one request's I/O in another.
 import type { Store } from "../db/client.js";
 import type { Log } from "../log.js";
 import { createBalancer } from "./balancer.js";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "./failures.js";
+import { createFairQueue } from "./fair-queue.js";
 import { createFetchRouter, type FetchRouter } from "./fetch-handler.js";
 import { createFetchUpstream } from "./fetch-upstream.js";
 import { createKeyStore } from "./keys.js";
@@ -20,6 +21,8 @@ export type IsolateRouterOptions = {
   metrics: RouterMetrics;
   maxAttempts: number;
   maxRequestBytes: number;
+  maxInflightPerReplica: number;
+  queueTimeoutMs: number;
   timeouts?: Partial<Timeouts>;
 };
 
@@ -29,10 +32,12 @@ export function createIsolateRouter(store: Store, o: IsolateRouterOptions): Fetc
     table: createIsolateTableCache(() => readTable(store.db, o.now()), { now: o.now, log: o.log }),
     limiter: createLimiter(),
     balancer: createBalancer({ now: o.now, quarantineMs: 5000 }),
+    fairQueue: createFairQueue({ now: o.now, timeoutMs: o.queueTimeoutMs }),
     upstream: createFetchUpstream({ ...DEFAULT_TIMEOUTS, ...o.timeouts }),
     metrics: o.metrics,
     maxAttempts: o.maxAttempts,
     maxRequestBytes: o.maxRequestBytes,
+    maxInflightPerReplica: o.maxInflightPerReplica,
   };
   return (request, requestId, waitUntil) => {
     const r: RouterDeps = {

@@ -28,6 +28,7 @@ export function apiKeyInfo(row: Pick<ApiKeyRow, "name" | "spec" | "createdAt">):
   if (spec.models) info.models = [...spec.models];
   if (spec.requestsPerMinute !== undefined) info.requestsPerMinute = spec.requestsPerMinute;
   if (spec.tokensPerMinute !== undefined) info.tokensPerMinute = spec.tokensPerMinute;
+  if (spec.maxConcurrent !== undefined) info.maxConcurrent = spec.maxConcurrent;
   if (spec.expiresAt !== undefined) info.expiresAt = spec.expiresAt;
   return info;
 }

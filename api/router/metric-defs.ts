@@ -40,6 +40,19 @@ export const ROUTER_METRICS = {
     help: "Requests sent to another replica after one failed before its first byte",
     labelNames: [],
   },
+  queueDepth: {
+    type: "gauge",
+    name: "llmgw_router_queue_depth",
+    help: "Requests waiting in this instance's fair queue for a slot of their model, by model (per API instance)",
+    labelNames: ["model"],
+  },
+  queueWait: {
+    type: "histogram",
+    name: "llmgw_router_queue_wait_seconds",
+    help: "Time requests that found their model or key full waited in this instance's fair queue, whether they got a slot, timed out (429) or left (per API instance)",
+    labelNames: ["model"],
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+  },
   tokens: {
     type: "counter",
     name: "llmgw_router_tokens_total",
@@ -57,4 +70,6 @@ export type RouterMetrics = {
   upstreamErrors: { inc(labels: { model: string; kind: string }): void };
   retries: { inc(): void };
   tokens: { inc(labels: { model: string; kind: "prompt" | "completion" }, count: number): void };
+  queueDepth: { inc(labels: { model: string }): void; dec(labels: { model: string }): void };
+  queueWait: { observe(labels: { model: string }, seconds: number): void };
 };

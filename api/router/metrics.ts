@@ -18,5 +18,7 @@ export function createRouterMetrics(registry: Registry): RouterMetrics {
     upstreamErrors: new Counter(of(M.upstreamErrors)),
     retries: new Counter(of(M.retries)),
     tokens: new Counter(of(M.tokens)),
+    queueDepth: new Gauge(of(M.queueDepth)),
+    queueWait: new Histogram({ ...of(M.queueWait), buckets: [...M.queueWait.buckets] }),
   };
 }

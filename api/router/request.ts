@@ -3,6 +3,7 @@
 // on another one while nothing reached the engine. No Node imports: both entries bundle it.
 import { type OpenAiErrorType, openAiError } from "./errors.js";
 import { type Cancel, failureKind, requestWritten, retriable, type UpstreamResponse } from "./failures.js";
+import type { Slot } from "./fair-queue.js";
 import { prefixKey, routingOf } from "./prefix.js";
 import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, RouterDeps } from "./types.js";
 
@@ -164,7 +165,40 @@ export type Sent =
   | { aborted: true }
   | { failed: string; message: string };
 
-/** Sends the request to a ready replica, trying another one when the connection failed before the first byte. */
+/**
+ * A slot for the request in the model's fair queue (fair-queue.ts): at once while the model and the key have room,
+ * else after waiting its key's turn; the 429 when the deadline came first; `aborted` when the client went away.
+ */
+export async function admit(
+  r: RouterDeps,
+  key: ApiKeyInfo,
+  routed: Routed,
+  signal: Cancel,
+): Promise<Slot | Refusal | { aborted: true }> {
+  const { model } = routed;
+  const capacity = routed.endpoints.length * r.maxInflightPerReplica;
+  const ask = { key: key.id ?? key.name, limit: key.maxConcurrent, model, capacity };
+  const slot = r.fairQueue.tryAcquire(ask);
+  if (slot) return slot;
+  r.metrics.queueDepth.inc({ model });
+  const w = await r.fairQueue.wait(ask, signal);
+  r.metrics.queueDepth.dec({ model });
+  r.metrics.queueWait.observe({ model }, w.waitedMs / 1000);
+  if ("slot" in w) return w.slot;
+  r.metrics.requests.inc({ model, code: w.refused === "aborted" ? "499" : "429" });
+  if (w.refused === "aborted") return { aborted: true };
+  const s = Math.round(w.waitedMs / 1000);
+  const message =
+    w.by === "key"
+      ? `API key ${key.name} has ${key.maxConcurrent} requests in flight (its maxConcurrent); this one waited ${s} s for one to end`
+      : `${model} is at capacity on this router instance (${capacity} requests in flight); this one waited ${s} s for a slot`;
+  return { ...refuse(429, message, "rate_limit_error", "queue_timeout", { "retry-after": "1" }), model };
+}
+
+/**
+ * Sends the request to a ready replica, trying another one when the connection failed before the first byte. It owns
+ * `slot` (from `admit`): released here unless a response came, else by the `done` it returns (with the replica count).
+ */
 export async function dispatch(
   r: RouterDeps,
   routed: Routed,
@@ -172,29 +206,41 @@ export async function dispatch(
   headers: Record<string, string>,
   session: string | undefined,
   signal: Cancel,
+  slot: Slot,
 ): Promise<Sent> {
-  const tried = new Set<string>();
-  let last = "no replica could be reached";
-  for (let attempt = 0; attempt < r.maxAttempts; attempt++) {
-    const ep = r.balancer.pick(routed.endpoints, tried, session, routed.prefix);
-    if (!ep) break;
-    if (attempt > 0) r.metrics.retries.inc();
-    const done = r.balancer.begin(ep.url);
-    try {
-      return { ep, done, res: await r.upstream.send(ep.url, path, routed.body, headers, signal) };
-    } catch (e) {
-      done();
-      const kind = failureKind(e);
-      r.metrics.upstreamErrors.inc({ model: ep.model, kind });
-      if (signal.aborted) return { aborted: true };
-      if (!retriable(kind, requestWritten(e)))
-        return { failed: kind, message: `replica ${ep.replicaId} failed: ${kind.replace(/_/g, " ")}` };
-      r.balancer.quarantine(ep.url);
-      tried.add(ep.url);
-      last = `replica ${ep.replicaId} at ${ep.url}: ${kind}`;
+  let handedOver = false;
+  try {
+    const tried = new Set<string>();
+    let last = "no replica could be reached";
+    for (let attempt = 0; attempt < r.maxAttempts; attempt++) {
+      const ep = r.balancer.pick(routed.endpoints, tried, session, routed.prefix);
+      if (!ep) break;
+      if (attempt > 0) r.metrics.retries.inc();
+      const ended = r.balancer.begin(ep.url);
+      try {
+        const res = await r.upstream.send(ep.url, path, routed.body, headers, signal);
+        handedOver = true;
+        const done = () => {
+          ended();
+          slot.release();
+        };
+        return { ep, done, res };
+      } catch (e) {
+        ended();
+        const kind = failureKind(e);
+        r.metrics.upstreamErrors.inc({ model: ep.model, kind });
+        if (signal.aborted) return { aborted: true };
+        if (!retriable(kind, requestWritten(e)))
+          return { failed: kind, message: `replica ${ep.replicaId} failed: ${kind.replace(/_/g, " ")}` };
+        r.balancer.quarantine(ep.url);
+        tried.add(ep.url);
+        last = `replica ${ep.replicaId} at ${ep.url}: ${kind}`;
+      }
     }
+    return { failed: "unreachable", message: `no replica of this model could be reached (last: ${last})` };
+  } finally {
+    if (!handedOver) slot.release();
   }
-  return { failed: "unreachable", message: `no replica of this model could be reached (last: ${last})` };
 }
 
 /** The refusal of a request that reached no replica (`aborted`: the client left, nothing to answer). */

@@ -1,6 +1,7 @@
 // What the OpenAI-compatible router needs from outside, built once per API instance by the Node entry (and by tests):
-// the endpoint table, API keys, limits, usage, the upstream client and metrics. Nothing here is a module singleton.
+// the endpoint table, API keys, limits, the fair queue, usage, the upstream client and metrics. No module singletons.
 import type { Upstream } from "./failures.js";
+import type { FairQueue } from "./fair-queue.js";
 import type { RouterMetrics } from "./metric-defs.js";
 
 /** One ready replica a model's requests can go to (its rank 0's HTTP endpoint). */
@@ -19,6 +20,8 @@ export type ApiKeyInfo = {
   models?: string[];
   requestsPerMinute?: number;
   tokensPerMinute?: number;
+  /** Requests of the key served at once on this instance, over every model; more wait in the fair queue. */
+  maxConcurrent?: number;
   expiresAt?: number;
 };
 
@@ -102,9 +105,13 @@ export type RouterDeps = {
   limiter: Limiter;
   usage: UsageRecorder;
   balancer: Balancer;
+  /** Slots per model and per key, and the round-robin queues of the requests waiting for one (fair-queue.ts). */
+  fairQueue: FairQueue;
   upstream: Upstream;
   metrics: RouterMetrics;
   /** Replicas tried per request before giving up (only failures before the first byte are retried). */
   maxAttempts: number;
   maxRequestBytes: number;
+  /** A model's slots on this instance per ready replica: past them (on every replica, on average) requests queue. */
+  maxInflightPerReplica: number;
 };

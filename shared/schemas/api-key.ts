@@ -24,6 +24,11 @@ export const ApiKeySpec = z
         "prompt + completion tokens this key may spend per minute, per API instance; requests are refused while the minute's tokens are spent (unlimited when absent)",
       example: 200000,
     }),
+    maxConcurrent: z.number().int().positive().max(1_000_000).optional().openapi({
+      description:
+        "requests of this key served at once, per API instance, over every model (unlimited when absent); more wait in the key's own queue, served round-robin with other keys' queues, up to the router's queue timeout (LLMGW_ROUTER_QUEUE_TIMEOUT_S, 30 s), then get 429 `queue_timeout` with Retry-After",
+      example: 16,
+    }),
     expiresAt: EpochMs.optional().openapi({
       description: "Unix time in milliseconds from which the key is refused (never when absent)",
       example: 1798761600000,

@@ -65,6 +65,23 @@ describe("loadServerConfig", () => {
       ]);
   });
 
+  it("reads the fair queue's slots per replica and deadline (64 and 30 s unless set; 0 s: no waiting)", () => {
+    expect(loadServerConfig({})).toMatchObject({
+      ok: true,
+      config: { routerMaxInflightPerReplica: 64, routerQueueTimeoutS: 30 },
+    });
+    expect(
+      loadServerConfig({ LLMGW_ROUTER_MAX_INFLIGHT_PER_REPLICA: "8", LLMGW_ROUTER_QUEUE_TIMEOUT_S: "0" }),
+    ).toMatchObject({ ok: true, config: { routerMaxInflightPerReplica: 8, routerQueueTimeoutS: 0 } });
+    const bad = loadServerConfig({ LLMGW_ROUTER_MAX_INFLIGHT_PER_REPLICA: "0", LLMGW_ROUTER_QUEUE_TIMEOUT_S: "-1" });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok)
+      expect(bad.errors.map((e) => e.split(":")[0]).sort()).toEqual([
+        "LLMGW_ROUTER_MAX_INFLIGHT_PER_REPLICA",
+        "LLMGW_ROUTER_QUEUE_TIMEOUT_S",
+      ]);
+  });
+
   it("takes the Worker's subrequest budget only when a long-poll keeps some of it to wait with", () => {
     expect(loadServerConfig({})).toMatchObject({ ok: true, config: { workerSubrequests: 50 } });
     expect(loadServerConfig({ LLMGW_WORKER_SUBREQUESTS: "10000" })).toMatchObject({

@@ -160,3 +160,43 @@ describe("router", () => {
     );
   });
 });
+
+describe("fair sharing between API keys", () => {
+  let f: Stack;
+  beforeAll(async () => {
+    // two slots for the model's one replica, and a deadline no request here reaches
+    f = await startStack({ maxInflightPerReplica: 2, queueTimeoutMs: 60_000 });
+    await f.replicas("fair", 1, () => ["--tokens-per-s", "20"]);
+  }, 60_000);
+  afterAll(() => f?.close());
+
+  it("serves a quiet key at its round-robin turn, not behind a flooding key's backlog", async () => {
+    const [flood, quiet] = [await f.key("flood"), await f.key("quiet")];
+    const finished: ("flood" | "quiet")[] = [];
+    const ask = (who: "flood" | "quiet", secret: string) =>
+      postTo(f.url, "/v1/completions", { model: "fair", prompt: "x", max_tokens: 4 }, secret).then(async (r) => {
+        await r.text();
+        finished.push(who);
+        return r.status;
+      });
+    const floods = Array.from({ length: 30 }, () => ask("flood", flood));
+    // the flood's backlog, counted by the queue once every flood request reached it and before the quiet key asks
+    // (each request holds a slot ~200 ms)
+    const q = f.routing.router.fairQueue;
+    for (let i = 0; i < 2000 && q.waiting("fair") + q.active("fair") + finished.length < 30; i++)
+      await new Promise((ok) => setTimeout(ok, 5));
+    const backlog = q.waiting("fair");
+    expect(backlog).toBeGreaterThanOrEqual(16);
+    const quiets = Array.from({ length: 3 }, () => ask("quiet", quiet));
+    expect(await Promise.all([...floods, ...quiets])).toEqual(new Array(33).fill(200));
+    // round-robin: the quiet key's three requests go at every other free slot, so nearly all of the flood's backlog
+    // finishes after them; first come, first served would finish the whole backlog first
+    const floodAfterQuiet = finished.length - 1 - finished.lastIndexOf("quiet");
+    expect(floodAfterQuiet, finished.join(" ")).toBeGreaterThanOrEqual(backlog / 2);
+    expect(await metricAt(f.url, "llmgw_router_queue_depth", 'model="fair"')).toBe(0);
+    expect(await metricAt(f.url, "llmgw_router_queue_wait_seconds_count", 'model="fair"')).toBeGreaterThanOrEqual(
+      backlog + 3,
+    );
+    expect(q.active()).toBe(0);
+  });
+});

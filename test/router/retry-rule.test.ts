@@ -56,6 +56,7 @@ async function send(first: string, second: string, body = BODY) {
   } as unknown as RouterDeps;
   // the balancer's two random choices with random() = 0 pick the first endpoint while it is untried
   const endpoints = [first, second].map((url, i) => ({ replicaId: `r${i}`, deployment: "d", model: "m", url }));
+  const slot = { released: 0, release: () => void slot.released++ };
   const sent = await dispatch(
     r,
     { model: "m", endpoints, body, injected: false },
@@ -63,7 +64,16 @@ async function send(first: string, second: string, body = BODY) {
     {},
     undefined,
     new EventEmitter() as never,
+    slot,
   );
+  // the fair queue's slot: released by dispatch when no response came, else by `done` (with the replica's count)
+  if ("res" in sent) {
+    expect(slot.released).toBe(0);
+    for await (const _ of sent.res.body);
+    sent.done();
+  }
+  expect(slot.released).toBe(1);
+  expect(r.balancer.outstanding().size).toBe(0);
   await r.upstream.close();
   return sent;
 }
