@@ -5,58 +5,44 @@
 // generator itself, so each engine sees the same load in every set-up. The router and the node floor run in this
 // process (never at the same time), the load generator in a child process of its own (so this process's CPU time is
 // the proxy's). `--pin` gives the proxies (this process, nginx) the last CPU and the generator and engines the others.
-// Needs nginx on the PATH (Debian: apt-get install nginx); takes about 9 minutes.
+// First, at concurrency 1 (bench/router-latency.ts): what each hop adds to one request at a time, and to the first
+// byte and the frame gaps of streams from engines paced at 20 ms a token. Needs nginx on the PATH (Debian: apt-get
+// install nginx); takes about 10 minutes, `--latency-only` (the concurrency-1 part alone) about a minute and a half.
 // Run: npx tsx bench/router.ts [--rates 200,500,1000] [--runs N] [--throughput-runs N] [--seconds S] [--pin]
+//        [--latency-only] [--latency-requests N] [--latency-streams N]
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { DEFAULT_USAGE_FLUSH_MS } from "../api/router/usage.js";
 import { freePort, killAll, start, until } from "../test/helpers/process.js";
 import { startStack } from "../test/helpers/router.js";
 import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from "./load.js";
-import { machine, median } from "./machine.js";
+import { machine } from "./machine.js";
 import { startNodeFloor } from "./node-floor.js";
+import {
+  type C1Mode,
+  type C1Target,
+  c1Body,
+  measureC1,
+  PACED_MODEL,
+  PACED_TOKENS_PER_S,
+  printC1,
+} from "./router-latency.js";
+import { startSerial } from "./router-serial.js";
+import { nginxConf, routerOptions } from "./router-setup.js";
+import { printLoops } from "./router-tables.js";
 
-/** The command line, checked before anything starts (a bad flag exits 2 with a message). */
-function options() {
-  const { values: v } = parseArgs({
-    options: {
-      rates: { type: "string" },
-      runs: { type: "string" },
-      "throughput-runs": { type: "string" },
-      seconds: { type: "string" },
-      pin: { type: "boolean" },
-    },
-  });
-  const whole = (flag: string, x: string | undefined, dflt: number, min = 0) => {
-    const n = x === undefined ? dflt : Number(x);
-    if (x?.trim() === "" || !Number.isInteger(n) || n < min)
-      throw new Error(`--${flag} wants a whole number from ${min} up, not ${JSON.stringify(x)}`);
-    return n;
-  };
-  const rates = (v.rates ?? "200,500,1000").split(",").map((r) => whole("rates", r, 0, 1));
-  const runs = v.runs === undefined ? undefined : whole("runs", v.runs, 0, 1);
-  if (v.pin && availableParallelism() < 2) throw new Error("--pin needs at least two CPUs");
-  return {
-    rates,
-    runs,
-    seconds: whole("seconds", v.seconds, 5, 1),
-    throughputRuns: whole("throughput-runs", v["throughput-runs"], 3),
-    pin: !!v.pin,
-  };
-}
-let args: ReturnType<typeof options>;
+let args: ReturnType<typeof routerOptions>;
 try {
-  args = options();
+  args = routerOptions();
 } catch (e) {
   console.error(`bench/router.ts: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(2);
 }
 const MODEL = "bench";
 const RATES = args.rates;
-/** Runs per figure: three at the rate the aim is stated for, one at the others (unless --runs says). */
+/** Runs per figure: three at the rate the aim is stated for and at concurrency 1, one at the others (unless --runs). */
 const RUNS = (rate: number) => args.runs ?? (rate === 1000 ? 3 : 1);
 const SECONDS = args.seconds;
 const WARMUP_S = 1;
@@ -78,40 +64,7 @@ const MODES = {
 type Mode = keyof typeof MODES;
 const MODE_NAMES = Object.keys(MODES) as Mode[];
 
-/** nginx in the foreground, one worker, upstream keep-alive, no buffering (SSE passes through). */
-function nginxConf(dir: string, port: number, engines: string[]): string {
-  return `worker_processes 1;
-master_process off;
-error_log ${dir}/error.log warn;
-pid ${dir}/nginx.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream engines {
-${engines.map((u) => `    server ${u.replace("http://", "")};`).join("\n")}
-    keepalive 256;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://engines;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-    }
-  }
-}
-`;
-}
-
-const ms = (x: number) => x.toFixed(2);
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
-const sign = (x: number) => `${x < 0 ? "−" : "+"}${ms(Math.abs(x))}`;
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
 /**
@@ -141,10 +94,10 @@ if (nginxV.error) {
 const stack = await startStack({ tableTtlMs: 1000, usageFlushMs: DEFAULT_USAGE_FLUSH_MS });
 const dir = mkdtempSync(join(tmpdir(), "llmgw-bench-router-"));
 const abort = new AbortController();
-let closeFloor: () => Promise<unknown> = async () => undefined;
+const floors: { close(): Promise<void> }[] = [];
 const stop = async () => {
   abort.abort();
-  await closeFloor().catch(() => undefined);
+  await Promise.all(floors.map((f) => f.close().catch(() => undefined)));
   await killAll();
   await stack.close().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
@@ -154,17 +107,29 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => void s
 try {
   const key = await stack.key("bench");
   const engines = (await stack.replicas(MODEL, 2, () => ["--tokens-per-s", "0"])).map((r) => r.url);
-  const nginxPort = await freePort();
-  writeFileSync(join(dir, "nginx.conf"), nginxConf(dir, nginxPort, engines));
+  // the paced engines serve a model of their own, behind an nginx server and a node floor of their own
+  const paced = (await stack.replicas(PACED_MODEL, 2, () => ["--tokens-per-s", String(PACED_TOKENS_PER_S)])).map(
+    (r) => r.url,
+  );
+  const ports = [await freePort(), await freePort()];
+  writeFileSync(
+    join(dir, "nginx.conf"),
+    nginxConf(dir, [
+      { port: ports[0]!, engines },
+      { port: ports[1]!, engines: paced },
+    ]),
+  );
   const nginx = start("nginx", ["-c", join(dir, "nginx.conf"), "-p", dir, "-g", "daemon off;"]);
-  const nginxUrl = `http://127.0.0.1:${nginxPort}`;
+  const [nginxUrl, pacedNginxUrl] = ports.map((p) => `http://127.0.0.1:${p}`) as [string, string];
   await until(
-    async () => (await fetch(`${nginxUrl}/health`)).ok,
+    async () => (await fetch(`${nginxUrl}/health`)).ok && (await fetch(`${pacedNginxUrl}/health`)).ok,
     10_000,
-    `nginx on ${nginxUrl} (output: ${nginx.output()})`,
+    `nginx on ${nginxUrl} and ${pacedNginxUrl} (output: ${nginx.output()})`,
   );
   const floor = await startNodeFloor(engines);
-  closeFloor = floor.close;
+  floors.push(floor);
+  const pacedFloor = await startNodeFloor(paced);
+  floors.push(pacedFloor);
   pin(process.pid, PROXY_CPU);
   pin(nginx.child.pid, PROXY_CPU);
   for (const e of stack.engines) pin(e.child.pid, OTHER_CPUS);
@@ -175,11 +140,25 @@ try {
     "node floor": [floor.url],
     nginx: [nginxUrl],
   };
+  const pacedOrigins: Record<C1Target, string[]> = {
+    direct: paced,
+    router: [stack.url],
+    "node floor": [pacedFloor.url],
+    nginx: [pacedNginxUrl],
+  };
+  const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+  const path = "/v1/chat/completions";
   const shot = (t: Target, mode: Mode): Shot => ({
     origins: origins[t],
-    path: "/v1/chat/completions",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    path,
+    headers,
     body: JSON.stringify(MODES[mode]),
+  });
+  const c1Shot = (t: C1Target, mode: C1Mode): Shot => ({
+    origins: (mode === "streaming" ? pacedOrigins : origins)[t],
+    path,
+    headers,
+    body: c1Body(mode, MODEL),
   });
   const load = (job: Job) => runLoad(job, abort.signal, (pid) => pin(pid, OTHER_CPUS));
   /** Runs a load job against `t`, with the CPU time the proxy (router, node floor or nginx) spent per request sent. */
@@ -188,17 +167,25 @@ try {
     mode: Mode,
     job: (s: Shot) => Job,
   ): Promise<R & { cpu: number }> {
+    return withCpu(
+      t,
+      async () => (await load(job(shot(t, mode)))) as unknown as R,
+      (r) => r.total,
+    );
+  }
+  /** Runs `f`, with the CPU time the proxy for `t` spent per request sent (`sent` says how many). */
+  async function withCpu<R>(t: Target, f: () => Promise<R>, sent: (r: R) => number): Promise<R & { cpu: number }> {
     const proc = t === "nginx" ? "nginx" : "node";
     const before = cpuMs(nginx.child.pid!);
-    const result = (await load(job(shot(t, mode)))) as unknown as R;
+    const result = await f();
     const after = cpuMs(nginx.child.pid!);
-    return { ...result, cpu: t === "direct" ? NaN : (after[proc] - before[proc]) / result.total };
+    return { ...result, cpu: t === "direct" ? NaN : (after[proc] - before[proc]) / sent(result) };
   }
 
   const heapStart = process.memoryUsage().heapUsed;
   console.log(`machine: ${machine()}`);
   console.log(
-    `engines: 2 × llmgw mock-engine --tokens-per-s 0; nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`,
+    `engines: 2 × llmgw mock-engine --tokens-per-s 0 (and 2 × --tokens-per-s ${PACED_TOKENS_PER_S} for the streams at concurrency 1); nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`,
   );
 
   // targets interleaved within each run, so that a slower minute on the shared machine hits all of them alike
@@ -209,8 +196,33 @@ try {
   // warm every path once (JIT, connection pools, caches) before anything is measured
   for (const mode of MODE_NAMES)
     for (const t of TARGETS)
-      await load({ kind: "closed", shot: shot(t, mode), connections: 16, seconds: 0, warmupS: 2 });
-  for (const mode of MODE_NAMES) {
+      await load({
+        kind: "closed",
+        shot: shot(t, mode),
+        connections: 16,
+        seconds: 0,
+        warmupS: args.latencyOnly ? 0.5 : 2,
+      });
+
+  const serial = startSerial(abort.signal, (pid) => pin(pid, OTHER_CPUS));
+  try {
+    const c1 = await measureC1({
+      runs: args.runs ?? 3,
+      requests: args.latencyRequests,
+      streams: args.latencyStreams,
+      send: (t, mode, job) =>
+        withCpu(
+          t,
+          () => serial.run({ shot: c1Shot(t, mode), ...job }),
+          (r) => r.ok + r.errors + job.warmup,
+        ),
+    });
+    printC1(c1, { streams: args.latencyStreams });
+  } finally {
+    serial.close();
+  }
+
+  for (const mode of args.latencyOnly ? [] : MODE_NAMES) {
     for (const rate of RATES) {
       for (let run = 0; run < RUNS(rate); run++) {
         for (const t of TARGETS)
@@ -243,77 +255,18 @@ try {
     }
   }
 
-  const W = [22, 7, 15, 8, 8, 18, 20, 9, 10, 0];
-  const row = (cells: string[]) =>
-    console.log(
-      cells
-        .map((c, i) => c.padEnd(W[i]!))
-        .join("")
-        .trimEnd(),
-    );
-  const cpu = (xs: { cpu: number }[]) => (Number.isNaN(xs[0]!.cpu) ? "" : ms(median(xs.map((x) => x.cpu))));
-  console.log(
-    "\nopen loop: latency to the end of the body, ms (median over runs of each run's p50 and p99; added: median of the per-run differences from direct);",
-  );
-  console.log(
-    "gen lag: p99 of how late the generator sent; proxy CPU: ms of CPU the proxy (this process for the router and the node floor, or nginx) used per request",
-  );
-  row([
-    "mode",
-    "rate/s",
-    "target",
-    "sent/s",
-    "done/s",
-    "p50 / p99",
-    "added p50 / p99",
-    "gen lag",
-    "proxy CPU",
-    "errors",
-  ]);
-  for (const mode of MODE_NAMES) {
-    for (const rate of RATES) {
-      const direct = open.get(id(mode, rate, "direct"))!;
-      for (const t of TARGETS) {
-        const runs = open.get(id(mode, rate, t))!;
-        const med = (k: "p50" | "p99" | "sent" | "done" | "lagP99") => median(runs.map((r) => r[k]));
-        const added = (k: "p50" | "p99") => median(runs.map((r, i) => r[k] - direct[i]![k]));
-        row([
-          mode,
-          String(rate),
-          `${t}${runs.length > 1 ? ` ×${runs.length}` : ""}`,
-          med("sent").toFixed(0),
-          med("done").toFixed(0),
-          `${ms(med("p50"))} / ${ms(med("p99"))}`,
-          t === "direct" ? "" : `${sign(added("p50"))} / ${sign(added("p99"))}`,
-          ms(med("lagP99")),
-          cpu(runs),
-          String(runs.reduce((n, r) => n + r.errors, 0)),
-        ]);
-      }
-    }
-  }
-  if (THROUGHPUT_RUNS)
-    console.log(
-      `\nclosed loop, ${CONNECTIONS} connections, ${SECONDS} s: requests/s, median of ${THROUGHPUT_RUNS} (range); proxy CPU ms per request`,
-    );
-  for (const mode of THROUGHPUT_RUNS ? MODE_NAMES : []) {
-    for (const t of TARGETS) {
-      const runs = closed.get(id(mode, 0, t))!;
-      const rps = runs.map((x) => x.rps);
-      row([
-        mode,
-        "",
-        t,
-        median(rps).toFixed(0),
-        `(${Math.min(...rps).toFixed(0)}–${Math.max(...rps).toFixed(0)})`,
-        "",
-        "",
-        "",
-        cpu(runs),
-        String(runs.reduce((n, r) => n + r.errors, 0)),
-      ]);
-    }
-  }
+  if (!args.latencyOnly)
+    printLoops({
+      open,
+      closed,
+      id,
+      modes: MODE_NAMES,
+      rates: RATES,
+      targets: TARGETS,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      throughputRuns: THROUGHPUT_RUNS,
+    });
   console.log(
     `\nrouter process heap used: ${mib(heapStart)} MiB before the runs, ${mib(process.memoryUsage().heapUsed)} MiB after`,
   );
