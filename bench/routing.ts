@@ -125,14 +125,17 @@ try {
   const lines: string[] = [];
   for (const [n, run] of runs.entries()) {
     if (run.policy !== "random") {
-      await api("PUT", `/api/v1/models/${MODEL}`, {
+      // (a second try: the keep-alive connection may have been closed by the server while the last run went)
+      const put = (body: object) => api("PUT", `/api/v1/models/${MODEL}`, body);
+      const spec = {
         spec: {
           weightsPath: `/models/${MODEL}`,
           profiles: [mockProfile("one")],
           routing: run.policy,
           ...(args.keyBlocks ? { prefixRouting: { keyBlocks: args.keyBlocks } } : {}),
         },
-      });
+      };
+      await put(spec).catch(() => put(spec));
       // every instance's endpoint table re-reads the model within its 1 s cache
       await new Promise((r) => setTimeout(r, 2500));
     }
