@@ -17,8 +17,52 @@ type PlaceDeps = {
 
 type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => number };
 
+/**
+ * Per store (one API instance): the placement run going on, the one queued to start after it, and when the last run
+ * that placed anything ended and how long it took.
+ */
+type Flight = { current?: Promise<PlaceResult>; queued?: Promise<PlaceResult>; endedAt: number; tookMs: number };
+const flights = new WeakMap<Store, Flight>();
+
+/**
+ * placeIfNeeded(), one run at a time per instance, and at most half of the instance's time: who asks while a run goes
+ * on, or sooner after the last one than it took, waits for the one run queued next (which sees whatever changed
+ * meanwhile). A burst of polls, registrations and reports then places a few times, not once each — at fleet size
+ * every run reads and plans the whole fleet's state.
+ */
+export function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
+  let f = flights.get(deps.store);
+  if (!f) flights.set(deps.store, (f = { endedAt: 0, tookMs: 0 }));
+  const flight = f;
+  if (flight.queued) return flight.queued;
+  const start = () => {
+    const began = performance.now();
+    const run = placeOnce(deps, now)
+      .then((r) => {
+        if (r.ran) Object.assign(flight, { endedAt: performance.now(), tookMs: performance.now() - began });
+        return r;
+      })
+      .finally(() => {
+        if (flight.current === run) flight.current = undefined;
+      });
+    flight.current = run;
+    return run;
+  };
+  const rest = flight.endedAt + flight.tookMs - performance.now();
+  if (!flight.current && rest <= 0) return start();
+  const queued = (flight.current ?? Promise.resolve())
+    .catch(() => undefined)
+    .then(() => new Promise((ok) => setTimeout(ok, Math.max(0, flight.endedAt + flight.tookMs - performance.now()))))
+    .then(() => {
+      flight.queued = undefined;
+      return start();
+    });
+  flight.queued = queued;
+  return queued;
+}
+
 /** placeIfNeeded(), telling `observePlacement` how long it took when it ran (an unchanged cluster is not a run). */
-export async function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
+async function placeOnce(deps: PlaceDeps, now: number): Promise<PlaceResult> {
   const started = performance.now();
   const placed = await placeIfNeeded(deps.store, now, deps.settings, deps.placementCache);
   if (placed.ran) deps.observePlacement?.((performance.now() - started) / 1000);
