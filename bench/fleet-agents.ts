@@ -1,0 +1,278 @@
+// The simulated agents of bench/fleet.ts, run in child processes (this file again) so that their CPU is not the API's.
+// Each agent speaks the agent's real protocol: registers with a real inventory, long-polls its assignments with the
+// wait the registration answer gives, heartbeats on its own jittered timer with the body agent/heartbeat.ts builds,
+// and reports each new shard `starting`, then `ready` a few seconds later (a vanished one `stopped`). What it measures
+// goes to the parent over IPC, per phase.
+import { type ChildProcess, fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { heartbeatOf } from "../agent/heartbeat.js";
+import type { ShardReport } from "../shared/schemas/agent.js";
+import type { Inventory } from "../shared/schemas/inventory.js";
+import { httpPools } from "./fleet-http.js";
+import { inventoryOf, nodeIdOf, registrationOf, seededToken } from "./fleet-inventory.js";
+
+/** Agents first … first + count - 1, registered `concurrency` at a time, over `origins` round-robin. */
+export type AgentsJob = {
+  origins: string[];
+  adminToken: string;
+  first: number;
+  count: number;
+  concurrency: number;
+  /** How long a new shard stays `starting` before it is reported `ready` (ms, uniform in the range). */
+  readyMs: [number, number];
+  /**
+   * The nodes are in the database already (--preseed): no registration; each agent starts polling with its derived
+   * token at a random point of the first `rampS` seconds, with serve's default poll wait and heartbeat interval.
+   */
+  seeded?: { rampS: number; pollWaitS: number; heartbeatS: number };
+};
+/**
+ * `shards`: an agent's poll answered with a different shard set (the deployments the new set holds); `ready`: its
+ * report of new shards ready was answered (their deployments) — both when the agent saw it.
+ */
+export type Delivery = { kind: "shards" | "ready"; node: string; at: number; deployments: string[] };
+/** Round trips (ms) of the calls that completed in one phase, and the failures by call and status or error code. */
+export type PhaseStats = {
+  name: string;
+  register: number[];
+  heartbeat: number[];
+  status: number[];
+  errors: Record<string, number>;
+};
+export type FromAgents =
+  | { type: "registered"; registered: number; failed: number }
+  | { type: "polling" }
+  | { type: "sample"; open: number; registered: number }
+  | { type: "deliveries"; items: Delivery[] }
+  | { type: "phase"; stats: PhaseStats };
+export type ToAgents = { type: "phase"; name: string } | { type: "stop" };
+
+const JOB_FLAG = "--fleet-agents";
+const MIN_POLL_INTERVAL_MS = 1000;
+const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
+const uniform = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
+
+type Agent = {
+  i: number;
+  node: string;
+  inv: Inventory;
+  token: string;
+  index: number;
+  pollWaitS: number;
+  heartbeatS: number;
+  shards: Map<string, ShardReport>;
+  /** The deployment of each shard it runs. */
+  deploymentOf: Map<string, string>;
+  /** The shard ids of the last answer, sorted; undefined before the first. */
+  key?: string;
+};
+type Answer = { index: number; shards: { shardId: string; replicaId: string; deployment: string }[] };
+
+/** Runs the job's agents until the parent says stop. */
+async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
+  const http = httpPools(job.origins, job.count + 256);
+  let stopped = false;
+  let open = 0;
+  let phase: PhaseStats = { name: "register", register: [], heartbeat: [], status: [], errors: {} };
+  let deliveries: Delivery[] = [];
+  const fail = (what: string, e: unknown) => {
+    const why = typeof e === "number" ? String(e) : ((e as { code?: string }).code ?? (e as Error).name ?? "error");
+    phase.errors[`${what} ${why}`] = (phase.errors[`${what} ${why}`] ?? 0) + 1;
+  };
+  const timed = async (what: "heartbeat" | "status", call: () => ReturnType<typeof http.call>) => {
+    const t = performance.now();
+    try {
+      const r = await call();
+      if (r.status === 200) return phase[what].push(performance.now() - t) > 0;
+      fail(what, r.status);
+    } catch (e) {
+      fail(what, e);
+    }
+    return false;
+  };
+  const agentPath = (a: Agent, rest: string) => `/api/v1/agents/${a.node}/${rest}`;
+
+  const report = async (a: Agent, moves: ShardReport[]) =>
+    moves.length > 0 &&
+    timed("status", () => http.call("POST", agentPath(a, "status"), a.token, { shards: moves }, 30_000, a.index));
+
+  /** What the supervisor would report for a new answer: new shards starting (ready later), vanished ones stopped. */
+  function answered(a: Agent, shards: Answer["shards"], at: number) {
+    const key = shards
+      .map((s) => s.shardId)
+      .sort()
+      .join(",");
+    const first = a.key === undefined;
+    if (key === a.key) return;
+    a.key = key;
+    if (!first)
+      deliveries.push({ kind: "shards", node: a.node, at, deployments: [...new Set(shards.map((s) => s.deployment))] });
+    const wanted = new Set(shards.map((s) => s.shardId));
+    const moves: ShardReport[] = [];
+    for (const s of shards) {
+      if (a.shards.has(s.shardId)) continue;
+      const r: ShardReport = { shardId: s.shardId, replicaId: s.replicaId, state: "starting", at };
+      a.shards.set(s.shardId, r);
+      a.deploymentOf.set(s.shardId, s.deployment);
+      moves.push(r);
+    }
+    for (const [id, r] of a.shards) {
+      if (wanted.has(id)) continue;
+      a.shards.delete(id);
+      a.deploymentOf.delete(id);
+      moves.push({ ...r, state: "stopped", at });
+    }
+    void report(a, moves);
+    const started = moves.filter((m) => m.state === "starting").map((m) => m.shardId);
+    if (started.length)
+      setTimeout(() => {
+        const ready = started.flatMap((id) => {
+          const r = a.shards.get(id);
+          return r ? [Object.assign(r, { state: "ready", at: Date.now() })] : [];
+        });
+        if (stopped || !ready.length) return;
+        void report(
+          a,
+          ready.map((r) => ({ ...r })),
+        ).then((ok) => {
+          const names = [...new Set(ready.map((r) => a.deploymentOf.get(r.shardId) ?? ""))];
+          if (ok) deliveries.push({ kind: "ready", node: a.node, at: Date.now(), deployments: names });
+        });
+      }, uniform(job.readyMs));
+  }
+
+  // agents whose first poll was answered, of how many registered (-1 while registration goes on)
+  let polled = 0;
+  let total = -1;
+  const polledOnce = () => {
+    if (++polled === total) send({ type: "polling" });
+  };
+
+  async function polls(a: Agent) {
+    let last = -Infinity;
+    let failures = 0;
+    let first = true;
+    while (!stopped) {
+      const early = last + MIN_POLL_INTERVAL_MS - Date.now();
+      if (early > 0) await sleep(early);
+      if (stopped) break;
+      last = Date.now();
+      const path = agentPath(a, `assignments?index=${a.index}&wait=${a.pollWaitS}`);
+      try {
+        open++;
+        let r: Awaited<ReturnType<typeof http.call>>;
+        try {
+          r = await http.call("GET", path, a.token, undefined, (a.pollWaitS + 15) * 1000, a.index);
+        } finally {
+          open--;
+        }
+        if (r.status !== 200) throw r.status;
+        const answer = JSON.parse(r.text) as Answer;
+        a.index = answer.index;
+        answered(a, answer.shards, Date.now());
+        if (first) polledOnce();
+        first = false;
+        failures = 0;
+      } catch (e) {
+        if (stopped) break;
+        fail("poll", e);
+        await sleep(Math.min(30_000, 1000 * 2 ** failures++) * (0.5 + Math.random() / 2));
+      }
+    }
+  }
+
+  function heartbeats(a: Agent) {
+    const beat = async () => {
+      if (stopped) return;
+      const body = heartbeatOf(a.inv, [...a.shards.values()]);
+      await timed("heartbeat", () => http.call("POST", agentPath(a, "heartbeat"), a.token, body, 30_000, a.index));
+      if (!stopped) setTimeout(beat, a.heartbeatS * 1000 * (0.95 + 0.1 * Math.random()));
+    };
+    // the first at a random point of the interval, so that a fleet registered in a burst does not beat in step
+    setTimeout(beat, Math.random() * a.heartbeatS * 1000);
+  }
+
+  let registered = 0;
+  let failed = 0;
+  const fresh = () => ({ shards: new Map<string, ShardReport>(), deploymentOf: new Map<string, string>() });
+  async function register(i: number): Promise<Agent | undefined> {
+    const inv = inventoryOf(i);
+    if (job.seeded) {
+      await sleep(Math.random() * job.seeded.rampS * 1000);
+      registered++;
+      const { pollWaitS, heartbeatS } = job.seeded;
+      return { i, node: nodeIdOf(i), inv, token: seededToken(i), index: 0, pollWaitS, heartbeatS, ...fresh() };
+    }
+    const body = registrationOf(i, inv);
+    for (let attempt = 1; attempt <= 5 && !stopped; attempt++) {
+      const t = performance.now();
+      try {
+        const r = await http.call("POST", "/api/v1/agents/register", job.adminToken, body, 60_000);
+        if (r.status !== 200 && r.status !== 201) throw r.status;
+        phase.register.push(performance.now() - t);
+        registered++;
+        const reply = JSON.parse(r.text) as { nodeToken: string; pollWaitS: number; heartbeatIntervalS: number };
+        return {
+          i,
+          node: nodeIdOf(i),
+          inv,
+          token: reply.nodeToken,
+          index: 0,
+          pollWaitS: reply.pollWaitS,
+          heartbeatS: reply.heartbeatIntervalS,
+          ...fresh(),
+        };
+      } catch (e) {
+        fail("register", e);
+        await sleep(1000 * attempt);
+      }
+    }
+    failed++;
+    return undefined;
+  }
+
+  const tick = setInterval(() => {
+    send({ type: "sample", open, registered });
+    if (deliveries.length) send({ type: "deliveries", items: deliveries });
+    deliveries = [];
+  }, 250);
+  process.on("message", (m: ToAgents) => {
+    if (m.type === "phase") {
+      send({ type: "phase", stats: phase });
+      phase = { name: m.name, register: [], heartbeat: [], status: [], errors: {} };
+    } else {
+      stopped = true;
+      clearInterval(tick);
+      void Promise.race([http.close(), sleep(2000)]).finally(() => process.exit(0));
+    }
+  });
+
+  // registration paced by a bounded pool of workers; each registered agent starts at once, as a real one does
+  let next = job.first;
+  const end = job.first + job.count;
+  await Promise.all(
+    Array.from({ length: job.seeded ? job.count : job.concurrency }, async () => {
+      while (next < end && !stopped) {
+        const a = await register(next++);
+        if (!a) continue;
+        void polls(a);
+        heartbeats(a);
+      }
+    }),
+  );
+  total = job.count - failed;
+  send({ type: "registered", registered, failed });
+  if (polled === total) send({ type: "polling" });
+}
+
+/** Starts a child process running `job` (this file, loaded through tsx as this process is); `onMessage` hears it. */
+export function forkAgents(job: AgentsJob, onMessage: (m: FromAgents) => void): ChildProcess {
+  const child = fork(fileURLToPath(import.meta.url), [JOB_FLAG, JSON.stringify(job)]);
+  child.on("message", (m) => onMessage(m as FromAgents));
+  return child;
+}
+
+if (process.argv[2] === JOB_FLAG && process.send) {
+  const send = (m: FromAgents) => process.send!(m);
+  await runAgents(JSON.parse(process.argv[3]!) as AgentsJob, send);
+}

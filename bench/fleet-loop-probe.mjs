@@ -1,0 +1,30 @@
+// Loaded into each `llmgw serve` of bench/fleet.ts with `node --import` (the API's /metrics has no event-loop figure):
+// measures the process's event-loop delay with perf_hooks. On SIGUSR2 it writes what it saw since the last SIGUSR2
+// (ms: p50, p99, max, mean; a sequence number) to $FLEET_LOOP_FILE and starts over, so the benchmark reads one window
+// per phase. The figures are the delay past the 10 ms sampling timer (perf_hooks counts the timer in: an idle loop
+// reads 10.1 ms there, and prom-client's nodejs_eventloop_lag_* would too). Plain JavaScript, so that serve runs
+// without a TypeScript loader.
+import { renameSync, writeFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+
+const file = process.env.FLEET_LOOP_FILE;
+if (file) {
+  const RESOLUTION_MS = 10;
+  const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  h.enable();
+  let seq = 0;
+  const ms = (ns) => Math.max(0, Math.round((ns - RESOLUTION_MS * 1e6) / 1e4) / 100);
+  process.on("SIGUSR2", () => {
+    const window = {
+      seq: ++seq,
+      p50: ms(h.percentile(50)),
+      p99: ms(h.percentile(99)),
+      max: ms(h.max),
+      mean: ms(h.mean),
+      count: h.count,
+    };
+    h.reset();
+    writeFileSync(`${file}.tmp`, JSON.stringify(window));
+    renameSync(`${file}.tmp`, file);
+  });
+}
