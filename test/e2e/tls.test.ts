@@ -108,9 +108,10 @@ describe("serve over HTTPS", () => {
     await c.deploy({ name: "m", replicas: 1, gpu_class: "l40s-45g", about: "" });
     await c.ready("m", 1, 40_000);
     const key = await c.key();
-    // the router learns of a new replica on its next refresh: 503 until then
+    // the router learns of a new replica on its next refresh: 503 until then (404 while its table predates the
+    // deployment: it serves the last table while it reads the next)
     let r = await c.chat(key, "m", { stream: true, max_tokens: 3 });
-    for (let i = 0; r.status === 503 && i < 100; i++) {
+    for (let i = 0; (r.status === 503 || r.status === 404) && i < 100; i++) {
       await r.text();
       await new Promise((ok) => setTimeout(ok, 100));
       r = await c.chat(key, "m", { stream: true, max_tokens: 3 });
