@@ -83,7 +83,10 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
     const t = performance.now();
     try {
       const r = await call();
-      if (r.status === 200) return phase[what].push(performance.now() - t) > 0;
+      if (r.status === 200) {
+        phase[what].push(performance.now() - t);
+        return true;
+      }
       fail(what, r.status);
     } catch (e) {
       fail(what, e);

@@ -77,7 +77,11 @@ async function cleanup() {
   await killAll();
   tmp.cleanup();
 }
-process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+] as const)
+  process.on(signal, () => void cleanup().finally(() => process.exit(code)));
 
 const run: Run = {
   agents: args.agents,
