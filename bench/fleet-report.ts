@@ -127,7 +127,12 @@ export function printRun(r: Run): void {
     console.log("/metrics serves no event-loop figure (nodejs_eventloop_lag_*): the ones above are the probe's");
   for (const [n, w] of r.warnings.entries())
     if (w.length)
-      console.log(`serve[${n}] log at warn and above: ${w.map(([msg, k]) => `${k}× ${msg.slice(0, 100)}`).join("; ")}`);
+      console.log(
+        `serve[${n}] log at warn and above: ${w
+          .slice(0, 8)
+          .map(([msg, k]) => `${k}× ${msg.slice(0, 200)}`)
+          .join("; ")}`,
+      );
   const c1 = r.changes[0]?.[1];
   const windows = steady?.loops ?? reg?.loops ?? [];
   const loop = windows.length ? Math.max(...windows.map((w) => w?.p99 ?? NaN)) : NaN;

@@ -129,14 +129,16 @@ export function metricValues(text: string, names: string[]): Record<string, numb
   return out;
 }
 
-/** Log lines a serve printed at warn or above, by message, most frequent first. */
+/** Log lines a serve printed at warn or above, by message and error, most frequent first. */
 export function warnings(p: Proc): [string, number][] {
   const counts = new Map<string, number>();
   for (const line of p.output().split("\n")) {
     if (!line.startsWith("{")) continue;
     try {
-      const j = JSON.parse(line) as { level?: string; msg?: string };
-      if (j.level && j.level !== "info") counts.set(j.msg ?? "?", (counts.get(j.msg ?? "?") ?? 0) + 1);
+      const j = JSON.parse(line) as { level?: string; msg?: string; error?: unknown; cause?: unknown };
+      const why = j.error ?? j.cause;
+      const key = `${j.msg ?? "?"}${why === undefined ? "" : ` (${String(typeof why === "string" ? why : JSON.stringify(why)).slice(0, 120)})`}`;
+      if (j.level && j.level !== "info") counts.set(key, (counts.get(key) ?? 0) + 1);
     } catch {
       // a line that is not the logger's
     }
