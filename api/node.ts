@@ -88,7 +88,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * Resolves once the database answers and has every migration this build needs; while it does not, logs why — the
  * database unreachable (with the cause) or the schema behind — once each time the reason changes.
  */
-async function waitForSchema(db: Db, log: Log, signal: AbortSignal, everyMs = 2000): Promise<void> {
+async function waitForSchema(
+  db: Db,
+  log: Log,
+  signal: AbortSignal,
+  waiting: () => void,
+  everyMs = 2000,
+): Promise<void> {
   let told: string | undefined;
   while (!signal.aborted) {
     const m = await migrationStatus(db, expectedMigrations).catch((e: unknown) => ({
@@ -106,6 +112,7 @@ async function waitForSchema(db: Db, log: Log, signal: AbortSignal, everyMs = 20
         : `database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`;
     if (why !== told) log.error(why);
     told = why;
+    waiting();
     await sleep(everyMs, signal);
   }
   throw new Error("stopped before the database schema was current");
@@ -235,7 +242,18 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     stop.signal,
   );
   // A remote database is migrated out of band (`llmgw migrate`): until then /readyz fails and start-up waits for it.
-  const schemaReady = waitForSchema(db, log, stop.signal).then(() => ensureAdminToken(store, now(), config.adminToken));
+  // "serving on" is said once the admin token works, unless the database makes us wait (then /readyz says why)
+  let waiting = () => {};
+  const schemaReady = waitForSchema(db, log, stop.signal, () => waiting()).then(() =>
+    ensureAdminToken(store, now(), config.adminToken),
+  );
+  await new Promise<void>((settled) => {
+    waiting = settled;
+    schemaReady.then(
+      () => settled(),
+      () => settled(),
+    );
+  });
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `${tls ? "https" : "http"}://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
   print(`llmgw ${VERSION} serving on ${url} (database ${config.dbUrl.replace(/\/\/[^@/]*@/, "//***@")})`);

@@ -84,8 +84,9 @@ export async function registerFleet(
   adminToken: string,
   more: Record<string, unknown> = {},
 ): Promise<Record<string, string>> {
-  const join = (await call("POST", "/api/v1/join-tokens", { token: adminToken, body: { name: "fleet" } })).json
-    .token as string;
+  const j = await call("POST", "/api/v1/join-tokens", { token: adminToken, body: { name: "fleet" } });
+  if (j.status !== 201) throw new Error(`join token: ${j.status} ${JSON.stringify(j.json)}`);
+  const join = j.json.token as string;
   const tokens: Record<string, string> = {};
   for (const n of fleet()) {
     const r = await call("POST", "/api/v1/agents/register", {
