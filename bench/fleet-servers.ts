@@ -45,6 +45,12 @@ export async function startServers(o: ServersOptions): Promise<Servers> {
       "--http-listen-addr",
       `127.0.0.1:${port}`,
       "--no-welcome",
+      // its defaults (128 of each, and throttling under load) answer a fleet's traffic 429 Too Many Requests
+      "--max-concurrent-connections",
+      "4096",
+      "--max-concurrent-requests",
+      "4096",
+      "--disable-intelligent-throttling",
     ]);
     sqldUrl = `http://127.0.0.1:${port}`;
     await until(async () => (await fetch(`${sqldUrl}/health`)).ok, 20_000, "sqld");

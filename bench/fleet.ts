@@ -268,6 +268,18 @@ clearInterval(sampler);
 run.lag = (await scrape(["nodejs_eventloop_lag_p99_seconds"])).map((m) => m.nodejs_eventloop_lag_p99_seconds);
 run.mem = servers.instances.map((i) => procStat(i.pid));
 run.warnings = servers.instances.map((i) => warnings(i.proc));
+const sqld = servers.sqld?.child;
+if (sqld && (sqld.exitCode !== null || sqld.signalCode !== null))
+  console.log(
+    `sqld exited during the run (${sqld.exitCode ?? sqld.signalCode}): ${
+      servers
+        .sqld!.output()
+        .split("\n")
+        .filter((l) => /panicked|^\S.*(error|Error)/.test(l))
+        .slice(0, 4)
+        .join(" | ") || servers.sqld!.output().slice(-500)
+    }`,
+  );
 await cleanup();
 printRun(run);
 process.exit();
