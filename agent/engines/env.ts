@@ -1,6 +1,8 @@
-// The environment one shard's engine gets on top of the agent's own: devices, placement's NCCL variables, the
-// management interface, the adapter's own variables, and the profile's env last so an operator can override anything.
+// The environment one shard's engine gets on top of the agent's own: devices, NCCL's transport report, placement's
+// NCCL variables, the management interface, the adapter's own variables, and the profile's env last so an operator
+// can override anything.
 import type { StartShard } from "../../shared/schemas/assignment.js";
+import { ncclReportEnv } from "../nccl/env.js";
 import type { EngineAdapter, EngineOptions } from "./types.js";
 
 /**
@@ -20,6 +22,7 @@ export function shardEnv(shard: StartShard, adapter: EngineAdapter, o: EngineOpt
     : {};
   return {
     ...deviceEnv(shard, adapter, o),
+    ...ncclReportEnv(shard),
     ...shard.env,
     ...mgmt,
     ...(adapter.env?.(shard, o) ?? {}),

@@ -15,7 +15,8 @@ import { capShardLog, logPath, readTail } from "./log-file.js";
 import { createRefusals, errorText, type Refused } from "./refusals.js";
 import { admit } from "./run-policy.js";
 import { redactArgv, reportOf, runningOf } from "./slot-views.js";
-import { removeRecord, type ShardRecord, writeRecord } from "./state-files.js";
+import { persistSlot, type ShardRecord } from "./state-files.js";
+import { cursorAtEnd, observeTransport } from "./transport.js";
 import type { Slot, SupervisorOptions } from "./types.js";
 
 export type Supervisor = ReturnType<typeof createSupervisor>;
@@ -41,6 +42,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       claimed: false,
       unwantedSince: r.unwantedSince,
       served: r.state === "ready",
+      transport: r.transport,
     });
   }
 
@@ -56,18 +58,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     report(s);
   };
 
-  const persist = (s: Slot) =>
-    s.pid === undefined || s.startTime === undefined
-      ? removeRecord(o.stateDir, s.shard.shardId)
-      : writeRecord(o.stateDir, {
-          shard: s.shard,
-          pid: s.pid,
-          startTime: s.startTime,
-          startedAt: s.startedAt ?? o.now(),
-          restarts: s.failures,
-          state: s.state,
-          ...(s.unwantedSince !== undefined ? { unwantedSince: s.unwantedSince } : {}),
-        });
+  const persist = (s: Slot) => persistSlot(o.stateDir, s, o.now());
 
   /** Starts a slot's engine; a shard that cannot run here is failed at once with the reason (no restarts). */
   async function start(s: Slot) {
@@ -91,7 +82,9 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       return giveUp(s, e instanceof Error ? e.message : String(e));
     }
     try {
-      const p = await o.ops.spawn(cmd.argv, cmd.env, logPath(o.stateDir, s.shard.shardId));
+      const log = logPath(o.stateDir, s.shard.shardId);
+      Object.assign(s, { transport: undefined, cursor: await cursorAtEnd(log) });
+      const p = await o.ops.spawn(cmd.argv, cmd.env, log);
       Object.assign(s, { pid: p.pid, startTime: p.startTime, startedAt: o.now(), served: false });
       s.unhealthySince = undefined;
       void p.exited.then((e) => {
@@ -183,6 +176,20 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       if (s.served) s.unhealthySince ??= o.now();
       move(s, "loading", v.message);
     }
+    const said = await observeTransport(s, logPath(o.stateDir, s.shard.shardId));
+    if (said) {
+      o.log(said);
+      report(s);
+      await persist(s);
+    }
+  }
+
+  /** A new slot for `shard`, reported pending when `announce`. */
+  function fresh(shard: StartShard, announce: boolean): Slot {
+    const s: Slot = { shard, state: "pending", failures: 0, claimed: true };
+    slots.set(shard.shardId, s);
+    if (announce) report(s);
+    return s;
   }
 
   /** Applies the desired set (diff), then watches every engine once. */
@@ -196,10 +203,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       for (const shard of d.start) {
         // its old engine is still draining or stopping: start the shard once that one is gone (the retire removes it)
         if (slots.get(shard.shardId)?.stopping) continue;
-        const s: Slot = { shard, state: "pending", failures: 0, claimed: true };
-        slots.set(shard.shardId, s);
-        report(s);
-        await start(s);
+        await start(fresh(shard, true));
       }
       for (const shard of d.replace) {
         const old = slots.get(shard.shardId)!;
@@ -208,9 +212,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
           (e) => o.log(`shard ${shard.shardId}: stop failed: ${errorText(e)}`),
         );
         if (!stopped) continue; // the next pass tries again
-        const s: Slot = { shard, state: "pending", failures: 0, claimed: true };
-        slots.set(shard.shardId, s);
-        await start(s);
+        await start(fresh(shard, false));
       }
       for (const id of d.keep) {
         const s = slots.get(id)!;

@@ -13,6 +13,7 @@ export function reportOf(s: Slot, at: number, move = false): ShardReport {
     state: s.state,
     at,
     ...(s.message ? { message: s.message.slice(0, 2048) } : {}),
+    ...(s.transport ? { transport: s.transport } : {}),
     ...(move && s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
     ...(move && s.failure ? { failure: s.failure } : {}),
   };

@@ -4,7 +4,9 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promise
 import { join } from "node:path";
 import { StartShard } from "../../shared/schemas/assignment.js";
 import { ShardState } from "../../shared/schemas/common.js";
+import { ShardTransport } from "../../shared/schemas/transport.js";
 import { z } from "../../shared/z.js";
+import type { Slot } from "./types.js";
 
 export const ShardRecord = z.object({
   shard: StartShard,
@@ -17,6 +19,8 @@ export const ShardRecord = z.object({
   state: ShardState,
   /** Set while an adopted engine is not in the control plane's desired set: it is stopped after a grace period. */
   unwantedSince: z.number().int().nonnegative().optional(),
+  /** What its NCCL was found to use (agent/supervisor/transport.ts). */
+  transport: ShardTransport.optional(),
 });
 export type ShardRecord = z.infer<typeof ShardRecord>;
 
@@ -73,4 +77,19 @@ export async function readRecords(stateDir: string): Promise<{ records: ShardRec
     }
   }
   return { records, problems };
+}
+
+/** Keeps a slot's record while its engine runs (pid and start time known), else removes it. */
+export function persistSlot(stateDir: string, s: Slot, now: number): Promise<void> {
+  if (s.pid === undefined || s.startTime === undefined) return removeRecord(stateDir, s.shard.shardId);
+  return writeRecord(stateDir, {
+    shard: s.shard,
+    pid: s.pid,
+    startTime: s.startTime,
+    startedAt: s.startedAt ?? now,
+    restarts: s.failures,
+    state: s.state,
+    ...(s.unwantedSince !== undefined ? { unwantedSince: s.unwantedSince } : {}),
+    ...(s.transport ? { transport: s.transport } : {}),
+  });
 }

@@ -3,10 +3,12 @@
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardState } from "../../shared/schemas/common.js";
 import type { ShardFailure } from "../../shared/schemas/failure.js";
+import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { EngineAdapter, ProbeResult } from "../engines/types.js";
 import type { Backoff } from "./backoff.js";
 import type { Exit, Spawned } from "./process.js";
 import type { RunPolicy } from "./run-policy.js";
+import type { LogCursor } from "./transport.js";
 
 export type SupervisorOps = {
   launch(shard: StartShard): { argv: string[]; env: Record<string, string> };
@@ -58,4 +60,7 @@ export type Slot = {
   /** When it began answering "not ready" after it served. */
   unhealthySince?: number;
   stopping?: Promise<void>;
+  /** What NCCL said it uses, judged against placement (shards that use NCCL), and where its log is read up to. */
+  transport?: ShardTransport;
+  cursor?: LogCursor;
 };

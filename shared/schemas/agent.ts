@@ -4,6 +4,7 @@ import { ShardFailure } from "./failure.js";
 import { GpuFabric, GpuHealth } from "./gpu.js";
 import { HcaPort } from "./hca.js";
 import { Imex, Inventory, RunningShard } from "./inventory.js";
+import { ShardTransport } from "./transport.js";
 
 export const RegisterRequest = z
   .strictObject({
@@ -67,6 +68,9 @@ export const ShardReport = z
     exitCode: z.number().int().optional(),
     at: z.number().int().nonnegative().optional(),
     failure: ShardFailure.optional().openapi({ description: "why the engine stopped, with its log's last lines" }),
+    transport: ShardTransport.optional().openapi({
+      description: "the transport NCCL reported for a shard that uses it, judged against its placement",
+    }),
   })
   .openapi("ShardReport");
 export type ShardReport = z.infer<typeof ShardReport>;

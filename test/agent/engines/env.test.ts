@@ -7,10 +7,12 @@ import { HOST, makeShard, twoNodeShard } from "./shard.js";
 
 const MIG = "MIG-4f5e6d7c-0000-1111-2222-333344445555";
 const placement = { NCCL_MNNVL_ENABLE: "0", NCCL_CUMEM_ENABLE: "1", NCCL_IB_HCA: "=mlx5_0,mlx5_1" };
+/** What an engine of several GPUs is asked to print, so the agent reads which transport NCCL chose. */
+const REPORT = { NCCL_DEBUG: "INFO", NCCL_DEBUG_SUBSYS: "INIT,NET" };
 
 describe("shardEnv", () => {
   it.each([
-    ["single node", makeShard(), { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: "0,1,2,3" }],
+    ["single node", makeShard(), { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: "0,1,2,3", ...REPORT }],
     [
       "MIG instance",
       makeShard({ visibleDevices: MIG, deviceIds: [1001] }),
@@ -22,6 +24,7 @@ describe("shardEnv", () => {
       {
         CUDA_DEVICE_ORDER: "PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES: "0,1,2,3",
+        ...REPORT,
         ...placement,
         NCCL_SOCKET_IFNAME: "=eno1",
         GLOO_SOCKET_IFNAME: "eno1",
@@ -44,6 +47,7 @@ describe("shardEnv", () => {
       {
         CUDA_DEVICE_ORDER: "PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES: "3,2,1,0",
+        ...REPORT,
         NCCL_MNNVL_ENABLE: "0",
         NCCL_CUMEM_ENABLE: "1",
         NCCL_IB_HCA: "=mlx5_2",
@@ -70,6 +74,7 @@ describe("shardEnv", () => {
     });
     expect(shardEnv(shard, llamacpp, { ...HOST, backend: "vulkan" })).toEqual({
       GGML_VK_VISIBLE_DEVICES: "2,3",
+      ...REPORT,
       GGML_VK_DISABLE_F16: "1",
     });
   });
@@ -90,11 +95,21 @@ describe("shardEnv", () => {
     expect(shardEnv(shard, adapter, HOST)).toEqual({
       CUDA_DEVICE_ORDER: "PCI_BUS_ID",
       CUDA_VISIBLE_DEVICES: "0,1,2,3",
+      ...REPORT,
       NCCL_MNNVL_ENABLE: "0",
       NCCL_CUMEM_ENABLE: "0",
       NCCL_IB_HCA: "=mlx5_0,mlx5_1",
       ENGINE_ONLY: "a",
       PROFILE_WINS: "profile",
     });
+  });
+
+  it("asks one GPU's engine for no NCCL report, and leaves a profile's own NCCL_DEBUG alone", () => {
+    const one = makeShard({ deviceIds: [2], visibleDevices: "2" });
+    expect(shardEnv(one, vllm, HOST)).toEqual({ CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: "2" });
+    const own = twoNodeShard(0, { profile: { env: { NCCL_DEBUG: "WARN" } } });
+    const env = shardEnv(own, vllm, HOST);
+    expect(env.NCCL_DEBUG).toBe("WARN");
+    expect(env.NCCL_DEBUG_SUBSYS).toBeUndefined();
   });
 });

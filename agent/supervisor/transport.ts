@@ -1,0 +1,73 @@
+// Which transport a shard's NCCL chose, read from the engine's log as it grows: from where the log ended when the
+// engine was started, a bounded read per watch, until the engine serves and the verdict is known. The verdict goes
+// out with the shard's reports and lives in its state file, so an adopted engine keeps it.
+import { open } from "node:fs/promises";
+import { usesNccl } from "../nccl/env.js";
+import { createNcclReader } from "../nccl/parse.js";
+import { judgeTransport } from "../nccl/verdict.js";
+import type { Slot } from "./types.js";
+
+/** At most this much of the log is read per watch (a chatty engine cannot make one pass slow). */
+const READ_BYTES = 1 << 20;
+
+/** Where the log is read up to; `done` once it was read with the engine serving (NCCL's init is over by then). */
+export type LogCursor = {
+  reader: ReturnType<typeof createNcclReader>;
+  offset: number;
+  partial: string;
+  done?: boolean;
+};
+
+/** A cursor at the log's current end (what the last run printed is not this run's). */
+export async function cursorAtEnd(path: string): Promise<LogCursor> {
+  let offset = 0;
+  try {
+    const f = await open(path, "r");
+    offset = (await f.stat()).size;
+    await f.close();
+  } catch {
+    // no log yet
+  }
+  return { reader: createNcclReader(), offset, partial: "" };
+}
+
+/** Reads what the log gained since the cursor (from the start again when it was rotated) into the cursor's reader. */
+export async function readOn(path: string, c: LogCursor): Promise<void> {
+  let f;
+  try {
+    f = await open(path, "r");
+  } catch {
+    return;
+  }
+  try {
+    const { size } = await f.stat();
+    if (size < c.offset) Object.assign(c, { offset: 0, partial: "" });
+    const n = Math.min(READ_BYTES, size - c.offset);
+    if (n <= 0) return;
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await f.read(buf, 0, n, c.offset);
+    c.offset += bytesRead;
+    const lines = (c.partial + buf.subarray(0, bytesRead).toString("utf8")).split(/\r?\n/);
+    c.partial = (lines.pop() ?? "").slice(-4096);
+    for (const l of lines) c.reader.feed(l);
+  } finally {
+    await f.close();
+  }
+}
+
+/**
+ * Reads on in the log of a live engine and judges again; when the verdict changed (to be reported), the log line that
+ * says so. An adopted engine, whose start this agent did not see, is read from the log's beginning.
+ */
+export async function observeTransport(s: Slot, path: string): Promise<string | undefined> {
+  if (!usesNccl(s.shard) || s.cursor?.done) return undefined;
+  // an adopted engine already judged while serving is not read again
+  if (!s.cursor && s.served && s.transport && s.transport.verdict !== "pending") return undefined;
+  s.cursor ??= { reader: createNcclReader(), offset: 0, partial: "" };
+  await readOn(path, s.cursor);
+  if (s.served) s.cursor.done = true;
+  const t = judgeTransport({ fabric: s.shard.fabric, hcas: s.shard.hcas }, s.cursor.reader.observation(), !!s.served);
+  if (!t || JSON.stringify(t) === JSON.stringify(s.transport)) return undefined;
+  s.transport = t;
+  return `shard ${s.shard.shardId}: transport ${t.verdict}: ${t.reason ?? t.observed ?? t.expected}`;
+}
