@@ -75,6 +75,8 @@ export async function callJson<T extends z.ZodType>(c: JsonCall, schema: T, fail
       : (cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e)));
     throw fail({ ...at, kind: "unreachable", why });
   }
+  // a network error as a Response (Response.error(): status 0), which some fetch implementations hand back
+  if (res.type === "error" || res.status === 0) throw fail({ ...at, kind: "unreachable", why: "network error" });
   const text = await res.text().catch(() => "");
   let json: unknown;
   try {

@@ -5,18 +5,10 @@ import { open } from "node:fs/promises";
 import { usesNccl } from "../nccl/env.js";
 import { createNcclReader } from "../nccl/parse.js";
 import { judgeTransport } from "../nccl/verdict.js";
-import type { Slot } from "./types.js";
+import type { LogCursor, Slot } from "./types.js";
 
 /** At most this much of the log is read per watch (a chatty engine cannot make one pass slow). */
 const READ_BYTES = 1 << 20;
-
-/** Where the log is read up to; `done` once it was read with the engine serving (NCCL's init is over by then). */
-export type LogCursor = {
-  reader: ReturnType<typeof createNcclReader>;
-  offset: number;
-  partial: string;
-  done?: boolean;
-};
 
 /** A cursor at the log's current end (what the last run printed is not this run's). */
 export async function cursorAtEnd(path: string): Promise<LogCursor> {

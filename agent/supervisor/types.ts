@@ -5,10 +5,10 @@ import type { ShardState } from "../../shared/schemas/common.js";
 import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { EngineAdapter, ProbeResult } from "../engines/types.js";
+import type { createNcclReader } from "../nccl/parse.js";
 import type { Backoff } from "./backoff.js";
 import type { Exit, Spawned } from "./process.js";
 import type { RunPolicy } from "./run-policy.js";
-import type { LogCursor } from "./transport.js";
 
 export type SupervisorOps = {
   launch(shard: StartShard): { argv: string[]; env: Record<string, string> };
@@ -35,6 +35,14 @@ export type SupervisorOptions = {
   ops: SupervisorOps;
   /** What this node agrees to run (agent.yaml); a shard it refuses is failed with the reason, never spawned. */
   policy?: RunPolicy;
+};
+
+/** Where a shard's log is read up to; `done` once it was read with the engine serving (NCCL's init is over then). */
+export type LogCursor = {
+  reader: ReturnType<typeof createNcclReader>;
+  offset: number;
+  partial: string;
+  done?: boolean;
 };
 
 /** One shard as the supervisor tracks it. */

@@ -95,7 +95,7 @@ describe("supervisor: the transport NCCL chose", () => {
     await sup.tick();
     print(IB_SHARD.shardId, SOCKET);
     await sup.tick();
-    w.engines[0]!.exit({ code: 1, signal: null });
+    w.engines[0]!.exit({ exitCode: 1, signal: null, message: "exit 1" });
     await sup.tick();
     w.advance(5_000);
     await sup.tick();
