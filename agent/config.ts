@@ -149,6 +149,7 @@ export const AgentConfigFile = z
     ib_root: Path.default("/sys/class/infiniband"),
     imex_ctl: Path.default("nvidia-imex-ctl"),
     imex_channels_dir: Path.default("/dev/nvidia-caps-imex-channels"),
+    imex_nodes_config: Path.default("/etc/nvidia-imex/nodes_config.cfg"),
     class_overrides: z.record(z.string(), z.string().regex(/^[a-z0-9][a-z0-9.-]*$/)).default({}),
     temperature_slowdown_c: z.number().min(40).max(120).default(DEFAULT_SLOWDOWN_C),
   })
@@ -189,6 +190,7 @@ export const AgentConfigFile = z
     ibRoot: c.ib_root,
     imexCtl: c.imex_ctl,
     imexChannelsDir: c.imex_channels_dir,
+    imexNodesConfig: c.imex_nodes_config,
     classOverrides: c.class_overrides,
     slowdownC: c.temperature_slowdown_c,
   }));

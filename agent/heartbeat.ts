@@ -4,8 +4,15 @@ import type { Heartbeat, ShardReport } from "../shared/schemas/agent.js";
 import type { StartShard } from "../shared/schemas/assignment.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
 
-/** The heartbeat of a fresh discovery: the dynamic facts of every GPU and port, IMEX, memory, shard states. */
-export function heartbeatOf(inv: Inventory, shards: ShardReport[] = []): Heartbeat {
+/**
+ * The heartbeat of a fresh discovery: the dynamic facts of every GPU and port, IMEX, memory, shard states, and the
+ * summary of the IMEX peer list when the node has one.
+ */
+export function heartbeatOf(
+  inv: Inventory,
+  shards: ShardReport[] = [],
+  imexConfig?: Heartbeat["imexConfig"],
+): Heartbeat {
   return {
     ...(inv.memory.availableMiB !== undefined ? { memoryAvailableMiB: inv.memory.availableMiB } : {}),
     gpus: inv.gpus.map((g) => ({
@@ -28,6 +35,7 @@ export function heartbeatOf(inv: Inventory, shards: ShardReport[] = []): Heartbe
     imex: inv.imex,
     ports: inv.hcas.flatMap((h) => h.ports.map((p) => ({ ...p, hca: h.name }))),
     ...(shards.length ? { shards: shards.slice(0, 256) } : {}),
+    ...(imexConfig ? { imexConfig } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import type { Inventory, RunningShard } from "../shared/schemas/inventory.js";
 import { VERSION } from "../shared/version.js";
 import { ApiCallError, type Client } from "./client.js";
 import type { AgentConfig } from "./config.js";
+import { cachedImexConfig } from "./discovery/imex-config.js";
 import { fabricKey, heartbeatOf, registrationKey } from "./heartbeat.js";
 import { type Identity, readJoinToken, readNodeToken, saveNodeToken } from "./identity.js";
 
@@ -41,6 +42,7 @@ export async function openSession(d: SessionDeps) {
   let lastHeartbeatAt = 0;
   let intervals = { heartbeatIntervalS: 60, pollWaitS: 30 };
   let syncing: Promise<unknown> = Promise.resolve();
+  const imexConfig = cachedImexConfig(d.cfg.imexNodesConfig, d.now);
 
   async function register(inv: Inventory, running: RunningShard[]) {
     const req = {
@@ -91,7 +93,7 @@ export async function openSession(d: SessionDeps) {
       : e;
 
   async function heartbeat(inv: Inventory, shards: ShardReport[]) {
-    await d.client.heartbeat(d.id.nodeId, heartbeatOf(inv, shards), token!);
+    await d.client.heartbeat(d.id.nodeId, heartbeatOf(inv, shards, await imexConfig()), token!);
     lastFabric = fabricKey(inv);
     lastHeartbeatAt = d.now();
   }

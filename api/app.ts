@@ -12,6 +12,7 @@ import { placeSoon } from "./placement/trigger.js";
 import { requestIdOf } from "./request-id.js";
 import { routerRoutes } from "./router/routes.js";
 import { agentInflightRoutes } from "./routes/agent-inflight.js";
+import { agentPeerRoutes } from "./routes/agent-peers.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { assignmentRoutes } from "./routes/assignments.js";
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps) {
   app.route("/", agentRoutes);
   app.route("/", assignmentRoutes);
   app.route("/", agentInflightRoutes);
+  app.route("/", agentPeerRoutes);
   app.route("/", nodeRoutes);
   app.route("/", eventRoutes);
   app.route("/", modelRoutes);

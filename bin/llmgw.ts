@@ -247,9 +247,14 @@ program
     `
 Each check ends ok, warn, fail or skip (does not apply here, e.g. IMEX outside a multi-node NVLink domain, or the
 control plane's checks without a server) with a one-line finding and a fix. Checks: driver, nvml, gpu-ecc,
-gpu-memory-repair, gpu-temperature, gpu-processes, mig, nvlink-fabric, imex, imex-channel, ib-ports, ib-fabrics,
-engines, discovery, control-plane, node-token, clock-skew (docs/operations.md explains each). The token check polls
-the node's assignments once with wait=0 (which also counts as the node being heard from); nothing else is changed.
+gpu-memory-repair, gpu-temperature, gpu-processes, mig, nvlink-fabric, imex, imex-channel, imex-peers, ib-ports,
+ib-fabrics, gpudirect-rdma, engines, discovery, control-plane, node-token, clock-skew (docs/operations.md explains
+each). The path between nodes, ahead of time: ib-fabrics wants each HCA of agent.yaml's fabrics with an ACTIVE port
+a subnet manager answered (sm_lid); gpudirect-rdma wants nvidia_peermem loaded, or the open kernel module on Linux
+5.12+ (else NCCL goes through host memory); imex-peers compares agent.yaml imex_nodes_config (default
+/etc/nvidia-imex/nodes_config.cfg) with the nodes the control plane sees in the NVLink domain. The token check polls
+the node's assignments once with wait=0 (which also counts as the node being heard from), and once accepted the
+node's NVLink peers are asked for; nothing else is changed.
 Exit status: 0 when no check fails, 1 when one does, 2 for a bad agent.yaml or flag.`,
   )
   .action(async (flags: import("./doctor.js").DoctorFlags) => {

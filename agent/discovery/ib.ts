@@ -30,6 +30,13 @@ export function gidPrefix(gid: string): string | undefined {
   return v.split(":").slice(0, 4).join(":");
 }
 
+/** Reads a port's `sm_lid` (`0x1` → 1; the kernel writes it in hex), or undefined when it is not a 16-bit LID. */
+export function parseSmLid(s: string): number | undefined {
+  const v = s.trim().toLowerCase();
+  const n = /^0x[0-9a-f]{1,4}$/.test(v) ? Number.parseInt(v.slice(2), 16) : /^\d{1,5}$/.test(v) ? Number(v) : NaN;
+  return Number.isInteger(n) && n <= 0xffff ? n : undefined;
+}
+
 const errno = (e: unknown) => (e as NodeJS.ErrnoException | undefined)?.code;
 
 /** One trimmed sysfs value; undefined when the attribute is absent or the device does not report it. */
@@ -48,8 +55,8 @@ async function readPort(dir: string, port: number): Promise<HcaPort | undefined>
   const state = await value(join(dir, "state"), 32);
   // Without a state file the entry is not a port the kernel created; it is left out rather than invented.
   if (state === undefined) return undefined;
-  const [phys, rate, linkLayer, gid] = await Promise.all(
-    ["phys_state", "rate", "link_layer", "gids/0"].map((f) => value(join(dir, f))),
+  const [phys, rate, linkLayer, gid, smLid] = await Promise.all(
+    ["phys_state", "rate", "link_layer", "gids/0", "sm_lid"].map((f) => value(join(dir, f))),
   );
   return defined({
     port,
@@ -58,6 +65,7 @@ async function readPort(dir: string, port: number): Promise<HcaPort | undefined>
     rateGbps: rate === undefined ? undefined : parseRateGbps(rate),
     linkLayer: linkLayer?.slice(0, 32),
     gidPrefix: gid === undefined ? undefined : gidPrefix(gid),
+    smLid: smLid === undefined ? undefined : parseSmLid(smLid),
   });
 }
 

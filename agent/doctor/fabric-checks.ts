@@ -1,11 +1,13 @@
-// Doctor checks of the node's fabrics: NVLink (through shared/fabric.ts, the rules placement uses), IMEX and
-// InfiniBand. Pure functions of the inventory and agent.yaml's `fabrics`.
+// Doctor checks of the node's fabrics: NVLink (through shared/fabric.ts, the rules placement uses), IMEX and its peer
+// list, then InfiniBand (ib-checks.ts). Pure functions of the inventory, agent.yaml and what gather.ts read.
 
 import { domainEligibility, nodeFabric, notJoinedReason } from "../../shared/fabric.js";
 import type { DoctorCheck } from "../../shared/schemas/doctor.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import type { ImexNodesConfig } from "../discovery/imex-config.js";
 import { ranges } from "../inventory.js";
-import { type DoctorInput, result } from "./input.js";
+import { ibChecks } from "./ib-checks.js";
+import { type DoctorInput, result, type ServerProbe } from "./input.js";
 
 type Gpus = Inventory["gpus"];
 
@@ -125,76 +127,53 @@ export function checkImexChannel(inv: Inventory, channelsDir: string): DoctorChe
   );
 }
 
-const PORT_PROBLEM: Record<string, { what: string; fix: string }> = {
-  INIT: {
-    what: "INIT: no subnet manager answers",
-    fix: "start opensm/UFM (or the switch's subnet manager) on that fabric",
-  },
-  ARMED: { what: "ARMED: the subnet manager has not activated it", fix: "check the subnet manager's log (opensm/UFM)" },
-  DOWN: { what: "DOWN: link down", fix: "check the cable and the switch port (`ibstat`, `ibportstate`)" },
-};
-
-/** Every InfiniBand/RoCE port ACTIVE; a bad port of an HCA agent.yaml's `fabrics` names fails, of any other warns. */
-export function checkIbPorts(inv: Inventory, fabrics: DoctorInput["config"]["fabrics"]): DoctorCheck {
-  if (!inv.hcas.length) {
+/**
+ * nodes_config.cfg lists the nodes the control plane sees in this node's NVLink domain — only in a multi-node domain;
+ * without a control plane to ask, only the file itself is judged.
+ */
+export function checkImexPeers(inv: Inventory, file: ImexNodesConfig, server?: ServerProbe): DoctorCheck {
+  if (!inDomain(inv)) return result("imex-peers", "skip", "not needed: the node is in no multi-node NVLink domain");
+  const write = `list the address of every node of the NVLink domain in ${file.path}, one per line and the same file on every node, then \`systemctl restart nvidia-imex\` (elsewhere: set \`imex_nodes_config\` in agent.yaml)`;
+  if (file.kind === "absent")
+    return inv.imex.state === "absent"
+      ? result("imex-peers", "skip", `no ${file.path}, and IMEX is not installed (see the imex check)`)
+      : result("imex-peers", "warn", `IMEX is ${inv.imex.state} but ${file.path} does not exist`, write);
+  if (file.kind === "unreadable")
     return result(
-      "ib-ports",
+      "imex-peers",
       "warn",
-      "no InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain",
-      "fine for a node that only runs single-node replicas; else check `ibstat` and that the mlx5 driver is loaded",
+      `cannot read ${file.path}: ${file.error}`,
+      "run doctor as the agent's user (or root)",
     );
-  }
-  const used = new Set(fabrics.flatMap((f) => f.hcas));
-  const bad = inv.hcas.flatMap((h) => h.ports.filter((p) => p.state !== "ACTIVE").map((p) => ({ h, p })));
-  const ports = inv.hcas.reduce((n, h) => n + h.ports.length, 0);
-  if (!bad.length)
+  const n = file.addresses.length;
+  if (!n) return result("imex-peers", "warn", `${file.path} lists no address`, write);
+  const lists = `${file.path} lists ${n} address${n === 1 ? "" : "es"}`;
+  const peers = server?.peers;
+  if (!server) return result("imex-peers", "ok", `${lists} (no control plane configured to compare with)`);
+  if (!peers) return result("imex-peers", "ok", `${lists} (not compared: the node token was not accepted)`);
+  if (!peers.ok) return result("imex-peers", "ok", `${lists} (not compared: ${peers.error})`);
+  if (!peers.domain)
+    return result("imex-peers", "ok", `${lists} (not compared: the control plane sees this node in no NVLink domain)`);
+  const listed = new Set(file.addresses);
+  const seen = new Set(peers.addresses);
+  const missing = peers.addresses.filter((a) => !listed.has(a));
+  const extra = file.addresses.filter((a) => !seen.has(a));
+  if (!missing.length && !extra.length)
     return result(
-      "ib-ports",
+      "imex-peers",
       "ok",
-      `${ports} port${ports === 1 ? "" : "s"} ACTIVE on ${inv.hcas.length} adapter${inv.hcas.length === 1 ? "" : "s"}`,
+      `${file.path} lists the ${n} peers the control plane sees in domain ${peers.domain}`,
     );
-  const finding = bad.map(({ h, p }) => {
-    const what = PORT_PROBLEM[p.state]?.what ?? p.state;
-    return `${h.name} port ${p.port} ${what}${p.physState ? ` (phys ${p.physState})` : ""}${used.has(h.name) ? "" : " [in no agent.yaml fabric]"}`;
-  });
-  const fixes = [...new Set(bad.map(({ p }) => PORT_PROBLEM[p.state]?.fix ?? "check `ibstat`"))];
+  const differs = [
+    ...(missing.length ? [`missing ${missing.join(", ")}`] : []),
+    ...(extra.length ? [`lists ${extra.join(", ")}, which the control plane sees in no node of the domain`] : []),
+  ];
   return result(
-    "ib-ports",
-    bad.some(({ h }) => used.has(h.name)) ? "fail" : "warn",
-    finding.join("; "),
-    fixes.join("; "),
+    "imex-peers",
+    "warn",
+    `${file.path} differs from the ${peers.addresses.length} nodes the control plane sees in domain ${peers.domain}: ${differs.join("; ")}`,
+    `${write}; the control plane's view is each node's mgmt_addr, and a list kept per NVLink partition or per job on purpose differs by design`,
   );
-}
-
-/** agent.yaml's `fabrics` name HCAs this node has (fabric identity never comes from the GID prefix). */
-export function checkIbFabrics(inv: Inventory, fabrics: DoctorInput["config"]["fabrics"]): DoctorCheck {
-  const have = new Set(inv.hcas.map((h) => h.name));
-  if (!fabrics.length) {
-    const ib = inv.hcas.filter((h) => h.ports.some((p) => p.linkLayer === "InfiniBand")).map((h) => h.name);
-    if (!ib.length)
-      return result(
-        "ib-fabrics",
-        "skip",
-        "agent.yaml names no InfiniBand fabric and the node has no InfiniBand adapter",
-      );
-    return result(
-      "ib-fabrics",
-      "warn",
-      `agent.yaml names no fabric: ${ib.join(", ")} are not used for multi-node placement`,
-      "add `fabrics: [{name: <fabric>, hcas: [...]}]` to agent.yaml, with the same name on every node of that fabric",
-    );
-  }
-  const missing = fabrics.flatMap((f) => f.hcas.filter((h) => !have.has(h)).map((h) => ({ f: f.name, h })));
-  if (missing.length) {
-    const finding = missing.map((m) => `fabric ${m.f} names ${m.h}, which this node does not have`).join("; ");
-    return result(
-      "ib-fabrics",
-      "fail",
-      `${finding} (it has ${[...have].join(", ") || "no adapter"})`,
-      "correct `fabrics` in agent.yaml to the names `ls /sys/class/infiniband` shows",
-    );
-  }
-  return result("ib-fabrics", "ok", fabrics.map((f) => `${f.name}: ${f.hcas.join(", ")}`).join("; "));
 }
 
 /** The checks of the fabrics, in report order. */
@@ -204,7 +183,7 @@ export function fabricChecks(input: DoctorInput): DoctorCheck[] {
     checkNvlinkFabric(inv),
     checkImex(inv),
     checkImexChannel(inv, config.imexChannelsDir),
-    checkIbPorts(inv, config.fabrics),
-    checkIbFabrics(inv, config.fabrics),
+    checkImexPeers(inv, input.imexConfig, input.server),
+    ...ibChecks(input),
   ];
 }

@@ -1,9 +1,14 @@
-// The I/O of `llmgw doctor`: discovery as the agent runs it, NVML on its own, and two calls to the control plane
-// (GET /healthz; the node-scoped assignments poll with wait=0 to try the node token). Changes nothing on the node.
+// The I/O of `llmgw doctor`: discovery as the agent runs it, NVML on its own, the GPUDirect facts and IMEX's peer
+// list, and up to three calls to the control plane (GET /healthz; the node-scoped assignments poll with wait=0 to try
+// the node token; the node's NVLink peers once the token is accepted). Changes nothing on the node.
+import { access, readFile } from "node:fs/promises";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import type { Dispatcher } from "undici";
-import { ApiCallError, createClient } from "../client.js";
+import { NvlinkPeers } from "../../shared/schemas/nvlink-peers.js";
+import { ApiCallError, type CallFailure, callJson, createClient } from "../client.js";
 import type { AgentConfig } from "../config.js";
+import { readImexNodesConfig } from "../discovery/imex-config.js";
 import type { Nvml } from "../discovery/nvml.js";
 import { loadNvml } from "../discovery/nvml-koffi.js";
 import { errorMessage } from "../discovery/objects.js";
@@ -11,7 +16,15 @@ import { nodeIdFromHostname, readNodeToken } from "../identity.js";
 import { discoveryOf, tlsDispatcher } from "../runtime.js";
 import { isSameProcess, pidsInGroups } from "../supervisor/proc.js";
 import { readRecords } from "../supervisor/state-files.js";
-import type { DoctorInput, HealthProbe, NvmlProbe, ServerProbe, TokenProbe } from "./input.js";
+import type {
+  DoctorInput,
+  GpuDirectFacts,
+  HealthProbe,
+  NvmlProbe,
+  PeersProbe,
+  ServerProbe,
+  TokenProbe,
+} from "./input.js";
 
 export type GatherOptions = {
   cfg: AgentConfig;
@@ -19,6 +32,8 @@ export type GatherOptions = {
   server?: string;
   nvidiaSmi?: string;
   ibRoot?: string;
+  /** Where /sys and /proc are read for the GPUDirect facts (normally "/"; tests give a tree of their own). */
+  hostRoot?: string;
   timeoutMs?: number;
   /** Loads NVML; injected so tests need no library. */
   loadNvml?: () => Nvml;
@@ -115,6 +130,58 @@ export async function probeToken(o: {
   }
 }
 
+/** What GPUDirect RDMA depends on, under `root`: the peer-memory modules, the kernel module's kind, the kernel. */
+export async function readGpuDirect(root: string): Promise<GpuDirectFacts> {
+  const exists = (path: string) =>
+    access(join(root, path)).then(
+      () => true,
+      () => false,
+    );
+  const firstLine = (path: string) =>
+    readFile(join(root, path), "utf8").then(
+      (text) => text.split("\n")[0]!.trim().slice(0, 256) || undefined,
+      () => undefined,
+    );
+  const [peermem, nvPeerMem, driverVersion, kernel] = await Promise.all([
+    exists("sys/module/nvidia_peermem"),
+    exists("sys/kernel/mm/memory_peers/nv_mem/version"),
+    firstLine("proc/driver/nvidia/version"),
+    firstLine("proc/sys/kernel/osrelease"),
+  ]);
+  return { peermem, nvPeerMem, ...(driverVersion ? { driverVersion } : {}), ...(kernel ? { kernel } : {}) };
+}
+
+/** How a failed peers call reads in the finding: the call, then why. */
+function peersFailure(f: CallFailure): Error {
+  const why =
+    f.kind === "unreachable"
+      ? `cannot reach it: ${f.why}`
+      : f.kind === "refused"
+        ? `HTTP ${f.status}${f.status === 404 ? " (a control plane older than this agent?)" : `: ${f.problem?.detail ?? f.text.slice(0, 120)}`}`
+        : f.kind === "not_json"
+          ? `HTTP ${f.status} with a body that is not JSON`
+          : `unexpected answer (${f.issue})`;
+  return new Error(`${f.what}: ${why}`);
+}
+
+/** GET …/nvlink-peers with the node token: the addresses the control plane sees in this node's NVLink domain. */
+export async function probePeers(o: {
+  base: string;
+  nodeId: string;
+  token: string;
+  dispatcher?: Dispatcher;
+  timeoutMs?: number;
+}): Promise<PeersProbe> {
+  try {
+    const path = `/api/v1/agents/${encodeURIComponent(o.nodeId)}/nvlink-peers`;
+    const call = { base: o.base, method: "GET", path, token: o.token, timeoutMs: o.timeoutMs ?? 5000 };
+    const { data } = await callJson({ ...call, dispatcher: o.dispatcher }, NvlinkPeers, peersFailure);
+    return { ok: true, ...data };
+  } catch (e) {
+    return { ok: false, error: errorMessage(e) };
+  }
+}
+
 /** Everything the checks judge. */
 export async function gatherDoctorInput(o: GatherOptions): Promise<DoctorInput> {
   const cfg = { ...o.cfg, nvidiaSmi: o.nvidiaSmi ?? o.cfg.nvidiaSmi, ibRoot: o.ibRoot ?? o.cfg.ibRoot };
@@ -131,9 +198,23 @@ export async function gatherDoctorInput(o: GatherOptions): Promise<DoctorInput> 
       health = { ok: false, error: `agent.yaml tls: ${errorMessage(e)}` };
     }
     const token = await probeToken({ base: serverUrl, cfg, reachable: health.ok, dispatcher, timeoutMs: o.timeoutMs });
-    return { url: serverUrl, health, token };
+    const secret = token.kind === "accepted" ? await readNodeToken(cfg.stateDir).catch(() => undefined) : undefined;
+    if (token.kind !== "accepted" || !secret) return { url: serverUrl, health, token };
+    const peers = await probePeers({
+      base: serverUrl,
+      nodeId: token.nodeId,
+      token: secret,
+      dispatcher,
+      timeoutMs: o.timeoutMs,
+    });
+    return { url: serverUrl, health, token, peers };
   };
-  const [inventory, server] = await Promise.all([discoveryOf(cfg, () => ownPids)(), serverProbe()]);
+  const [inventory, server, imexConfig, gpudirect] = await Promise.all([
+    discoveryOf(cfg, () => ownPids)(),
+    serverProbe(),
+    readImexNodesConfig(cfg.imexNodesConfig),
+    readGpuDirect(o.hostRoot ?? "/"),
+  ]);
   return {
     inventory,
     config: {
@@ -147,5 +228,7 @@ export async function gatherDoctorInput(o: GatherOptions): Promise<DoctorInput> 
     ownPids,
     ...(cfg.nvml ? {} : { nvml: probeNvml(o.loadNvml ?? (() => loadNvml())) }),
     ...(server ? { server } : {}),
+    imexConfig,
+    gpudirect,
   };
 }

@@ -86,6 +86,21 @@ export const Heartbeat = z
       .optional()
       .openapi({ description: "current state of each HCA port" }),
     shards: z.array(ShardReport).max(256).optional(),
+    imexConfig: z
+      .strictObject({
+        digest: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/)
+          .openapi({
+            example: "5feceb66ffc86f38d952786c6d696c79c2dbc239dd4e91b46729d73a27fb57e9",
+            description: "hex SHA-256 of the sorted addresses joined by newlines (shared/imex-config.ts)",
+          }),
+        addresses: z.number().int().nonnegative().openapi({ example: 18, description: "how many it lists" }),
+      })
+      .optional()
+      .openapi({
+        description: "the node's IMEX peer list (agent.yaml `imex_nodes_config`), sent while that file exists",
+      }),
   })
   .superRefine((hb, ctx) => {
     // what a heartbeat names once is changed once: the same GPU or port twice is a mistake, not two updates

@@ -9,6 +9,11 @@ export const HcaPort = z
     rateGbps: z.number().nonnegative().optional().openapi({ example: 400 }),
     linkLayer: Text(32).optional().openapi({ example: "InfiniBand" }),
     gidPrefix: Text(64).optional().openapi({ example: "fe80:0000:0000:0000" }),
+    smLid: z.number().int().min(0).max(0xffff).optional().openapi({
+      example: 1,
+      description:
+        "from `ports/N/sm_lid` (`0x1` → 1): the LID of the subnet manager the port last heard from; 0 on an InfiniBand port means none answered (a RoCE port always reads 0)",
+    }),
   })
   .openapi("HcaPort");
 

@@ -29,6 +29,7 @@ const DEFAULTS = {
   ibRoot: "/sys/class/infiniband",
   imexCtl: "nvidia-imex-ctl",
   imexChannelsDir: "/dev/nvidia-caps-imex-channels",
+  imexNodesConfig: "/etc/nvidia-imex/nodes_config.cfg",
   classOverrides: {},
   slowdownC: 87,
 };
@@ -100,6 +101,7 @@ nvml: true
 ib_root: /host/sys/class/infiniband
 imex_ctl: /usr/bin/nvidia-imex-ctl
 imex_channels_dir: /host/dev/nvidia-caps-imex-channels
+imex_nodes_config: /host/etc/nvidia-imex/nodes_config.cfg
 class_overrides:
   GPU-4a2c9f7e-0d5b-4c1e-9a6f-2e8d7c3b1a90: h100-80g-spare
 temperature_slowdown_c: 90
@@ -153,6 +155,7 @@ temperature_slowdown_c: 90
       ibRoot: "/host/sys/class/infiniband",
       imexCtl: "/usr/bin/nvidia-imex-ctl",
       imexChannelsDir: "/host/dev/nvidia-caps-imex-channels",
+      imexNodesConfig: "/host/etc/nvidia-imex/nodes_config.cfg",
       classOverrides: { "GPU-4a2c9f7e-0d5b-4c1e-9a6f-2e8d7c3b1a90": "h100-80g-spare" },
       slowdownC: 90,
     });

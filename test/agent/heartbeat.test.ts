@@ -82,6 +82,21 @@ describe("heartbeatOf", () => {
     expect(Heartbeat.safeParse(hb).success).toBe(true);
   });
 
+  it("carries the IMEX peer list's summary when given one, and the schema holds it to a SHA-256 and a count", () => {
+    const imexConfig = { digest: "a".repeat(64), addresses: 18 };
+    const hb = heartbeatOf(GB200, [], imexConfig);
+    expect(hb.imexConfig).toEqual(imexConfig);
+    expect(Heartbeat.parse(hb)).toEqual(hb);
+    expect(heartbeatOf(GB200)).not.toHaveProperty("imexConfig");
+    for (const bad of [
+      { digest: "A".repeat(64), addresses: 1 },
+      { digest: "a".repeat(63), addresses: 1 },
+      { digest: "a".repeat(64), addresses: -1 },
+      { digest: "a".repeat(64), addresses: 1, path: "/etc/nvidia-imex/nodes_config.cfg" },
+    ])
+      expect(Heartbeat.safeParse({ imexConfig: bad }).success, JSON.stringify(bad)).toBe(false);
+  });
+
   it("sends at most 256 shard reports", () => {
     const shards = Array.from({ length: 300 }, (_, n) => ({ shardId: `s${n}`, state: "ready" }));
     expect(heartbeatOf(H100, shards).shards).toHaveLength(256);

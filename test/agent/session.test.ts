@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -7,6 +7,7 @@ import { parseAgentConfig } from "../../agent/config.js";
 import { heartbeatOf } from "../../agent/heartbeat.js";
 import type { Identity } from "../../agent/identity.js";
 import { needsRegistration, openSession } from "../../agent/session.js";
+import { imexConfigDigest } from "../../shared/imex-config.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { tempDir } from "../helpers/db.js";
 import { GB200_XML, inventoryFromCapture } from "../helpers/inventory.js";
@@ -94,6 +95,31 @@ describe("session", () => {
     clock += 60_000; // the interval has passed since that heartbeat
     expect(await s.sync(INV, [], [])).toBe("heartbeat");
     expect(cp.of("heartbeat")).toHaveLength(2);
+  });
+
+  it("sends the summary of the IMEX peer list with heartbeats, reading the file at most once a minute", async () => {
+    const cfgPath = join(t.dir, "nodes_config.cfg");
+    writeFileSync(cfgPath, "10.0.0.12\n10.0.0.11\n");
+    const s = await openSession({
+      cfg: parseAgentConfig(`state_dir: ${t.dir}\njoin_token: llmgw_join_j\nimex_nodes_config: ${cfgPath}\n`),
+      id: ID,
+      client: createClient({ server: CP }),
+      log: (l) => lines.push(l),
+      now: () => clock,
+    });
+    await s.sync(INV, [], []);
+    await s.sync(INV, [], [], { due: true });
+    const two = { digest: await imexConfigDigest(["10.0.0.11", "10.0.0.12"]), addresses: 2 };
+    expect(cp.of("heartbeat")[0]!.body).toMatchObject({ imexConfig: two });
+    writeFileSync(cfgPath, "10.0.0.11\n");
+    clock += 30_000;
+    await s.sync(INV, [], [], { due: true });
+    expect(cp.of("heartbeat")[1]!.body).toMatchObject({ imexConfig: two });
+    clock += 30_000;
+    await s.sync(INV, [], [], { due: true });
+    expect(cp.of("heartbeat")[2]!.body).toMatchObject({
+      imexConfig: { digest: await imexConfigDigest(["10.0.0.11"]), addresses: 1 },
+    });
   });
 
   it("sends a heartbeat at once when the fabric changed, not for memory or utilization", async () => {

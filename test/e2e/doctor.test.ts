@@ -73,6 +73,7 @@ function agentYaml(name: string, extra: Record<string, unknown> = {}, token?: st
       state_dir: stateDir,
       imex_ctl: join(tmp.dir, "no-imex-ctl"),
       imex_channels_dir: join(tmp.dir, "no-channels"),
+      imex_nodes_config: join(tmp.dir, "no-nodes-config.cfg"),
       fabrics: [{ name: "ib-east", hcas: ["mlx5_0", "mlx5_1"] }],
       engines: { vllm: { probe: [process.execPath, "-e", "console.log('0.11.0')"] } },
       ...extra,
@@ -104,7 +105,13 @@ describe("llmgw doctor", () => {
     });
     expect(r.check("nvlink-fabric")?.finding).toMatch(/single-machine NVSwitch .*not a multi-node domain/);
     expect(r.status("imex")).toBe("skip");
-    expect(r.check("ib-fabrics")).toMatchObject({ status: "ok", finding: "ib-east: mlx5_0, mlx5_1" });
+    expect(r.check("ib-fabrics")).toMatchObject({
+      status: "ok",
+      finding: "ib-east: mlx5_0 port 1 ACTIVE, mlx5_1 port 1 ACTIVE",
+    });
+    expect(r.status("imex-peers")).toBe("skip");
+    // nvidia_peermem and the kernel module are the test machine's own: either verdict, never a failure
+    expect(["ok", "warn"]).toContain(r.status("gpudirect-rdma"));
     expect(r.check("engines")).toMatchObject({ status: "ok", finding: "vllm 0.11.0" });
     expect(r.status("control-plane")).toBe("ok");
     expect(r.check("node-token")).toMatchObject({ status: "ok", finding: "the node token of n1 is accepted" });
@@ -142,6 +149,7 @@ describe("llmgw doctor", () => {
     });
     expect(r.check("imex")).toMatchObject({ status: "fail", finding: expect.stringMatching(/^IMEX absent/) });
     expect(r.status("imex-channel")).toBe("fail");
+    expect(r.check("imex-peers")?.finding).toMatch(/^no .*no-nodes-config\.cfg, and IMEX is not installed/);
     expect(["control-plane", "node-token", "clock-skew"].map(r.status)).toEqual(["skip", "skip", "skip"]);
   });
 
@@ -168,7 +176,7 @@ describe("llmgw doctor", () => {
     expect(r.output).toMatch(
       /^control-plane +skip +no control plane configured\n +fix: set `server` in agent.yaml or pass --server URL$/m,
     );
-    expect(r.output).toMatch(/\n17 checks: .*\n$/);
+    expect(r.output).toMatch(/\n19 checks: .*\n$/);
   });
 
   it.each([

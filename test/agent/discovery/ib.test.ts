@@ -2,12 +2,13 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { gidPrefix, parsePortState, parseRateGbps, readInfiniband } from "../../../agent/discovery/ib.js";
+import { gidPrefix, parsePortState, parseRateGbps, parseSmLid, readInfiniband } from "../../../agent/discovery/ib.js";
 import { Hca } from "../../../shared/schemas/hca.js";
 import { DiscoveryError } from "../../../shared/schemas/inventory.js";
 import { FIXTURES } from "../../helpers/inventory.js";
 
 const GPUD_H100 = join(FIXTURES, "ib-sysfs", "gpud-h100-sys-class-infiniband");
+const CRAFTED_SM_LID = join(FIXTURES, "ib-sysfs", "CRAFTED-sm-lid-sys-class-infiniband");
 
 describe("parsePortState", () => {
   it.each([
@@ -42,6 +43,31 @@ describe("gidPrefix", () => {
     ["fe80:0000:0000:0000:bace:f6ff:fe2d", undefined],
     ["", undefined],
   ])("%j -> %s", (s, want) => expect(gidPrefix(s)).toBe(want));
+});
+
+describe("parseSmLid", () => {
+  it.each([
+    ["0x1\n", 1],
+    ["0x0\n", 0],
+    ["0xFFFF", 0xffff],
+    ["12", 12],
+    ["0x10000", undefined],
+    ["", undefined],
+    ["none", undefined],
+  ])("%j -> %s", (s, want) => expect(parseSmLid(s)).toBe(want));
+});
+
+describe("readInfiniband on the CRAFTED sm_lid tree (values of the gpud capture, sm_lid as the kernel writes it)", () => {
+  it("reads each port's subnet manager LID: 0x1 on the ACTIVE port, 0 on the INIT one and on RoCE", async () => {
+    const { hcas, errors } = await readInfiniband(CRAFTED_SM_LID);
+    expect(errors).toEqual([]);
+    expect(hcas.map((h) => [h.name, h.ports.map((p) => [p.port, p.state, p.linkLayer, p.smLid])])).toEqual([
+      ["mlx5_0", [[1, "ACTIVE", "InfiniBand", 1]]],
+      ["mlx5_1", [[1, "INIT", "InfiniBand", 0]]],
+      ["mlx5_bond_0", [[1, "ACTIVE", "Ethernet", 0]]],
+    ]);
+    for (const h of hcas) expect(Hca.parse(h)).toEqual(h);
+  });
 });
 
 describe("readInfiniband on the gpud H100 capture", () => {

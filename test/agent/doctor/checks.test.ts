@@ -16,8 +16,10 @@ const IDS = [
   "nvlink-fabric",
   "imex",
   "imex-channel",
+  "imex-peers",
   "ib-ports",
   "ib-fabrics",
+  "gpudirect-rdma",
   "engines",
   "discovery",
   "control-plane",
@@ -29,7 +31,7 @@ describe("runChecks", () => {
   it("runs every check once, in a fixed order, and counts them", () => {
     const r = runChecks(inputOf(inventoryOf(H100_XML), { server: serverOk() }));
     expect(r.checks.map((c) => c.id)).toEqual(IDS);
-    expect(r.summary).toEqual({ ok: 14, warn: 0, fail: 0, skip: 3 });
+    expect(r.summary).toEqual({ ok: 15, warn: 0, fail: 0, skip: 4 });
     expect(DoctorReport.parse(r)).toEqual(r);
     expect(exitCodeOf(r)).toBe(0);
   });
@@ -59,7 +61,7 @@ describe("formatDoctor", () => {
     expect(lines[imex + 1]!.slice(0, col).trim()).toBe("");
     expect(lines[imex + 1]!.slice(col)).toMatch(/^fix: `systemctl restart nvidia-imex`/);
     expect(text).toMatch(
-      /\n17 checks: \d+ ok, 0 warn, 2 fail, \d+ skipped — this node has problems that keep work off it\n$/,
+      /\n19 checks: \d+ ok, 0 warn, 2 fail, \d+ skipped — this node has problems that keep work off it\n$/,
     );
   });
 

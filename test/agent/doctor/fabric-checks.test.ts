@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
-import {
-  checkIbFabrics,
-  checkIbPorts,
-  checkImex,
-  checkImexChannel,
-  checkNvlinkFabric,
-} from "../../../agent/doctor/fabric-checks.js";
+import { checkImex, checkImexChannel, checkImexPeers, checkNvlinkFabric } from "../../../agent/doctor/fabric-checks.js";
 import type { Inventory } from "../../../shared/schemas/inventory.js";
-import { DOMAIN, gb200, H100_XML, inventoryOf } from "./inputs.js";
+import { DOMAIN, gb200, H100_XML, inventoryOf, serverOk } from "./inputs.js";
 
 const h100 = () => inventoryOf(H100_XML);
 const CHANNELS = "/dev/nvidia-caps-imex-channels";
-const IB_EAST = [{ name: "ib-east", hcas: ["mlx5_0"] }];
 
 /** A copy of `inv` with `edit` applied (crafted from a real capture). */
 function edited(inv: Inventory, edit: (inv: Inventory) => void): Inventory {
@@ -142,81 +135,94 @@ describe("imex (required in a multi-node domain only)", () => {
   });
 });
 
-describe("ib-ports", () => {
-  const withPort = (state: string, physState: string, hca = "mlx5_0") =>
-    edited(h100(), (inv) =>
-      inv.hcas.push({ name: hca, ports: [{ port: 1, state, physState, linkLayer: "InfiniBand" }] }),
-    );
-  const only = (state: string, physState: string, hca: string) =>
-    edited(
-      h100(),
-      (inv) => (inv.hcas = [{ name: hca, ports: [{ port: 1, state, physState, linkLayer: "InfiniBand" }] }]),
-    );
+describe("imex-peers (nodes_config.cfg against the control plane's view, in a multi-node domain only)", () => {
+  const PATH = "/etc/nvidia-imex/nodes_config.cfg";
+  const file = (...addresses: string[]) => ({ path: PATH, kind: "read" as const, addresses });
+  const peers = (domain: string | null, ...addresses: string[]) => serverOk({ peers: { ok: true, domain, addresses } });
   it.each([
-    ["one ACTIVE port", h100(), IB_EAST, "ok", /^1 port ACTIVE on 1 adapter$/],
+    ["single machine", h100(), file("10.0.0.1"), undefined, "skip", /^not needed: .*no multi-node NVLink domain$/],
     [
-      "INIT on an HCA of a fabric",
-      only("INIT", "LinkUp", "mlx5_0"),
-      IB_EAST,
-      "fail",
-      /^mlx5_0 port 1 INIT: no subnet manager answers \(phys LinkUp\)$/,
+      "no file, IMEX not installed",
+      edited(gb200(), (i) => (i.imex = { state: "absent", channels: 0 })),
+      { path: PATH, kind: "absent" as const },
+      undefined,
+      "skip",
+      /^no \/etc\/nvidia-imex\/nodes_config\.cfg, and IMEX is not installed/,
     ],
     [
-      "INIT on an HCA in no fabric",
-      withPort("INIT", "LinkUp", "mlx5_3"),
-      IB_EAST,
+      "no file while IMEX runs",
+      gb200(),
+      { path: PATH, kind: "absent" as const },
+      undefined,
       "warn",
-      /mlx5_3 port 1 INIT: no subnet manager answers \(phys LinkUp\) \[in no agent.yaml fabric\]/,
+      /^IMEX is ready but \/etc\/nvidia-imex\/nodes_config\.cfg does not exist$/,
     ],
     [
-      "DOWN on an HCA of a fabric",
-      only("DOWN", "Polling", "mlx5_0"),
-      IB_EAST,
-      "fail",
-      /mlx5_0 port 1 DOWN: link down \(phys Polling\)/,
-    ],
-    ["DOWN with no fabric configured", only("DOWN", "Disabled", "mlx5_0"), [], "warn", /DOWN: link down/],
-    [
-      "no adapter at all",
-      edited(h100(), (inv) => (inv.hcas = [])),
-      [],
+      "an unreadable file",
+      gb200(),
+      { path: PATH, kind: "unreadable" as const, error: "EACCES" },
+      undefined,
       "warn",
-      /^no InfiniBand adapter: this node cannot host multi-node replicas outside an NVLink domain$/,
+      /^cannot read .*: EACCES$/,
     ],
-  ])("%s → %s", (_, inv, fabrics, status, finding) => {
-    expect(checkIbPorts(inv, fabrics)).toMatchObject({
-      id: "ib-ports",
-      status,
-      finding: expect.stringMatching(finding),
-    });
+    ["an empty file", gb200(), file(), undefined, "warn", /lists no address$/],
+    [
+      "no control plane: the count only",
+      gb200(),
+      file("10.0.0.1", "10.0.0.2"),
+      undefined,
+      "ok",
+      /^\/etc\/nvidia-imex\/nodes_config\.cfg lists 2 addresses \(no control plane configured to compare with\)$/,
+    ],
+    [
+      "the same peers as the control plane",
+      gb200(),
+      file("10.0.0.1", "10.0.0.2"),
+      peers(DOMAIN, "10.0.0.1", "10.0.0.2"),
+      "ok",
+      new RegExp(`^/etc/nvidia-imex/nodes_config\\.cfg lists the 2 peers the control plane sees in domain ${DOMAIN}$`),
+    ],
+    [
+      "a peer missing and one too many",
+      gb200(),
+      file("10.0.0.1", "10.0.0.9"),
+      peers(DOMAIN, "10.0.0.1", "10.0.0.2"),
+      "warn",
+      /differs from the 2 nodes the control plane sees in domain .*: missing 10\.0\.0\.2; lists 10\.0\.0\.9, which the control plane sees in no node of the domain$/,
+    ],
+    [
+      "a control plane without the endpoint",
+      gb200(),
+      file("10.0.0.1"),
+      serverOk({ peers: { ok: false, error: "GET /api/v1/agents/gpu-01/nvlink-peers: HTTP 404" } }),
+      "ok",
+      /lists 1 address \(not compared: GET .*HTTP 404\)$/,
+    ],
+    [
+      "the control plane sees the node in no domain",
+      gb200(),
+      file("10.0.0.1"),
+      peers(null),
+      "ok",
+      /\(not compared: the control plane sees this node in no NVLink domain\)$/,
+    ],
+    [
+      "the node token refused",
+      gb200(),
+      file("10.0.0.1"),
+      serverOk({ token: { kind: "refused", nodeId: "gpu-01", status: 401, message: "HTTP 401" } }),
+      "ok",
+      /\(not compared: the node token was not accepted\)$/,
+    ],
+  ])("%s → %s", (_, inv, f, server, status, finding) => {
+    const c = checkImexPeers(inv, f, server);
+    expect(c).toMatchObject({ id: "imex-peers", status, finding: expect.stringMatching(finding) });
+    if (status === "warn") expect(c.fix).toMatch(/nodes_config\.cfg|agent's user/);
   });
 
-  it("an INIT port says to start a subnet manager", () => {
-    expect(checkIbPorts(only("INIT", "LinkUp", "mlx5_0"), IB_EAST).fix).toMatch(/start opensm\/UFM/);
-  });
-});
-
-describe("ib-fabrics", () => {
-  const ethernetOnly = edited(
-    h100(),
-    (inv) => (inv.hcas = [{ name: "mlx5_bond_0", ports: [{ port: 1, state: "ACTIVE", linkLayer: "Ethernet" }] }]),
-  );
-  it.each([
-    ["agent.yaml names mlx5_0, which exists", h100(), IB_EAST, "ok", /^ib-east: mlx5_0$/],
-    [
-      "agent.yaml names mlx5_9, which does not",
-      h100(),
-      [{ name: "ib-east", hcas: ["mlx5_0", "mlx5_9"] }],
-      "fail",
-      /^fabric ib-east names mlx5_9, which this node does not have \(it has mlx5_0\)$/,
-    ],
-    ["no fabric named, InfiniBand present", h100(), [], "warn", /agent.yaml names no fabric: mlx5_0 are not used/],
-    ["no fabric named, Ethernet only", ethernetOnly, [], "skip", /no InfiniBand adapter/],
-  ])("%s → %s", (_, inv, fabrics, status, finding) => {
-    expect(checkIbFabrics(inv, fabrics)).toMatchObject({
-      id: "ib-fabrics",
-      status,
-      finding: expect.stringMatching(finding),
-    });
+  it("a difference says how to fix the file and when a difference is meant", () => {
+    const c = checkImexPeers(gb200(), file("10.0.0.1"), peers(DOMAIN, "10.0.0.1", "10.0.0.2"));
+    expect(c.fix).toMatch(/systemctl restart nvidia-imex/);
+    expect(c.fix).toMatch(/per NVLink partition or per job/);
   });
 });

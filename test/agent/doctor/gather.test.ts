@@ -165,7 +165,49 @@ describe("probeNvml", () => {
   });
 });
 
+/** Files under a fresh directory of the temp dir (a crafted /sys and /proc tree). */
+function tree(name: string, files: Record<string, string>): string {
+  const root = join(tmp.dir, name);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, ".."), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  mkdirSync(root, { recursive: true });
+  return root;
+}
+
 describe("gatherDoctorInput", () => {
+  it("reads nodes_config.cfg and, with the node token accepted, asks for the NVLink peers", async () => {
+    server.use(
+      http.get(`${CP}/healthz`, () => HttpResponse.json({ status: "ok", version: "0.1.0" })),
+      http.get(`${CP}/api/v1/agents/:node/assignments`, () => HttpResponse.json({ index: 1, shards: [] })),
+      http.get(`${CP}/api/v1/agents/:node/nvlink-peers`, () =>
+        HttpResponse.json({ domain: "d", addresses: ["10.0.0.1"] }),
+      ),
+    );
+    const dir = stateDir("gather-peers", "llmgw_node_abc");
+    const nodesConfig = join(
+      tree("imex-etc", { "nodes_config.cfg": "# trays\n10.0.0.2\n10.0.0.1\n" }),
+      "nodes_config.cfg",
+    );
+    const cfg = cfgWith(
+      `server: ${CP}\nnode_id: gpu-01\nstate_dir: ${dir}\nengines: {}\nimex_ctl: ${join(dir, "none")}\nimex_nodes_config: ${nodesConfig}\n`,
+    );
+    const input = await gatherDoctorInput({
+      cfg,
+      nvidiaSmi: join(dir, "no-nvidia-smi"),
+      ibRoot: join(dir, "no-ib"),
+      hostRoot: tree("gdr-none", {}),
+      loadNvml: () => {
+        throw new Error("no library here");
+      },
+    });
+    expect(input.imexConfig).toEqual({ path: nodesConfig, kind: "read", addresses: ["10.0.0.1", "10.0.0.2"] });
+    expect(input.gpudirect).toEqual({ peermem: false, nvPeerMem: false });
+    expect(input.server?.token).toEqual({ kind: "accepted", nodeId: "gpu-01" });
+    expect(input.server?.peers).toEqual({ ok: true, domain: "d", addresses: ["10.0.0.1"] });
+  });
+
   it("runs discovery with the flags' overrides and probes NVML and the control plane", async () => {
     server.use(http.get(`${CP}/healthz`, () => HttpResponse.json({ status: "ok", version: "0.1.0" })));
     const dir = stateDir("gather");
@@ -196,15 +238,19 @@ describe("gatherDoctorInput", () => {
       health: { ok: true, version: "0.1.0" },
       token: { kind: "none", joinToken: false },
     });
+    expect(input.server?.peers).toBeUndefined();
   });
 
   it("gathers no control-plane probe without a server", async () => {
     const input = await gatherDoctorInput({
-      cfg: cfgWith(`state_dir: ${stateDir("no-server")}\nengines: {}\n`),
+      cfg: cfgWith(
+        `state_dir: ${stateDir("no-server")}\nengines: {}\nimex_nodes_config: ${join(tmp.dir, "no-nodes-config")}\n`,
+      ),
       nvidiaSmi: join(tmp.dir, "none"),
       ibRoot: join(tmp.dir, "no-ib"),
       loadNvml: () => ({ snapshot: () => ({ driverVersion: "1", cudaVersion: "1", gpus: [] }) }),
     });
     expect(input.server).toBeUndefined();
+    expect(input.imexConfig).toMatchObject({ kind: "absent" });
   });
 });

@@ -29,7 +29,12 @@ export function gb200(xmlPath = GB200_XML): Inventory {
   return inv;
 }
 
-/** A doctor input around `inventory`: agent.yaml's fabric `ib-east` on mlx5_0, no NVML, no control plane. */
+export const IMEX_NODES_CONFIG = "/etc/nvidia-imex/nodes_config.cfg";
+
+/**
+ * A doctor input around `inventory`: agent.yaml's fabric `ib-east` on mlx5_0, no NVML, no control plane, a
+ * nodes_config.cfg of two addresses, nvidia_peermem loaded.
+ */
 export function inputOf(inventory: Inventory, more: Partial<DoctorInput> = {}): DoctorInput {
   return {
     inventory,
@@ -41,6 +46,8 @@ export function inputOf(inventory: Inventory, more: Partial<DoctorInput> = {}): 
       imexChannelsDir: "/dev/nvidia-caps-imex-channels",
     },
     nvml: { ok: false, error: "Failed to load shared library" },
+    imexConfig: { path: IMEX_NODES_CONFIG, kind: "read", addresses: ["10.0.0.1", "10.0.0.2"] },
+    gpudirect: { peermem: true, nvPeerMem: false },
     ...more,
   };
 }
