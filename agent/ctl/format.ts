@@ -162,6 +162,15 @@ export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[], c
     ),
   );
   if (failures.length) lines.push("", "Failures", ...table(failures));
+  // multi-node shards whose NCCL is not on the transport they were placed for, or did not say which it is on
+  const transport = replicas.flatMap((r) =>
+    r.shards.flatMap((s) =>
+      s.transport && (s.transport.verdict === "degraded" || s.transport.verdict === "unverified")
+        ? [[`${r.id}/${s.shardId}`, `${s.transport.verdict}:`, s.transport.reason ?? s.transport.expected]]
+        : [],
+    ),
+  );
+  if (transport.length) lines.push("", "Transport", ...table(transport));
   if (classes) lines.push("", ...classGrid(classes));
   return text(lines);
 }

@@ -1,5 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { Failing, ShardFailure } from "../../shared/schemas/failure.js";
+import type { ShardTransport } from "../../shared/schemas/transport.js";
 
 // Timestamps are integer milliseconds since the epoch.
 
@@ -111,6 +112,8 @@ export const shardStatus = sqliteTable(
     spec: text("spec"),
     /** The last time its engine stopped unasked (shared/schemas/failure.ts), kept through later reports. */
     failure: text("failure", { mode: "json" }).$type<ShardFailure>(),
+    /** What its NCCL reported using, judged against placement (shared/schemas/transport.ts); null: nothing said. */
+    transport: text("transport", { mode: "json" }).$type<ShardTransport>(),
     /** Placement's change index, as `nodes.rev`: set by every report. */
     rev: integer("rev").notNull().default(0),
   },

@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import { readShardState } from "../../shared/schemas/common.js";
 import type { ShardFailure } from "../../shared/schemas/failure.js";
+import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { Q, Store } from "./client.js";
 import { nextRev } from "./cluster.js";
 import { nodes, shardStatus, shards } from "./schema.js";
@@ -15,6 +16,8 @@ export type ShardReportInput = {
   spec?: unknown;
   /** Why its engine stopped unasked: kept until a newer one comes. */
   failure?: ShardFailure;
+  /** What its NCCL uses: each report says it anew (absent: nothing known, e.g. since a restart). */
+  transport?: ShardTransport;
 };
 
 /** Records the latest state of each reported shard of a node; unknown states are stored as `failed`. */
@@ -34,6 +37,7 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         updatedAt: now,
         spec: r.spec === undefined ? null : JSON.stringify(r.spec),
         failure: r.failure ?? null,
+        transport: r.transport ?? null,
         rev: nextRev,
       })),
     )
@@ -46,6 +50,7 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         updatedAt: sql`excluded.updated_at`,
         spec: sql`coalesce(excluded.spec, ${shardStatus.spec})`,
         failure: sql`coalesce(excluded.failure, ${shardStatus.failure})`,
+        transport: sql`excluded.transport`,
         rev: sql`excluded.rev`,
       },
     });

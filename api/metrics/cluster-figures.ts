@@ -1,9 +1,8 @@
 // The cluster's gauges on /metrics, read from the database at every scrape, so every API instance reports the same
 // values: their definitions, clusterFigures() (pure) and readClusterFigures(). prom-client serves them on Node
 // (cluster.ts), the Worker renders them itself (exposition.ts). No runtime import of prom-client here.
-import { ShardState } from "../../shared/schemas/common.js";
 import { NodeState } from "../../shared/schemas/node.js";
-import { byText, compareText } from "../../shared/sort.js";
+import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { nodes } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
@@ -12,6 +11,7 @@ import type { PlacementCache } from "../placement/rows.js";
 import { readPlacementRows } from "../placement/rows.js";
 import { capacityInput, type PlacementRows } from "../views/capacity.js";
 import { type NvlinkCache, type NvlinkInput, nvlinkView, readNvlinkInput } from "../views/nvlink.js";
+import { replicaFigures } from "./replica-figures.js";
 
 type Labels = Record<string, string>;
 type Sample = { labels: Labels; value: number };
@@ -56,7 +56,7 @@ export const GAUGES = {
   },
   replicas: {
     name: "llmgw_replicas",
-    help: "Placed replicas by deployment and state: ready (every shard ready), failed (a shard failed), starting",
+    help: "Placed replicas by deployment and state: ready (every shard ready), degraded (every shard ready, one's NCCL not on the transport it was placed for), failed (a shard failed), starting",
     labelNames: ["deployment", "state"],
   },
   pendingReplicas: {
@@ -66,13 +66,18 @@ export const GAUGES = {
   },
   modelReadyReplicas: {
     name: "llmgw_model_ready_replicas",
-    help: "Ready replicas (every shard ready) by served model name, for each model whose deployments ask for replicas; 0: the router answers 503 for it",
+    help: "Replicas the router serves (every shard ready; a degraded one only under its deployment's transport: prefer) by served model name, for each model whose deployments ask for replicas; 0: the router answers 503 for it",
     labelNames: ["model"],
   },
   shards: {
     name: "llmgw_shards",
     help: "Placed shards by the state their agent last reported (unknown before the first report)",
     labelNames: ["state"],
+  },
+  shardTransportOk: {
+    name: "llmgw_shard_transport_ok",
+    help: "1 when the shard's NCCL uses the transport it was placed on (fabric: single, nvlink:<domain>, ib:<fabric>; observed: NET/IB, NET/Socket, MNNVL, P2P, SHM, unknown), 0 when it is degraded or its engine served without NCCL saying; shards whose agent reported a transport only",
+    labelNames: ["node", "shard", "fabric", "observed"],
   },
 } as const;
 
@@ -118,6 +123,7 @@ export function clusterFigures(s: {
     pendingReplicas: [],
     modelReadyReplicas: [],
     shards: [],
+    shardTransportOk: [],
   };
 
   const byState = new Map<string, number>(NodeState.options.map((x) => [x, 0]));
@@ -161,51 +167,8 @@ export function clusterFigures(s: {
       out.devices.push({ labels: { class: c.class, state }, value });
   }
 
-  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state as string]));
-  const shardStates = new Map<string, number>([...ShardState.options, "unknown"].map((x) => [x, 0]));
-  const replicaStates = new Map<string, Record<"ready" | "starting" | "failed", number>>();
-  for (const d of input.deployments) replicaStates.set(d.name, { ready: 0, starting: 0, failed: 0 });
-  for (const r of input.replicas) {
-    const states = r.shards.map((sh) => stateOf.get(`${sh.nodeId}/${sh.shardId}`) ?? "unknown");
-    for (const st of states) shardStates.set(st, (shardStates.get(st) ?? 0) + 1);
-    const state = states.includes("failed")
-      ? "failed"
-      : states.length && states.every((x) => x === "ready")
-        ? "ready"
-        : "starting";
-    const counts = replicaStates.get(r.deployment) ?? { ready: 0, starting: 0, failed: 0 };
-    counts[state]++;
-    replicaStates.set(r.deployment, counts);
-  }
-  for (const [deployment, counts] of replicaStates)
-    for (const [state, value] of Object.entries(counts)) out.replicas.push({ labels: { deployment, state }, value });
-  for (const d of input.deployments) {
-    const placed = input.replicas.filter((r) => r.deployment === d.name).length;
-    out.pendingReplicas.push({ labels: { deployment: d.name }, value: Math.max(0, d.replicas - placed) });
-  }
-  out.modelReadyReplicas = modelReadiness(input, replicaStates);
-  for (const [state, value] of shardStates) out.shards.push({ labels: { state }, value });
+  Object.assign(out, replicaFigures(input, rows));
   return out;
-}
-
-/** Ready replicas by served model name (as the router routes), for models whose deployments ask for any. */
-function modelReadiness(
-  input: ReturnType<typeof capacityInput>,
-  replicaStates: Map<string, Record<"ready" | "starting" | "failed", number>>,
-): Sample[] {
-  const served = new Map(input.models.map((m) => [m.name, m.servedName]));
-  const models = new Map<string, { wanted: number; ready: number }>();
-  for (const d of input.deployments) {
-    const name = served.get(d.model) ?? d.model;
-    const m = models.get(name) ?? { wanted: 0, ready: 0 };
-    m.wanted += d.replicas;
-    m.ready += replicaStates.get(d.name)?.ready ?? 0;
-    models.set(name, m);
-  }
-  return [...models]
-    .filter(([, m]) => m.wanted > 0)
-    .sort(([a], [b]) => compareText(a, b))
-    .map(([model, m]) => ({ labels: { model }, value: m.ready }));
 }
 
 /** Reads what the cluster gauges are computed from (the database's part of a scrape). */

@@ -17,12 +17,14 @@ import {
   shards,
 } from "../db/schema.js";
 import { adoptOrphans, LIVE_STATES } from "./adopt.js";
+import { fitsElsewhere } from "./elsewhere.js";
 import { failingReason } from "./failing.js";
 import { failingIn, recentFailures } from "./hold.js";
 import { placedReplicas, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import { chooseRepairs } from "./repair.js";
 import { keepPlaced, newPlacementCache, type PlacementCache, type PlacementRows, readPlacementRows } from "./rows.js";
+import { policies } from "./serving.js";
 import { startShard } from "./start-shard.js";
 import type { PlaceDeployment, PlanInput, Replica } from "./types.js";
 
@@ -45,7 +47,8 @@ const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, releas
 
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
 async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: number, s: PlaceSettings) {
-  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x.state]));
+  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x]));
+  const policy = policies(rows.deployments);
   const [recent] = await tx
     .select({ n: count() })
     .from(events)
@@ -55,7 +58,11 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: num
       .sort((a, b) => a.seq - b.seq)
       .map((x) => ({
         id: x.id,
-        shards: x.shards.map((sh) => ({ nodeId: sh.nodeId, state: stateOf.get(`${sh.nodeId}/${sh.shardId}`) })),
+        shards: x.shards.map((sh) => {
+          const st = stateOf.get(`${sh.nodeId}/${sh.shardId}`);
+          const degraded = st?.transport?.verdict === "degraded" && policy.get(x.deployment) !== "prefer";
+          return { nodeId: sh.nodeId, state: st?.state, ...(degraded ? { degraded: st.transport!.reason } : {}) };
+        }),
       })),
     silentMs: new Map(rows.nodes.map((n) => [n.id, Math.max(0, now - n.lastSeenAt)])),
     nodeCount: rows.nodes.length,
@@ -64,6 +71,9 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: num
     recentRepairs: recent?.n ?? 0,
     maxFraction: s.repairMaxFraction,
   });
+  // a replica freed for its transport only where another set of nodes fits: on the same ones it starts the same way
+  const byId = new Map(input.replicas.map((x) => [x.id, x]));
+  r.release = r.release.filter((x) => !x.transport || fitsElsewhere(input, byId.get(x.id)!, x.failedOn ?? []));
   const deploymentOf = new Map(input.replicas.map((x) => [x.id, x.deployment]));
   const ev: NewEvent[] = r.release.map((x) => ({
     type: "replica_repaired",

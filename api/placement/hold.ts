@@ -11,7 +11,7 @@ import { FAILED_AFTER, failingReason, holdsBack, nextFailing } from "./failing.j
 import type { PlacementRows } from "./rows.js";
 import type { PlanInput } from "./types.js";
 
-type Released = { id: string; failedOn?: string[] };
+type Released = { id: string; why?: string; failedOn?: string[]; transport?: boolean };
 
 /**
  * Updates each deployment's failing record from this run's repairs (`released`, with the replicas as they were) and
@@ -31,7 +31,10 @@ export async function failingIn(
     const r = before.find((b) => b.id === x.id);
     if (!r || !x.failedOn) continue;
     const shard = r.shards.find((s) => x.failedOn!.includes(s.nodeId));
-    const why = (shard && messageOf.get(`${shard.nodeId}/${shard.shardId}`)) || "a shard failed past its restart limit";
+    const why =
+      (x.transport && x.why) ||
+      (shard && messageOf.get(`${shard.nodeId}/${shard.shardId}`)) ||
+      "a shard failed past its restart limit";
     failedBy.set(r.deployment, [...(failedBy.get(r.deployment) ?? []), why]);
   }
   const readyIn = new Set(kept.filter((r) => r.ready).map((r) => r.deployment));

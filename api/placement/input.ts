@@ -6,7 +6,9 @@ import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { type ModelSpec, profileShape } from "../../shared/schemas/model.js";
 import type { NodeState } from "../../shared/schemas/node.js";
+import type { ShardTransport } from "../../shared/schemas/transport.js";
 import { nodeState } from "../nodes/state.js";
+import { policies, replicaState, serves, type TransportPolicy } from "./serving.js";
 import type { PlaceDeployment, PlaceModel, PlaceNode, PlanInput, Replica } from "./types.js";
 
 export const DEFAULT_PORT_RANGE = { first: 20000, last: 20999 };
@@ -154,7 +156,7 @@ export function placeDeployment(row: SpecRow): PlaceDeployment {
   };
 }
 
-type StateRow = { nodeId: string; shardId: string; state: string };
+type StateRow = { nodeId: string; shardId: string; state: string; transport?: ShardTransport | null };
 
 /** Placed replicas with their shards, from the replicas and shards tables (readiness comes from the states). */
 export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[]): Replica[] {
@@ -194,13 +196,20 @@ export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[])
   }));
 }
 
-/** The replicas, each ready when every one of its shards reported so. */
-export function withReadiness(placed: readonly Replica[], states: readonly StateRow[]): Replica[] {
-  const stateOf = new Map(states.map((s) => [`${s.nodeId}/${s.shardId}`, s.state]));
-  return placed.map((r) => ({
-    ...r,
-    ready: r.shards.length > 0 && r.shards.every((s) => stateOf.get(`${s.nodeId}/${s.shardId}`) === "ready"),
-  }));
+/**
+ * The replicas, each ready when it serves: every shard reported ready, on the transport it was placed for unless its
+ * deployment (`policy`) prefers serving anyway.
+ */
+export function withReadiness(
+  placed: readonly Replica[],
+  states: readonly StateRow[],
+  policy: (deployment: string) => TransportPolicy = () => "require",
+): Replica[] {
+  const stateOf = new Map(states.map((s) => [`${s.nodeId}/${s.shardId}`, s]));
+  return placed.map((r) => {
+    const facts = r.shards.map((s) => stateOf.get(`${s.nodeId}/${s.shardId}`) ?? { state: undefined });
+    return { ...r, ready: serves(replicaState(facts), policy(r.deployment)) };
+  });
 }
 
 /** Everything plan() needs, from the rows of one read. */
@@ -214,11 +223,12 @@ export function planInput(rows: {
   now: number;
   lostAfterS: number;
 }): PlanInput {
+  const policyOf = policies(rows.deployments);
   return {
     nodes: rows.nodes.map((n) => placeNode(n, n.facts, rows.now, rows.lostAfterS)),
     models: rows.models.map(placeModel),
     deployments: rows.deployments.map(placeDeployment),
-    replicas: withReadiness(rows.placed, rows.states ?? []),
+    replicas: withReadiness(rows.placed, rows.states ?? [], (d) => policyOf.get(d) ?? "require"),
     nextSeq: rows.nextSeq,
   };
 }

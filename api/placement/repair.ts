@@ -1,10 +1,13 @@
 // Repair (docs/architecture.md, placement rule 6): which placed replicas to free for re-placement — those with a shard
-// failed past its restart
-// limit, or on a node silent past the grace period — bounded so that an outage cannot evict the whole fleet.
+// failed past its restart limit, on a node silent past the grace period, or whose NCCL does not use the transport it
+// was placed for (when its deployment requires it) — bounded so that an outage cannot evict the whole fleet.
 
 export type RepairFacts = {
-  /** Placed replicas, oldest first, with the nodes and reported states of their shards. */
-  replicas: { id: string; shards: { nodeId: string; state: string | undefined }[] }[];
+  /**
+   * Placed replicas, oldest first, with the nodes and reported states of their shards; `degraded`: the reason of a
+   * shard whose transport is not the one placed for, when the deployment requires it.
+   */
+  replicas: { id: string; shards: { nodeId: string; state: string | undefined; degraded?: string }[] }[];
   /** How long each node has been silent, in ms (0 for a node heard from within nodeLostAfterS). */
   silentMs: Map<string, number>;
   nodeCount: number;
@@ -17,8 +20,11 @@ export type RepairFacts = {
 };
 
 export type Repairs = {
-  /** Replicas to free; `failedOn`: the nodes whose shards failed (their next placement tries other nodes first). */
-  release: { id: string; why: string; failedOn?: string[] }[];
+  /**
+   * Replicas to free; `failedOn`: the nodes whose shards failed (their next placement tries other nodes first);
+   * `transport`: freed for its transport — only worth it where another set of nodes fits (the caller checks).
+   */
+  release: { id: string; why: string; failedOn?: string[]; transport?: boolean }[];
   /** Replicas that need repair but wait for the budget of the next minute. */
   deferred: number;
   /** Set when nothing on lost nodes is repaired because too much of the fleet is lost at once. */
@@ -50,7 +56,16 @@ export function chooseRepairs(f: RepairFacts): Repairs {
     held = `${lostNodes.length} of ${f.nodeCount} nodes are lost at once: not re-placing their ${onLost.length} replica(s) (a control-plane or network outage must not evict the fleet)`;
     onLost = [];
   }
-  const wanted = [...failed, ...onLost];
+  const taken = new Set([...failedIds, ...onLost.map((r) => r.id)]);
+  const degraded = f.replicas
+    .filter((r) => !taken.has(r.id) && r.shards.some((s) => s.degraded))
+    .map((r) => ({
+      id: r.id,
+      why: r.shards.find((s) => s.degraded)!.degraded!,
+      failedOn: [...new Set(r.shards.filter((s) => s.degraded).map((s) => s.nodeId))].sort(),
+      transport: true,
+    }));
+  const wanted = [...failed, ...onLost, ...degraded];
   const budget = Math.max(0, Math.max(1, Math.floor(f.maxFraction * f.replicas.length)) - f.recentRepairs);
   return { release: wanted.slice(0, budget), deferred: Math.max(0, wanted.length - budget), ...(held ? { held } : {}) };
 }

@@ -5,6 +5,7 @@
 // shards by the cluster's assignment sequence (only placement writes them, and it moves the sequence when it does).
 import { and, count, eq, getTableColumns, gt, inArray, isNotNull, lt, notExists } from "drizzle-orm";
 import { StartShard } from "../../shared/schemas/assignment.js";
+import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { Q } from "../db/client.js";
 import { cluster, deployments, models, nodes, replicas, shardStatus, shards } from "../db/schema.js";
 import type { Orphan } from "./adopt.js";
@@ -14,12 +15,19 @@ import type { Replica } from "./types.js";
 
 const { inventory: _inventory, hostname: _h, tokenHash: _t, agentVersion: _a, ...nodeColumns } = getTableColumns(nodes);
 type NodeRow = { [K in keyof typeof nodeColumns]: (typeof nodes.$inferSelect)[K] };
-type StateRow = { nodeId: string; shardId: string; state: string; message: string | null };
+type StateRow = {
+  nodeId: string;
+  shardId: string;
+  state: string;
+  message: string | null;
+  transport: ShardTransport | null;
+};
 const stateColumns = {
   nodeId: shardStatus.nodeId,
   shardId: shardStatus.shardId,
   state: shardStatus.state,
   message: shardStatus.message,
+  transport: shardStatus.transport,
 };
 
 /**

@@ -4,29 +4,49 @@
 import { and, eq } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { ModelSpec } from "../../shared/schemas/model.js";
+import type { ShardTransport } from "../../shared/schemas/transport.js";
 import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
 import { deployments, models, shardStatus, shards } from "../db/schema.js";
 import type { Log } from "../log.js";
 import { failingReason } from "../placement/failing.js";
+import { degradedReason, policies, replicaState, serves, type TransportPolicy } from "../placement/serving.js";
 import { routingOf } from "./prefix.js";
 import type { Endpoint, EndpointTable, Routing, TableCache } from "./types.js";
 
-type ShardRow = { replicaId: string; rank: number; spec: string; state: string | null };
+type ShardRow = {
+  replicaId: string;
+  rank: number;
+  spec: string;
+  state: string | null;
+  transport?: ShardTransport | null;
+};
 
-/** Builds the table from shard rows (with their reported state) and the declared models and deployments. Pure. */
+/**
+ * Builds the table from shard rows (with their reported state and transport) and the declared models and
+ * deployments; a replica whose transport is not the one it was placed for is left out unless its deployment's
+ * `policy` prefers serving it. Pure.
+ */
 export function buildTable(
   rows: ShardRow[],
   declared: { served: string; pending: string | undefined }[],
   readAt: number,
+  policy: (deployment: string) => TransportPolicy = () => "require",
 ): EndpointTable {
   const byReplica = new Map<string, ShardRow[]>();
   for (const r of rows) byReplica.set(r.replicaId, [...(byReplica.get(r.replicaId) ?? []), r]);
   const ready = new Map<string, Endpoint[]>();
+  const held = new Map<string, string>();
   for (const [replicaId, mine] of byReplica) {
     const leader = mine.find((s) => s.rank === 0);
-    if (!leader || !mine.every((s) => s.state === "ready")) continue;
+    if (!leader) continue;
+    const state = replicaState(mine);
+    if (state !== "ready" && state !== "degraded") continue;
     const spec = JSON.parse(leader.spec) as StartShard;
+    if (!serves(state, policy(spec.deployment))) {
+      if (!held.has(spec.model)) held.set(spec.model, `replica ${replicaId} is not served: ${degradedReason(mine)}`);
+      continue;
+    }
     const host = spec.leaderAddr.includes(":") ? `[${spec.leaderAddr}]` : spec.leaderAddr;
     const e: Endpoint = {
       replicaId,
@@ -40,6 +60,7 @@ export function buildTable(
   // a model served by several deployments: the first pending reason found says why none is ready
   const why = new Map<string, string>();
   for (const d of declared) if (d.pending && !why.has(d.served)) why.set(d.served, d.pending);
+  for (const [model, reason] of held) if (!why.has(model)) why.set(model, reason);
   for (const d of declared) if (!why.has(d.served)) why.set(d.served, "no replica is ready yet");
   for (const model of ready.keys()) if (!why.has(model)) why.set(model, "");
   return { ready, declared: why, readAt };
@@ -48,15 +69,28 @@ export function buildTable(
 /** Reads the table from the database. */
 export async function readTable(q: Q, now: number): Promise<EndpointTable> {
   const rows = await q
-    .select({ replicaId: shards.replicaId, rank: shards.rank, spec: shards.spec, state: shardStatus.state })
+    .select({
+      replicaId: shards.replicaId,
+      rank: shards.rank,
+      spec: shards.spec,
+      state: shardStatus.state,
+      transport: shardStatus.transport,
+    })
     .from(shards)
     .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)));
   const ms = await q.select({ name: models.name, spec: models.spec }).from(models);
   const specs = ms.map((m) => ({ name: m.name, spec: JSON.parse(m.spec) as ModelSpec }));
   const served = new Map(specs.map((m) => [m.name, m.spec.servedName ?? m.name]));
   const ds = await q
-    .select({ model: deployments.model, pending: deployments.pending, failing: deployments.failing })
+    .select({
+      name: deployments.name,
+      spec: deployments.spec,
+      model: deployments.model,
+      pending: deployments.pending,
+      failing: deployments.failing,
+    })
     .from(deployments);
+  const policy = policies(ds);
   const declared = ds.map((d) => ({
     served: served.get(d.model) ?? d.model,
     pending: !served.has(d.model)
@@ -69,7 +103,7 @@ export async function readTable(q: Q, now: number): Promise<EndpointTable> {
     const name = m.spec.servedName ?? m.name;
     if (!routing.has(name)) routing.set(name, routingOf(m.spec));
   }
-  return { ...buildTable(rows, declared, now), routing };
+  return { ...buildTable(rows, declared, now, (d) => policy.get(d) ?? "require"), routing };
 }
 
 /** A table cache that re-reads at most every `ttlMs` and in the background every `refreshMs`. */

@@ -5,6 +5,7 @@ import type { Q } from "../db/client.js";
 import { metadataOf } from "../db/resources.js";
 import { deployments, models, replicas, shardStatus, shards } from "../db/schema.js";
 import { FAILED_AFTER, failingReason } from "../placement/failing.js";
+import { policyOf, replicaState, type ShardFacts, serves } from "../placement/serving.js";
 
 type Row = typeof deployments.$inferSelect;
 
@@ -18,7 +19,12 @@ export async function deploymentViews(q: Q, rows: Row[]) {
   );
   const placed = rows.length
     ? await q
-        .select({ deployment: replicas.deployment, replica: replicas.id, state: shardStatus.state })
+        .select({
+          deployment: replicas.deployment,
+          replica: replicas.id,
+          state: shardStatus.state,
+          transport: shardStatus.transport,
+        })
         .from(replicas)
         .innerJoin(shards, eq(shards.replicaId, replicas.id))
         .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)))
@@ -29,18 +35,19 @@ export async function deploymentViews(q: Q, rows: Row[]) {
           ),
         )
     : [];
-  // each replica of each deployment: whether every one of its shards reported ready (one pass over the rows)
-  const byDeployment = new Map<string, Map<string, boolean>>();
+  // each replica of each deployment with its shards' facts (one pass over the rows)
+  const byDeployment = new Map<string, Map<string, ShardFacts[]>>();
   for (const p of placed) {
     let mine = byDeployment.get(p.deployment);
     if (!mine) byDeployment.set(p.deployment, (mine = new Map()));
-    mine.set(p.replica, (mine.get(p.replica) ?? true) && p.state === "ready");
+    mine.set(p.replica, [...(mine.get(p.replica) ?? []), p]);
   }
   return rows.map((r) => {
     const spec = JSON.parse(r.spec) as DeploymentSpec;
-    const mine = byDeployment.get(r.name) ?? new Map<string, boolean>();
+    const mine = byDeployment.get(r.name) ?? new Map<string, ShardFacts[]>();
     const replicaIds = [...mine.keys()];
-    const ready = [...mine.values()].filter(Boolean).length;
+    // ready: served by the router (a degraded replica only under `transport: prefer`)
+    const ready = [...mine.values()].filter((s) => serves(replicaState(s), policyOf(spec))).length;
     const missing = Math.max(0, spec.replicas - replicaIds.length);
     const fallback = known.has(r.model)
       ? "waiting for placement: it runs when an agent polls"

@@ -5,6 +5,7 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import { failureText } from "../../shared/schemas/failure.js";
 import type { Q } from "../db/client.js";
 import { replicas, shardStatus, shards } from "../db/schema.js";
+import { replicaState } from "../placement/serving.js";
 
 /** Replicas with their shards, devices, endpoint and state. */
 export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[]) {
@@ -19,6 +20,7 @@ export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[])
       state: shardStatus.state,
       message: shardStatus.message,
       failure: shardStatus.failure,
+      transport: shardStatus.transport,
     })
     .from(shards)
     .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)))
@@ -34,18 +36,14 @@ export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[])
       .filter((s) => s.replicaId === r.id)
       .map((s) => ({ ...s, spec: JSON.parse(s.spec) as StartShard }));
     const leader = mine.find((s) => s.rank === 0);
-    const state = mine.some((s) => s.state === "failed")
-      ? "failed"
-      : mine.length && mine.every((s) => s.state === "ready")
-        ? "ready"
-        : "starting";
+    const state = replicaState(mine);
     return {
       id: r.id,
       deployment: r.deployment,
       profile: r.profile,
       fingerprint: r.fingerprint,
       createdAt: r.createdAt,
-      state: state as "ready" | "starting" | "failed",
+      state,
       endpoint: leader ? `http://${leader.spec.leaderAddr}:${leader.spec.httpPort}` : null,
       shards: mine.map((s) => ({
         shardId: s.id,
@@ -58,6 +56,7 @@ export async function replicaViews(q: Q, rows: (typeof replicas.$inferSelect)[])
         message: s.message ?? null,
         lastFailure: s.failure ?? null,
         failure: s.failure ? failureText(s.failure) : null,
+        transport: s.transport ?? null,
       })),
     };
   });

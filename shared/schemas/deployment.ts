@@ -28,6 +28,11 @@ export const DeploymentSpec = z
         description: `node labels a node must all have, at most ${MAX_LABELS} (as many as a node may have)`,
         example: { "gpu-vendor": "nvidia" },
       }),
+    transport: z.enum(["require", "prefer"]).optional().openapi({
+      description:
+        "a multi-node replica whose NCCL does not use the transport it was placed on (a socket fallback, HCAs it was not given, no MNNVL in an NVLink domain) is `degraded`: with `require` (the default) it is not served and is re-placed on other nodes when a set fits there; with `prefer` it is served as it is",
+      example: "require",
+    }),
   })
   .openapi("DeploymentSpec");
 export type DeploymentSpec = z.infer<typeof DeploymentSpec>;

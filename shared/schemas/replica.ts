@@ -1,6 +1,7 @@
 import { z } from "../z.js";
 import { EpochMs, ShardState } from "./common.js";
 import { ShardFailure } from "./failure.js";
+import { ShardTransport } from "./transport.js";
 
 export const ReplicaShard = z
   .object({
@@ -24,6 +25,10 @@ export const ReplicaShard = z
       description: "lastFailure in one line",
       example: "exit 1 after 3 s (restart 5 of 5): RuntimeError: CUDA out of memory",
     }),
+    transport: ShardTransport.nullable().openapi({
+      description:
+        "what its NCCL reported using, judged against the fabric it was placed on; null for a shard NCCL said nothing about (one GPU, or before its engine started)",
+    }),
   })
   .openapi("ReplicaShard");
 
@@ -34,9 +39,10 @@ export const ReplicaView = z
     profile: z.string(),
     fingerprint: z.string(),
     createdAt: EpochMs,
-    state: z
-      .enum(["ready", "starting", "failed"])
-      .openapi({ description: "ready when every shard is; failed when any shard is" }),
+    state: z.enum(["ready", "degraded", "starting", "failed"]).openapi({
+      description:
+        "ready when every shard is; degraded when every shard is ready but one's NCCL does not use the transport it was placed for (see its `transport`; served only under the deployment's `transport: prefer`); failed when any shard is",
+    }),
     endpoint: z
       .string()
       .nullable()

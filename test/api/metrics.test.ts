@@ -100,6 +100,7 @@ describe("cluster metrics on /metrics", () => {
     let samples = await scrape();
     expect(series(samples, "llmgw_replicas").map((x) => [x.labels.deployment, x.labels.state, x.value])).toEqual([
       ["big", "ready", 0],
+      ["big", "degraded", 0],
       ["big", "starting", 1],
       ["big", "failed", 0],
     ]);
@@ -121,6 +122,46 @@ describe("cluster metrics on /metrics", () => {
     expect(sampleValue(samples, "llmgw_replicas", { deployment: "big", state: "starting" })).toBe(0);
     expect(sampleValue(samples, "llmgw_shards", { state: "ready" })).toBe(2);
     expect(sampleValue(samples, "llmgw_shards", { state: "unknown" })).toBe(0);
+    expect(series(samples, "llmgw_shard_transport_ok")).toEqual([]);
+  });
+
+  it("llmgw_shard_transport_ok says which shard's NCCL left its fabric; the replica counts as degraded, not served", async () => {
+    const [ok, bad] = (await m.call("GET", "/api/v1/replicas", { token: t.adminToken })).json.items[0].shards as {
+      shardId: string;
+      nodeId: string;
+      fabric: string;
+    }[];
+    const expected = bad!.fabric;
+    for (const [s, transport] of [
+      [ok!, { verdict: "ok", expected, via: "MNNVL", observed: "MNNVL" }],
+      [
+        bad!,
+        { verdict: "degraded", expected, via: "NET/IB", reason: `placed on ${expected}; NCCL uses NET/IB on mlx5_0` },
+      ],
+    ] as const) {
+      const r = await m.call("POST", `/api/v1/agents/${s.nodeId}/status`, {
+        token: tokens[s.nodeId],
+        body: { shards: [{ shardId: s.shardId, state: "ready", transport }] },
+      });
+      expect(r.status).toBe(200);
+    }
+    const samples = await scrape();
+    expect(
+      series(samples, "llmgw_shard_transport_ok").map((x) => [
+        x.labels.shard,
+        x.labels.fabric,
+        x.labels.observed,
+        x.value,
+      ]),
+    ).toEqual(
+      [
+        [ok!.shardId, expected, "MNNVL", 1],
+        [bad!.shardId, expected, "NET/IB", 0],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    expect(sampleValue(samples, "llmgw_replicas", { deployment: "big", state: "degraded" })).toBe(1);
+    expect(sampleValue(samples, "llmgw_replicas", { deployment: "big", state: "ready" })).toBe(0);
+    expect(sampleValue(samples, "llmgw_model_ready_replicas", { model: "big" })).toBe(0);
   });
 
   it("llmgw_placement_duration_seconds counts this instance's placement runs", async () => {

@@ -196,7 +196,7 @@ const deployment = (
 });
 const replica = (
   id: string,
-  state: "ready" | "starting" | "failed",
+  state: "ready" | "degraded" | "starting" | "failed",
   endpoint: string | null,
 ): z.infer<typeof ReplicaView> => ({
   id,
@@ -218,6 +218,7 @@ const replica = (
       message: null,
       lastFailure: null,
       failure: null,
+      transport: null,
     },
     {
       shardId: `${id}-s1`,
@@ -230,6 +231,7 @@ const replica = (
       message: null,
       lastFailure: null,
       failure: null,
+      transport: null,
     },
   ],
 });
@@ -295,6 +297,25 @@ describe("formatStatus", () => {
     expect(out).toContain(
       "\nFailures\n  r3/r3-s0  failed:  exit 1 after 3 s (gave up after 5 restarts): RuntimeError: CUDA error: out of memory\n",
     );
+  });
+
+  it("says which shard's NCCL is not on the transport it was placed for, and why", () => {
+    const reason = "placed on ib:fabric-a (mlx5_0,mlx5_1); NCCL uses NET/Socket on eth0";
+    const r = replica("r4", "degraded", "http://10.0.0.11:20000");
+    r.shards[1] = {
+      ...r.shards[1]!,
+      fabric: "ib:fabric-a",
+      transport: { verdict: "degraded", expected: "ib:fabric-a (mlx5_0,mlx5_1)", via: "NET/Socket", reason },
+    };
+    r.shards[0] = {
+      ...r.shards[0]!,
+      fabric: "ib:fabric-a",
+      transport: { verdict: "ok", expected: "ib:fabric-a (mlx5_0,mlx5_1)", via: "NET/IB" },
+    };
+    const out = formatStatus([deployment("chat", {})], [r]);
+    expect(row(out, "r4")?.[3]).toBe("degraded");
+    expect(out).toContain(`\nTransport\n  r4/r4-s1  degraded:  ${reason}\n`);
+    expect(out).not.toContain("r4/r4-s0  ok");
   });
 
   it("prints a replica's failures with their log lines, for one shard when asked", () => {
