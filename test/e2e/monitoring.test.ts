@@ -102,7 +102,7 @@ beforeAll(async () => {
   const first = await freePort();
   const tokens = await registerFleet(call, ADMIN, { mgmtAddr: "127.0.0.1", portRange: { first, last: first + 20 } });
   await declareNvlinkDeployment(call, ADMIN);
-  let replica: { endpoint: string; shards: { shardId: string; nodeId: string }[] } | undefined;
+  let replica: { endpoint: string; shards: { shardId: string; nodeId: string; fabric: string }[] } | undefined;
   await until(
     async () =>
       (replica = (await call("GET", "/api/v1/replicas", { token: ADMIN })).json.items[0])?.shards.length === 2,
@@ -124,7 +124,12 @@ beforeAll(async () => {
   for (const s of replica!.shards)
     await call("POST", `/api/v1/agents/${s.nodeId}/status`, {
       token: tokens[s.nodeId],
-      body: { shards: [{ shardId: s.shardId, state: "ready" }] },
+      // what the agent reports of an NVLink shard whose NCCL used MNNVL (llmgw_shard_transport_ok gets samples)
+      body: {
+        shards: [
+          { shardId: s.shardId, state: "ready", transport: { verdict: "ok", expected: s.fabric, via: "MNNVL" } },
+        ],
+      },
     });
   const key = (await call("PUT", "/api/v1/api-keys/dashboards", { token: ADMIN, body: { spec: {} } })).json
     .secret as string;
