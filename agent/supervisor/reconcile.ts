@@ -106,10 +106,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     await persist(s).catch((e) => o.log(`shard ${s.shard.shardId}: state file: ${errorText(e)}`));
   }
 
-  /**
-   * A crash, timeout or dead probe: restart after a backoff, or stay failed past the limit; either way the report
-   * carries the cause, how long it ran and its log's last lines.
-   */
+  /** A crash, timeout or dead probe: restart after a backoff, or failed past the limit; reported with its log's end. */
   async function crashed(s: Slot, cause: FailureCause) {
     s.failures++;
     const logTail = await readTail(logPath(o.stateDir, s.shard.shardId), LOG_TAIL_LINES);
@@ -158,7 +155,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
     const path = adapter.healthPath(s.shard);
     if (path === null) {
       if (s.state !== "ready") move(s, "ready");
-      return;
+      return transportStep(s, true);
     }
     const r = await o.ops.probe(s.shard.httpPort, path);
     const v = judgeProbe(s, adapter.readiness(r), r, path, o.now());
@@ -176,12 +173,16 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       if (s.served) s.unhealthySince ??= o.now();
       move(s, "loading", v.message);
     }
-    const said = await observeTransport(s, logPath(o.stateDir, s.shard.shardId));
-    if (said) {
-      o.log(said);
-      report(s);
-      await persist(s);
-    }
+    await transportStep(s, false);
+  }
+
+  /** Reads on in a live engine's log for what NCCL chose; a changed verdict is logged, reported and kept. */
+  async function transportStep(s: Slot, headless: boolean) {
+    const said = await observeTransport(s, logPath(o.stateDir, s.shard.shardId), headless);
+    if (!said) return;
+    o.log(said);
+    report(s);
+    await persist(s);
   }
 
   /** A new slot for `shard`, reported pending when `announce`. */
@@ -258,9 +259,8 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
       if (canRun) check = canRun;
     },
     /**
-     * Forgets that the control plane asked for the running engines (it lost its state): nothing is started or stopped
-     * until it sends a new desired set, and each engine left out of it is stopped only after the adopt grace, as at
-     * agent start.
+     * Forgets that the control plane asked for the running engines (it lost its state): nothing starts or stops until
+     * it sends a new desired set, and an engine left out of that is stopped after the adopt grace, as at agent start.
      */
     unclaim() {
       for (const s of slots.values()) s.claimed = false;

@@ -49,9 +49,10 @@ export async function readOn(path: string, c: LogCursor): Promise<void> {
 
 /**
  * Reads on in the log of a live engine and judges again; when the verdict changed (to be reported), the log line that
- * says so. An adopted engine, whose start this agent did not see, is read from the log's beginning.
+ * says so. An adopted engine, whose start this agent did not see, is read from the log's beginning. A `headless` rank
+ * (no HTTP, so no "serving" to wait for) is read until NCCL has said ok or degraded.
  */
-export async function observeTransport(s: Slot, path: string): Promise<string | undefined> {
+export async function observeTransport(s: Slot, path: string, headless = false): Promise<string | undefined> {
   if (!usesNccl(s.shard) || s.cursor?.done) return undefined;
   // an adopted engine already judged while serving is not read again
   if (!s.cursor && s.served && s.transport && s.transport.verdict !== "pending") return undefined;
@@ -59,6 +60,7 @@ export async function observeTransport(s: Slot, path: string): Promise<string | 
   await readOn(path, s.cursor);
   if (s.served) s.cursor.done = true;
   const t = judgeTransport({ fabric: s.shard.fabric, hcas: s.shard.hcas }, s.cursor.reader.observation(), !!s.served);
+  if (headless && (t?.verdict === "ok" || t?.verdict === "degraded")) s.cursor.done = true;
   if (!t || JSON.stringify(t) === JSON.stringify(s.transport)) return undefined;
   s.transport = t;
   return `shard ${s.shard.shardId}: transport ${t.verdict}: ${t.reason ?? t.observed ?? t.expected}`;

@@ -5,7 +5,7 @@ import { logPath } from "../../../agent/supervisor/log-file.js";
 import { readRecords } from "../../../agent/supervisor/state-files.js";
 import { tempDir } from "../../helpers/db.js";
 import { makeShard, twoNodeShard } from "../engines/shard.js";
-import { fakeSupervisor, fakeWorld, PROBE, type World } from "./fake-ops.js";
+import { fakeAdapter, fakeSupervisor, fakeWorld, PROBE, type World } from "./fake-ops.js";
 
 const FIXTURES = join(import.meta.dirname, "../../fixtures/nccl");
 const excerpt = (f: string) => readFileSync(join(FIXTURES, f), "utf8");
@@ -107,6 +107,20 @@ describe("supervisor: the transport NCCL chose", () => {
     print(IB_SHARD.shardId, IB);
     await sup.tick();
     expect(transportOf(sup.current(), IB_SHARD.shardId)).toMatchObject({ verdict: "ok" });
+  });
+
+  it("reads a headless rank (no HTTP) until NCCL has said which transport it uses", async () => {
+    const headless = twoNodeShard(1, { shardId: "r6-s1", replicaId: "r6", httpPort: 20006 });
+    const w2 = fakeWorld();
+    w2.ops.adapter = () => ({ ...fakeAdapter, healthPath: () => null });
+    const sup = fakeSupervisor(t.dir, w2);
+    sup.setDesired([headless]);
+    await sup.tick();
+    await sup.tick();
+    expect(sup.current()[0]).toMatchObject({ state: "ready", transport: { verdict: "pending" } });
+    print(headless.shardId, SOCKET);
+    await sup.tick();
+    expect(transportOf(sup.current(), headless.shardId)).toMatchObject({ verdict: "degraded" });
   });
 
   it("a one-GPU shard is not read at all, a one-node TP shard reports what it uses inside the node", async () => {
