@@ -1,6 +1,7 @@
 // A small OpenAI-compatible server that stands in for vLLM in tests, the demo and benchmarks (node:http, no framework).
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
 import {
   type Counters,
   completionBody,
@@ -16,6 +17,7 @@ import {
   streamEvents,
   wordCount,
 } from "./mock-openai.js";
+import { ncclInitLines } from "./nccl-lines.js";
 import { createPrefixCache } from "./prefix-cache.js";
 
 export type MockEngineOptions = {
@@ -45,8 +47,13 @@ export type MockEngineOptions = {
   abortOnStop?: boolean;
   /** Whose metric names GET /metrics uses (default vLLM's); `none` answers 404, as an engine started without them. */
   metrics?: MetricsStyle;
-  /** The environment the engine was given, for GET /debug/env. */
+  /** The environment the engine was given, for GET /debug/env and NCCL's init lines (nccl-lines.ts). */
   env?: Record<string, string | undefined>;
+  /**
+   * Where NCCL's init lines go when `env` has NCCL_DEBUG=INFO, before /health says ready (default stdout: the agent
+   * sends an engine's stdout to the shard's log, which it reads for the transport NCCL chose).
+   */
+  ncclLog?: (text: string) => void;
   now?: () => number;
 };
 
@@ -226,6 +233,8 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
       ok();
     });
   });
+  const nccl = ncclInitLines(opts.env ?? {}, hostname(), process.pid);
+  if (nccl.length) (opts.ncclLog ?? ((t) => process.stdout.write(t)))(`${nccl.join("\n")}\n`);
   readyAt = now() + (opts.loadMs ?? 0);
 
   let closing: Promise<void> | undefined;

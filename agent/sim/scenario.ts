@@ -3,12 +3,14 @@
 // Each node gets a directory of files that the fake nvidia-smi and the fake nvidia-imex-ctl answer from, rendered
 // from the real captures in test/fixtures with the node's own GPU UUIDs, tray number and state. Changing a node's
 // state (a GPU still joining the fabric, a fabric manager restart, IMEX down) rewrites those files; the agent sees it
-// at its next discovery and sends a heartbeat at once.
+// at its next discovery and sends a heartbeat at once. A node whose NCCL falls back to sockets (`nccl_fallback`) is told
+// so through its agent's environment, which its engines inherit.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseYamlWith } from "../../shared/yaml-file.js";
 import { z } from "../../shared/z.js";
 import { FIXTURES, IB_ROOT, mockProfile, SIM_DIR } from "./cluster.js";
+import { FALLBACK_ENV } from "./nccl-lines.js";
 
 export const FAKE_IMEX_CTL = join(SIM_DIR, "fake-nvidia-imex-ctl");
 export const DEFAULT_SCENARIO = join(SIM_DIR, "scenarios", "demo.yaml");
@@ -60,6 +62,13 @@ const SimNode = z.strictObject({
   ib_fabric: z.string().min(1).max(64).optional(),
   labels: z.record(z.string(), z.string()).optional(),
   state: SimState.optional(),
+  /**
+   * The node's NCCL finds no InfiniBand device and falls back to sockets: its engines print NCCL's socket lines
+   * whatever HCAs placement gave them (a multi-node shard placed on InfiniBand is then judged degraded).
+   */
+  nccl_fallback: z
+    .enum(["socket"], { error: (i) => `must be socket (the one fallback simulated), not ${JSON.stringify(i.input)}` })
+    .optional(),
 });
 export type SimNode = z.infer<typeof SimNode>;
 
@@ -225,7 +234,11 @@ export function setNodeState(root: string, scenario: Scenario, nodeId: string, s
   return next;
 }
 
-/** The agent.yaml settings and environment that put a node's agent on its simulated hardware. */
+/**
+ * The agent.yaml settings and environment that put a node's agent on its simulated hardware. The environment reaches
+ * the engines too (an agent starts them with its own environment plus the shard's): the fake nvidia-smi's directory,
+ * and LLMGW_SIM_NCCL_FALLBACK for a node whose NCCL falls back (the mock engine prints what NCCL would then say).
+ */
 export function agentSettings(
   root: string,
   node: SimNode,
@@ -239,7 +252,7 @@ export function agentSettings(
       ...(node.ib_fabric ? { fabrics: [{ name: node.ib_fabric, hcas: ["mlx5_0", "mlx5_1"] }] } : {}),
       labels: { sim: node.kind, ...node.labels },
     },
-    env: { FAKE_SIM_DIR: dir },
+    env: { FAKE_SIM_DIR: dir, ...(node.nccl_fallback ? { [FALLBACK_ENV]: node.nccl_fallback } : {}) },
   };
 }
 

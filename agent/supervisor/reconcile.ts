@@ -14,8 +14,8 @@ import { judgeProbe } from "./health.js";
 import { capShardLog, logPath, readTail } from "./log-file.js";
 import { createRefusals, errorText, type Refused } from "./refusals.js";
 import { admit } from "./run-policy.js";
-import { redactArgv, reportOf, runningOf } from "./slot-views.js";
-import { persistSlot, type ShardRecord } from "./state-files.js";
+import { portWait, redactArgv, reportOf, runningOf } from "./slot-views.js";
+import { persistSlot, type ShardRecord, slotOf } from "./state-files.js";
 import { cursorAtEnd, observeTransport } from "./transport.js";
 import type { Slot, SupervisorOptions } from "./types.js";
 
@@ -31,20 +31,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
   let ticking: Promise<void> = Promise.resolve();
   const refusals = createRefusals(o);
 
-  for (const r of records) {
-    slots.set(r.shard.shardId, {
-      shard: r.shard,
-      state: r.state,
-      pid: r.pid,
-      startTime: r.startTime,
-      startedAt: r.startedAt,
-      failures: r.restarts,
-      claimed: false,
-      unwantedSince: r.unwantedSince,
-      served: r.state === "ready",
-      transport: r.transport,
-    });
-  }
+  for (const r of records) slots.set(r.shard.shardId, slotOf(r));
 
   const report = (s: Slot) => outbox.set(s.shard.shardId, reportOf(s, o.now(), true));
 
@@ -62,8 +49,11 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
 
   /** Starts a slot's engine; a shard that cannot run here is failed at once with the reason (no restarts). */
   async function start(s: Slot) {
-    s.retryAt = undefined;
     s.exited = undefined;
+    // the engine it replaces on this node (a replica re-placed here) still holds the port: start after it stopped
+    const wait = portWait(slots.values(), s);
+    s.retryAt = wait ? o.now() + 1000 : undefined;
+    if (wait) return move(s, "pending", wait);
     let cannot: string | undefined;
     try {
       cannot =

@@ -45,3 +45,11 @@ export function redactArgv(argv: readonly string[]): string[] {
     return i > 0 && SECRET_FLAG.test(argv[i - 1]!) && !argv[i - 1]!.includes("=") ? "***" : a;
   });
 }
+
+/** Why `s` must wait to start: another engine of this node's still runs on its HTTP port (it is being stopped). */
+export function portWait(slots: Iterable<Slot>, s: Slot): string | undefined {
+  for (const x of slots)
+    if (x !== s && x.pid !== undefined && x.shard.httpPort === s.shard.httpPort)
+      return `waiting for port ${s.shard.httpPort}: shard ${x.shard.shardId} still runs on it`;
+  return undefined;
+}

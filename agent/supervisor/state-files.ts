@@ -93,3 +93,19 @@ export function persistSlot(stateDir: string, s: Slot, now: number): Promise<voi
     ...(s.transport ? { transport: s.transport } : {}),
   });
 }
+
+/** The slot of an engine adopted from its record: not claimed until a desired set names it. */
+export function slotOf(r: ShardRecord): Slot {
+  return {
+    shard: r.shard,
+    state: r.state,
+    pid: r.pid,
+    startTime: r.startTime,
+    startedAt: r.startedAt,
+    failures: r.restarts,
+    claimed: false,
+    unwantedSince: r.unwantedSince,
+    served: r.state === "ready",
+    transport: r.transport,
+  };
+}

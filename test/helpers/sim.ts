@@ -3,7 +3,15 @@
 // needs: kill or restart the control plane, an agent or a whole node, change a node's hardware state.
 import { join } from "node:path";
 import { killEngines, recordedPid } from "../../agent/sim/cluster.js";
-import { parseScenario, type Scenario, type SimModel, type SimState, setNodeState } from "../../agent/sim/scenario.js";
+import {
+  agentSettings,
+  parseScenario,
+  type Scenario,
+  type SimModel,
+  type SimNode,
+  type SimState,
+  setNodeState,
+} from "../../agent/sim/scenario.js";
 import { simDeclarations, startSimCluster as startSim } from "../../agent/sim/start.js";
 import { apiCaller, freePort, LLMGW, start, startServe, stop, until } from "./process.js";
 
@@ -14,7 +22,14 @@ export type Replica = {
   deployment: string;
   state: string;
   endpoint: string | null;
-  shards: { shardId: string; nodeId: string; fabric: string; state?: string }[];
+  shards: {
+    shardId: string;
+    nodeId: string;
+    fabric: string;
+    state?: string;
+    /** What the shard's NCCL reported using, judged against its fabric (null: NCCL said nothing about it). */
+    transport?: { verdict: string; via?: string; observed?: string; reason?: string } | null;
+  }[];
 };
 
 /** Starts the control plane and every node's agent; resolves once every node is ready. */
@@ -77,6 +92,22 @@ export async function startSimCluster(o: {
     /** Changes a node's simulated hardware (its agent sees it at its next discovery). */
     setState(id: string, state: SimState) {
       scenario = setNodeState(o.dir, scenario, id, state);
+    },
+    /**
+     * Makes a node's NCCL fall back to sockets (`socket`) or not (undefined), as the scenario key `nccl_fallback` does
+     * at start: its agent is SIGKILLed and started again with the environment that says so, which the engines it
+     * starts from then on inherit (the ones it adopts keep theirs: a drill kills them to see the change).
+     */
+    async setNcclFallback(id: string, fallback: SimNode["nccl_fallback"]) {
+      const a = sim.agents.get(id);
+      if (!a) throw new Error(`no node ${id} in the scenario`);
+      await this.killAgent(id);
+      scenario = {
+        ...scenario,
+        nodes: scenario.nodes.map((n) => (n.id === id ? { ...n, nccl_fallback: fallback } : n)),
+      };
+      a.env = agentSettings(o.dir, scenario.nodes.find((n) => n.id === id)!).env;
+      startAgent(id);
     },
     /** The running `llmgw serve` process (to signal it). */
     server: () => server,

@@ -136,6 +136,25 @@ describe("supervisor: starting", () => {
     expect(sup.current()).toMatchObject([{ state: "failed", message: "port 20001 is in use by another process" }]);
   });
 
+  it("starts a shard on the port of one it replaces once that one has stopped, not failing it meanwhile", async () => {
+    // a replica re-placed on this node: the new shard got the port the old one (being stopped) still runs on
+    const sup = await readyA();
+    const old = w.engines[0]!;
+    const next = makeShard({ shardId: "r7-s0", replicaId: "r7", httpPort: A.httpPort });
+    sup.setDesired([next]);
+    await sup.tick();
+    expect(sup.current().find((r) => r.shardId === "r7-s0")).toMatchObject({
+      state: "pending",
+      message: "waiting for port 20001: shard r1-s0 still runs on it",
+    });
+    await sup.settled();
+    expect(old.alive).toBe(false);
+    w.advance(1000);
+    await sup.tick();
+    expect(w.live().map((e) => e.port)).toEqual([A.httpPort]);
+    expect(sup.current()).toMatchObject([{ shardId: "r7-s0", state: "starting" }]);
+  });
+
   it("fails a shard the node cannot run now, with the check's reason", async () => {
     const sup = fakeSupervisor(t.dir, w);
     sup.setDesired([A, B], (s) => (s.shardId === "r1-s0" ? "GPU 3 is not present on this node" : undefined));
