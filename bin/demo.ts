@@ -146,12 +146,14 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       await api("PUT", `/api/v1/deployments/${m.name}`, d.deployment);
       note(`deployment ${m.name}: ${m.replicas} × (${m.about}), mock engine`);
     }
+    // ready: what the router serves (the deployment's count: a degraded replica too under `transport: prefer`)
     for (const m of models) {
       await until(`${m.replicas} ready replica(s) of ${m.name}`, async () => {
-        const items: { state: string }[] = (await api("GET", `/api/v1/replicas?deployment=${m.name}`)).items;
-        return items.filter((r) => r.state === "ready").length >= m.replicas ? true : undefined;
+        const d: { status: { ready: number } } = await api("GET", `/api/v1/deployments/${m.name}`);
+        return d.status.ready >= m.replicas ? true : undefined;
       });
     }
+    const degraded = await degradedShards(api);
 
     const created = await api("PUT", "/api/v1/api-keys/demo", { spec: {} });
     const key: string = created.secret ?? (await api("POST", "/api/v1/api-keys/demo/rotate")).secret;
@@ -177,6 +179,9 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
         `  API key:      ${key}`,
         "  models:",
         ...models.map((m) => `    ${m.name.padEnd(12)} ×${m.replicas}  ${m.about}`),
+        ...(degraded.length
+          ? ["  degraded (served under transport: prefer):", ...degraded.map((d) => `    ${d}`)]
+          : []),
         "",
         "Stream a chat completion through the router:",
         "",
@@ -243,4 +248,20 @@ async function stopAll(children: Child[], stateDirs: string[]): Promise<void> {
   for (let i = 0; i < 30 && engines.some(processAlive); i++) await sleep(100);
   killEngines(stateDirs, "SIGKILL");
   await term(children.filter((c) => c.name === "llmgw serve"));
+}
+
+type DemoReplica = {
+  id: string;
+  deployment: string;
+  shards: { transport: { verdict: string; reason?: string } | null }[];
+};
+
+/** Each degraded shard's replica and reason, as the demo prints them. */
+async function degradedShards(api: (method: string, path: string) => Promise<{ items: DemoReplica[] }>) {
+  const { items } = await api("GET", "/api/v1/replicas");
+  return items.flatMap((r) =>
+    r.shards.flatMap((s) =>
+      s.transport?.verdict === "degraded" ? [`${r.deployment} (${r.id}): ${s.transport.reason}`] : [],
+    ),
+  );
 }

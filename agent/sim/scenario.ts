@@ -79,6 +79,8 @@ const SimModel = z.strictObject({
   tp: z.number().int().min(1).optional(),
   gpus_per_node: z.number().int().min(1).optional(),
   nodes: z.number().int().min(1).optional(),
+  /** The deployment's `transport` (require, the default, or prefer: a degraded replica is served). */
+  transport: z.enum(["require", "prefer"]).optional(),
   /** One line for people: what the replica is. */
   about: z.string().min(1).max(200),
 });

@@ -32,7 +32,7 @@ export function simApi(url: string, token: string) {
 export function simDeclarations(m: SimModel, engineArgs: string[]) {
   return {
     model: { spec: { weightsPath: `/models/${m.name}`, profiles: [modelProfile(m, engineArgs)] } },
-    deployment: { spec: { model: m.name, replicas: m.replicas } },
+    deployment: { spec: { model: m.name, replicas: m.replicas, ...(m.transport ? { transport: m.transport } : {}) } },
   };
 }
 

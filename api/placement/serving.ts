@@ -17,10 +17,14 @@ export function policies(rows: readonly { name: string; spec: string }[]): Map<s
   return new Map(rows.map((d) => [d.name, policyOf(JSON.parse(d.spec) as DeploymentSpec)]));
 }
 
-/** Failed when a shard is; degraded when all are ready but one's transport is not the one placed for; else ready. */
+/**
+ * Failed when a shard is; starting until every shard is ready with its transport judged (NCCL has said, or its
+ * engine served without saying); degraded when one's transport is not the one placed for; else ready.
+ */
 export function replicaState(shards: readonly ShardFacts[]): ReplicaState {
   if (shards.some((s) => s.state === "failed")) return "failed";
-  if (!shards.length || !shards.every((s) => s.state === "ready")) return "starting";
+  if (!shards.length || !shards.every((s) => s.state === "ready" && s.transport?.verdict !== "pending"))
+    return "starting";
   return shards.some((s) => s.transport?.verdict === "degraded") ? "degraded" : "ready";
 }
 

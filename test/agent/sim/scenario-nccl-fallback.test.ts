@@ -58,7 +58,9 @@ describe("scenario key nccl_fallback", () => {
     expect(verdicts[1]?.reason).toBe("placed on ib:ib-demo (mlx5_0,mlx5_1); NCCL uses NET/Socket on eth0");
   });
 
-  it("is not set in the default demo scenario (a degraded replica is not served, and the demo waits for all)", () => {
-    expect(loadScenario(DEFAULT_SCENARIO).nodes.filter((n) => n.nccl_fallback)).toEqual([]);
+  it("shows in the default demo scenario: one L40S falls back, and its deployment is served degraded", () => {
+    const s = loadScenario(DEFAULT_SCENARIO);
+    expect(s.nodes.filter((n) => n.nccl_fallback).map((n) => [n.id, n.nccl_fallback])).toEqual([["l40s-2", "socket"]]);
+    expect(s.models.find((m) => m.name === "demo-ib")?.transport).toBe("prefer");
   });
 });
