@@ -168,7 +168,7 @@ export function createSupervisor(o: SupervisorOptions, records: ShardRecord[] = 
 
   /** Reads on in a live engine's log for what NCCL chose; a changed verdict is logged, reported and kept. */
   async function transportStep(s: Slot, headless: boolean) {
-    const said = await observeTransport(s, logPath(o.stateDir, s.shard.shardId), headless);
+    const said = await observeTransport(s, logPath(o.stateDir, s.shard.shardId), o.now(), headless);
     if (!said) return;
     o.log(said);
     report(s);

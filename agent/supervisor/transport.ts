@@ -49,17 +49,27 @@ export async function readOn(path: string, c: LogCursor): Promise<void> {
 
 /**
  * Reads on in the log of a live engine and judges again; when the verdict changed (to be reported), the log line that
- * says so. An adopted engine, whose start this agent did not see, is read from the log's beginning. A `headless` rank
- * (no HTTP, so no "serving" to wait for) is read until NCCL has said ok or degraded.
+ * says so. An adopted engine, whose start this agent did not see, is read from the log's beginning. What NCCL has not
+ * said by then it will not say once the engine serves — or, for a `headless` rank (no HTTP: no serving to wait for),
+ * once it has run for its startup timeout — nor when the profile sets NCCL_DEBUG itself.
  */
-export async function observeTransport(s: Slot, path: string, headless = false): Promise<string | undefined> {
+export async function observeTransport(
+  s: Slot,
+  path: string,
+  now: number,
+  headless = false,
+): Promise<string | undefined> {
   if (!usesNccl(s.shard) || s.cursor?.done) return undefined;
   // an adopted engine already judged while serving is not read again
   if (!s.cursor && s.served && s.transport && s.transport.verdict !== "pending") return undefined;
   s.cursor ??= { reader: createNcclReader(), offset: 0, partial: "" };
   await readOn(path, s.cursor);
-  if (s.served) s.cursor.done = true;
-  const t = judgeTransport({ fabric: s.shard.fabric, hcas: s.shard.hcas }, s.cursor.reader.observation(), !!s.served);
+  const settled =
+    !!s.served ||
+    "NCCL_DEBUG" in s.shard.profile.env ||
+    (headless && now - (s.startedAt ?? now) > s.shard.profile.startupTimeoutS * 1000);
+  if (settled) s.cursor.done = true;
+  const t = judgeTransport({ fabric: s.shard.fabric, hcas: s.shard.hcas }, s.cursor.reader.observation(), settled);
   if (headless && (t?.verdict === "ok" || t?.verdict === "degraded")) s.cursor.done = true;
   if (!t || JSON.stringify(t) === JSON.stringify(s.transport)) return undefined;
   s.transport = t;

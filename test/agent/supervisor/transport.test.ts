@@ -123,6 +123,32 @@ describe("supervisor: the transport NCCL chose", () => {
     expect(transportOf(sup.current(), headless.shardId)).toMatchObject({ verdict: "degraded" });
   });
 
+  it("settles a silent headless rank as unverified after its startup timeout, and at once when the profile sets NCCL_DEBUG", async () => {
+    const quiet = twoNodeShard(1, {
+      shardId: "r8-s1",
+      replicaId: "r8",
+      httpPort: 20008,
+      profile: { startupTimeoutS: 60 },
+    });
+    const own = twoNodeShard(1, {
+      shardId: "r9-s1",
+      replicaId: "r9",
+      httpPort: 20009,
+      profile: { env: { NCCL_DEBUG: "WARN" } },
+    });
+    const w2 = fakeWorld();
+    w2.ops.adapter = () => ({ ...fakeAdapter, healthPath: () => null });
+    const sup = fakeSupervisor(t.dir, w2);
+    sup.setDesired([quiet, own]);
+    await sup.tick();
+    await sup.tick();
+    expect(transportOf(sup.current(), quiet.shardId)).toMatchObject({ verdict: "pending" });
+    expect(transportOf(sup.current(), own.shardId)).toMatchObject({ verdict: "unverified" });
+    w2.advance(61_000);
+    await sup.tick();
+    expect(transportOf(sup.current(), quiet.shardId)).toMatchObject({ verdict: "unverified" });
+  });
+
   it("a one-GPU shard is not read at all, a one-node TP shard reports what it uses inside the node", async () => {
     const one = makeShard({ shardId: "r4-s0", replicaId: "r4", deviceIds: [0], visibleDevices: "0", httpPort: 20004 });
     const tp = makeShard({ shardId: "r5-s0", replicaId: "r5", httpPort: 20005 });
