@@ -78,7 +78,9 @@ program
 
 program
   .command("mock-engine")
-  .description("Run a small OpenAI-compatible engine that stands in for vLLM in tests, the demo and benchmarks")
+  .description(
+    "Run a small OpenAI-compatible engine that stands in for vLLM in tests, the demo and benchmarks; with NCCL_DEBUG=INFO in its environment it prints, before it is ready, the NCCL init lines of the transport that environment implies (NCCL_MNNVL_ENABLE, NCCL_IB_HCA, LLMGW_SIM_NCCL_FALLBACK=socket)",
+  )
   .requiredOption("--port <port>", "port to listen on, 0 for any free one (the chosen port is printed)")
   .requiredOption("--model <name>", "the one model it serves; requests naming another get 404")
   .option("--host <host>", "address to listen on", "0.0.0.0")
