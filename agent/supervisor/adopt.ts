@@ -35,5 +35,6 @@ export function runningShard(r: ShardRecord, state = r.state): RunningShard {
     pid: r.pid,
     startedAt: r.startedAt,
     spec: r.shard,
+    ...(r.transport ? { transport: r.transport } : {}),
   };
 }

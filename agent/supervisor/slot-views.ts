@@ -30,6 +30,7 @@ export function runningOf(s: Slot): RunningShard[] {
       startedAt: s.startedAt ?? 0,
       restarts: s.failures,
       state: s.state,
+      ...(s.transport ? { transport: s.transport } : {}),
     }),
   ];
 }

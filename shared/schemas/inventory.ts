@@ -3,6 +3,7 @@ import { StartShard } from "./assignment.js";
 import { Entries, idAt, repeats, ShardState, Text } from "./common.js";
 import { Gpu } from "./gpu.js";
 import { FabricAttachment, Hca } from "./hca.js";
+import { ShardTransport } from "./transport.js";
 
 export const Host = z
   .strictObject({
@@ -91,6 +92,9 @@ export const RunningShard = z
       description:
         "what the engine was started with; a control plane that has no row for the shard (restored from an older " +
         "backup, or the node deleted and registered again) adopts it from this when a deployment is short of it",
+    }),
+    transport: ShardTransport.optional().openapi({
+      description: "what its NCCL was found to use, as the shard's reports say (kept across an agent restart)",
     }),
   })
   .openapi("RunningShard");

@@ -117,6 +117,32 @@ describe("a replica whose NCCL is not on its placed transport", () => {
     expect(await status()).toMatchObject({ phase: "Starting", placed: 1, ready: 0 });
   });
 
+  it("stays degraded when its agent registers again (a restart), its running engines carrying the verdict", async () => {
+    const shards = await setUp(["a", "b"], {});
+    await degrade(shards);
+    const bad = shards[1]!;
+    const again = await t.call("POST", "/api/v1/agents/register", {
+      token: tokens.get(bad.nodeId),
+      body: {
+        ...registerBody(bad.nodeId, ibNode(bad.nodeId)),
+        labels: { pool: "p" },
+        runningShards: [
+          {
+            shardId: bad.shardId,
+            replicaId: bad.replicaId,
+            rank: 1,
+            state: "ready",
+            fingerprint: "f",
+            transport: SOCKET,
+          },
+        ],
+      },
+    });
+    expect(again.status).toBe(200);
+    expect((await replicas())[0].state).toBe("degraded");
+    expect(await served()).toEqual([]);
+  });
+
   it("is served as it is under transport: prefer", async () => {
     const shards = await setUp(["a", "b", "c"], { transport: "prefer" });
     await degrade(shards);

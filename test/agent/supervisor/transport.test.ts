@@ -182,6 +182,8 @@ it("keeps an adopted engine's transport from its state file", async () => {
     const { records } = await readRecords(d.dir);
     const again = fakeSupervisor(d.dir, w1, {}, records);
     expect(again.current()[0]?.transport).toMatchObject({ verdict: "degraded" });
+    // and says it at registration, with the engines it runs
+    expect(again.running()[0]?.transport).toMatchObject({ verdict: "degraded" });
   } finally {
     d.cleanup();
   }
