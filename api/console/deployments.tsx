@@ -1,14 +1,17 @@
 import type { Context } from "hono";
+import { policyOf } from "../placement/serving.js";
 import { listDeploymentViews } from "../views/deployments.js";
 import { listReplicaViews } from "../views/replicas.js";
 import { Ago, Badge, CountedReasons, page, ShardFailureNote } from "./layout.js";
 import type { ConsoleEnv } from "./session.js";
+import { DegradedNote } from "./transport.js";
 
 /** GET /admin/deployments. */
 export async function deploymentsPage(c: Context<ConsoleEnv>) {
   const db = c.var.deps.store.db;
   const now = c.var.deps.now();
   const [list, reps] = await Promise.all([listDeploymentViews(db), listReplicaViews(db)]);
+  const policy = new Map(list.map((d) => [d.name, policyOf(d.spec)]));
   return page(
     c,
     { title: "Deployments", section: "/admin/deployments", csrf: c.var.session.csrf, now },
@@ -82,6 +85,9 @@ export async function deploymentsPage(c: Context<ConsoleEnv>) {
                 </td>
                 <td>
                   <Badge state={r.state} />
+                  {r.state === "degraded" ? (
+                    <DegradedNote shards={r.shards} policy={policy.get(r.deployment) ?? policyOf(undefined)} />
+                  ) : null}
                 </td>
                 <td class="mono">{r.endpoint ?? <span class="muted">—</span>}</td>
                 <td>

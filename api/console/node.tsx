@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
-// /admin/nodes/:id: one node's GPUs, NVLink matrix, NUMA and adapters, MIG instances, domain and IMEX, HCAs, shards,
-// events, and the cordon / uncordon / drain buttons (POST forms with the session's CSRF token).
+// /admin/nodes/:id: one node's GPUs, NVLink matrix, NUMA and adapters, MIG instances, domain and IMEX, HCAs, shards
+// (with the transport each one's NCCL uses), events, and the cordon / uncordon / drain buttons (POST forms with the session's CSRF token).
 import { eq, inArray } from "drizzle-orm";
 import type { Context } from "hono";
 import { listEvents } from "../db/events.js";
@@ -14,6 +14,7 @@ import { DomainFacts, HcaTable } from "./node-fabric.js";
 import { GpuTable, MigTable, NvlinkMatrix } from "./node-gpus.js";
 import { EventTable } from "./overview.js";
 import { type ConsoleEnv, sessionMay } from "./session.js";
+import { TransportCell } from "./transport.js";
 
 type NodeView = Awaited<ReturnType<typeof nodeDetail>>;
 type Replica = Awaited<ReturnType<typeof replicaViews>>[number];
@@ -32,6 +33,7 @@ function ShardTable(p: { node: NodeView; replicas: Replica[] }) {
           <th scope="col">devices</th>
           <th scope="col">port</th>
           <th scope="col">fabric</th>
+          <th scope="col">transport</th>
           <th scope="col">state</th>
         </tr>
       </thead>
@@ -49,6 +51,9 @@ function ShardTable(p: { node: NodeView; replicas: Replica[] }) {
             <td>{s.httpPort}</td>
             <td class="mono">{s.fabric}</td>
             <td>
+              <TransportCell transport={s.transport} />
+            </td>
+            <td>
               <Badge state={s.state} />
               {s.message ? <div>{s.message}</div> : null}
               <ShardFailureNote state={s.state} failure={s.failure} logTail={s.lastFailure?.logTail} />
@@ -62,6 +67,9 @@ function ShardTable(p: { node: NodeView; replicas: Replica[] }) {
             </th>
             <td colspan={5} class="muted">
               no longer placed here{x.replicaId ? ` (was replica ${x.replicaId})` : ""}
+            </td>
+            <td>
+              <TransportCell transport={x.transport} />
             </td>
             <td>
               <Badge state={x.state} />

@@ -1,8 +1,9 @@
 /** @jsxImportSource hono/jsx */
 // /admin/nvlink: each multi-node NVLink domain drawn as a rack, from the same view as GET /api/v1/nvlink: the NVLink
 // Switch band on top, light running down the backplane, trays of GPU chips (joined: glow; not joined: pulse red;
-// degraded bandwidth: amber), and beside each tray what keeps it out. Every state is also in words (accessible names,
-// visible labels); with prefers-reduced-motion nothing moves.
+// degraded bandwidth: amber), and beside each tray what keeps it out, then what warns without keeping it out (its
+// IMEX peer list, shards off their transport). Every state is also in words (accessible names, visible labels); with
+// prefers-reduced-motion nothing moves.
 import type { Context } from "hono";
 import type { NvlinkDomain, NvlinkGpu, NvlinkTray } from "../../shared/schemas/nvlink.js";
 import { readNvlinkView } from "../views/nvlink.js";
@@ -33,11 +34,21 @@ export function chipOf(g: NvlinkGpu, domain: string): { state: ChipState; name: 
 export const trayState = (t: NvlinkTray): keyof typeof TRAY_WORD =>
   !t.eligible ? "out" : t.degraded ? "degraded" : "in";
 
+/**
+ * The warnings beside a tray that keep it in placement: its IMEX peer list against the domain's nodes, and each shard
+ * on it whose NCCL left the transport it was placed for.
+ */
+export const trayNotes = (t: NvlinkTray): string[] => [
+  ...(t.imexConfig?.warning ? [t.imexConfig.warning] : []),
+  ...t.degradedShards.map((s) => `shard ${s.shardId} (replica ${s.replicaId}) transport degraded: ${s.reason}`),
+];
+
 function Tray(p: { tray: NvlinkTray; position: number; domain: string }) {
   const t = p.tray;
   const state = trayState(t);
   const number = t.trayIndex ?? p.position;
   const imexOk = t.imex.state === "ready" && t.imex.channels > 0;
+  const notes = trayNotes(t);
   return (
     <li class="tray" data-state={state} data-node={t.node} aria-label={`Tray ${number} (${t.node}): ${state}`}>
       <div class="tray-face">
@@ -84,6 +95,13 @@ function Tray(p: { tray: NvlinkTray; position: number; domain: string }) {
             {t.state}, {t.joined}/{t.total} joined{t.fabricHealth ? `, ${t.fabricHealth}` : ""}
           </span>
         )}
+        {notes.length ? (
+          <ul class="tray-notes" aria-label={`Warnings on ${t.node}`}>
+            {notes.map((n) => (
+              <li>{n}</li>
+            ))}
+          </ul>
+        ) : null}
       </div>
     </li>
   );
@@ -189,7 +207,7 @@ export async function nvlinkPage(c: Context<ConsoleEnv>) {
         <span class="chip" data-state="degraded">
           ! degraded bandwidth
         </span>
-        <span>Beside each tray: what keeps it out of multi-node placement.</span>
+        <span>Beside each tray: what keeps it out of multi-node placement; "!" lines warn without keeping it out.</span>
       </div>
       {view.domains.length ? (
         <div class="domains">

@@ -72,15 +72,16 @@ dl.facts dd { margin: 0; }
 ul.reasons { margin: .2rem 0; padding-left: 1.1rem; }
 .badge { display: inline-block; padding: .05rem .5rem; border-radius: 999px; font-size: .82rem; font-weight: 600; border: 1px solid currentColor; white-space: nowrap; }
 .badge::before { content: "● "; }
-.badge[data-state=ready], .badge[data-state=Ready], .badge[data-state=joined], .badge[data-state=in], .badge[data-state=ACTIVE], .badge[data-state=healthy] { color: var(--ok); }
+.badge[data-state=ready], .badge[data-state=Ready], .badge[data-state=ok], .badge[data-state=joined], .badge[data-state=in], .badge[data-state=ACTIVE], .badge[data-state=healthy] { color: var(--ok); }
 .badge[data-state=cordoned], .badge[data-state=draining], .badge[data-state=starting], .badge[data-state=loading], .badge[data-state=Starting],
 .badge[data-state=degraded], .badge[data-state=pending], .badge[data-state=INIT], .badge[data-state=warn] { color: var(--warn); }
 .badge[data-state=lost], .badge[data-state=failed], .badge[data-state=Failed], .badge[data-state=out], .badge[data-state=Pending], .badge[data-state=down],
 .badge[data-state=DOWN], .badge[data-state=unhealthy], .badge[data-state=absent] { color: var(--bad); }
-.badge[data-state=stopped], .badge[data-state=unknown], .badge[data-state=none] { color: var(--idle); }
+.badge[data-state=stopped], .badge[data-state=unknown], .badge[data-state=none], .badge[data-state=unverified] { color: var(--idle); }
 details.failure summary { cursor: pointer; color: var(--bad); }
 pre.log { max-width: 60rem; max-height: 16rem; overflow: auto; white-space: pre-wrap; font-size: .8rem; background: var(--panel); border: 1px solid var(--line); padding: .4rem; }
 .problems { color: var(--bad); }
+.warning { color: var(--warn); }
 
 /* the GPU-by-GPU NVLink matrix */
 table.matrix { width: auto; }
@@ -145,6 +146,9 @@ ul.chips { display: flex; gap: 6px; list-style: none; margin: 0; padding: 0; }
 .tray[data-state=out] .tray-why { color: #ffb4ae; }
 .tray[data-state=degraded] .tray-why { color: #f2cc60; }
 .tray[data-state=in] .tray-why { color: var(--muted); }
+/* beside a tray, under what keeps it out: warnings that keep it in (IMEX peer list, shards off their transport) */
+.tray-why ul.tray-notes { list-style: none; padding-left: 0; color: var(--warn); }
+.tray-why ul.tray-notes li::before { content: "! "; font-weight: 700; }
 @keyframes flow { from { transform: translateY(0); } to { transform: translateY(350%); } }
 @keyframes pulse { 0%, 100% { box-shadow: 0 0 0 0 var(--bad-glow); filter: brightness(.85); } 50% { box-shadow: 0 0 12px 4px var(--bad-glow); filter: brightness(1.25); } }
 @keyframes port { 0%, 100% { opacity: .25; } 50% { opacity: 1; } }

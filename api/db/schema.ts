@@ -60,6 +60,13 @@ export const nodes = sqliteTable(
      */
     lastDomain: text("last_domain"),
     /**
+     * The summary of the node's IMEX peer list (nodes_config.cfg) from its last heartbeat: the digest of its sorted
+     * addresses (shared/imex-config.ts) and how many it lists; null while the node sends none. Shown, never placed on:
+     * writing it stamps no `rev` and bumps no generation.
+     */
+    imexConfigDigest: text("imex_config_digest"),
+    imexConfigAddresses: integer("imex_config_addresses"),
+    /**
      * Placement's change index: set to the cluster generation + 1 (api/db/cluster.ts `nextRev`) by every write of what
      * placement reads of the node (registration, admin state, facts a heartbeat changed), so that placement re-reads
      * only the rows that changed since the generation it last read at.

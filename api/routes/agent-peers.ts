@@ -1,18 +1,13 @@
 // What an agent's `llmgw doctor` asks to check its IMEX peer list (nodes_config.cfg): the management address of every
 // node the control plane sees in the caller's NVLink domain.
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { sql } from "drizzle-orm";
-import { homeDomain } from "../../shared/fabric.js";
-import { canonicalAddresses } from "../../shared/imex-config.js";
 import { NodeId } from "../../shared/schemas/common.js";
-import type { Gpu } from "../../shared/schemas/gpu.js";
 import { NvlinkPeers } from "../../shared/schemas/nvlink-peers.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode } from "../auth.js";
-import type { Q } from "../db/client.js";
-import { nodes } from "../db/schema.js";
 import type { AppEnv } from "../deps.js";
 import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
+import { nvlinkPeers, readPeerNodes } from "../views/nvlink-peers.js";
 
 const peers = createRoute({
   method: "get",
@@ -33,33 +28,6 @@ const peers = createRoute({
     ...errorResponses(400, 401, 403, 409),
   },
 });
-
-/** One node as the answer needs it: its address and the domain it is drawn in. */
-export type PeerNode = { id: string; mgmtAddr: string; domain?: string | null };
-
-/** The caller's domain and the sorted addresses of every node in it (pure). */
-export function nvlinkPeers(all: readonly PeerNode[], self: string): NvlinkPeers {
-  const domain = all.find((n) => n.id === self)?.domain ?? null;
-  if (!domain) return { domain: null, addresses: [] };
-  return { domain, addresses: canonicalAddresses(all.filter((n) => n.domain === domain).map((n) => n.mgmtAddr)) };
-}
-
-/** Every node's address and domain; only the cards of each stored inventory are read, not the whole of it. */
-async function readPeerNodes(q: Q): Promise<PeerNode[]> {
-  const rows = await q
-    .select({
-      id: nodes.id,
-      mgmtAddr: nodes.mgmtAddr,
-      lastDomain: nodes.lastDomain,
-      gpus: sql<string | null>`json_extract(${nodes.inventory}, '$.gpus')`,
-    })
-    .from(nodes);
-  return rows.map((r) => ({
-    id: r.id,
-    mgmtAddr: r.mgmtAddr,
-    domain: homeDomain(r.gpus ? (JSON.parse(r.gpus) as Pick<Gpu, "fabric">[]) : []) ?? r.lastDomain,
-  }));
-}
 
 export const agentPeerRoutes = new OpenAPIHono<AppEnv>().openapi(peers, async (c) =>
   c.json(nvlinkPeers(await readPeerNodes(c.var.deps.store.db), c.var.node.id), 200),

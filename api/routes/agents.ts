@@ -190,6 +190,9 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
           lastHeartbeatAt: t,
           lastSeenAt: t,
           lostAt: null,
+          // what the node's IMEX peer list says, for the NVLink view to compare; placement never reads it
+          imexConfigDigest: hb.imexConfig?.digest ?? null,
+          imexConfigAddresses: hb.imexConfig?.addresses ?? null,
           // placement re-reads the node only when what it derives changed, not at every heartbeat
           ...(moved ? { rev: nextRev } : {}),
         })

@@ -48,6 +48,7 @@ export async function nodeDetail(q: Q, row: NodeRow, now: number, lostAfterS: nu
       state: s.state,
       message: s.message,
       updatedAt: s.updatedAt,
+      transport: s.transport ?? null,
     })),
     inventory: readInventory(row),
   };

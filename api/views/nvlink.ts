@@ -1,17 +1,7 @@
 // The NVLink view (GET /api/v1/nvlink, the console's /admin/nvlink, the NVLink gauges of /metrics): nvlinkView() is
 // pure, built on the fabric rules of shared/fabric.ts; readNvlinkInput() is the one read behind it.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import {
-  domainEligibility,
-  domainKey,
-  homeDomain,
-  isJoined,
-  nodeFabric,
-  notJoinedReason,
-} from "../../shared/fabric.js";
-import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
-import type { NodeState } from "../../shared/schemas/node.js";
 import type {
   NvlinkDomain,
   NvlinkGpu,
@@ -25,26 +15,29 @@ import type { Q } from "../db/client.js";
 import { readInventory } from "../db/nodes.js";
 import { nodes, replicas, shardStatus, shards } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
+import { type ImexDomainList, imexDomainLists, nodeDomain } from "./nvlink-peers.js";
+import { type NvlinkCard, type NvlinkNodeInput, nvlinkGpu, nvlinkTray } from "./nvlink-tray.js";
 
-/** The parts of a GPU the view reads. */
-export type NvlinkCard = Pick<Gpu, "index" | "uuid" | "class" | "fabric" | "platform">;
-
-/** One node as the view needs it: identity and state from its row, GPUs and IMEX from its inventory. */
-export type NvlinkNodeInput = {
-  id: string;
-  hostname: string;
-  /** The state every view shows (api/nodes/state.ts `nodeState`): anything but `ready` keeps a tray out. */
-  state: NodeState;
-  gpus: readonly NvlinkCard[];
-  imex: Inventory["imex"];
-  /** The domain the node was last seen in (its row's `last_domain`), for when its cards report none now. */
-  lastDomain?: string | null;
+/**
+ * Everything nvlinkView() needs: every node; every placed shard with its deployment, last reported state and
+ * transport; and each domain's expected IMEX peer list (imexListsOf() over the same nodes).
+ */
+export type NvlinkInput = {
+  nodes: readonly NvlinkNodeInput[];
+  shards: readonly NvlinkShard[];
+  imexLists: ReadonlyMap<string, ImexDomainList>;
 };
 
-/** Everything nvlinkView() needs: every node, and every placed shard with its deployment and last reported state. */
-export type NvlinkInput = { nodes: readonly NvlinkNodeInput[]; shards: readonly NvlinkShard[] };
-
-export type { NvlinkDomain, NvlinkGpu, NvlinkShard, NvlinkStandalone, NvlinkTray, NvlinkView };
+export type {
+  NvlinkCard,
+  NvlinkDomain,
+  NvlinkGpu,
+  NvlinkNodeInput,
+  NvlinkShard,
+  NvlinkStandalone,
+  NvlinkTray,
+  NvlinkView,
+};
 
 const ZERO_CLUSTER = "single-machine NVSwitch (cluster UUID is zero): not a multi-node NVLink domain";
 const NO_CLUSTER =
@@ -53,70 +46,6 @@ const NO_CLUSTER =
 const nullsLast = (a: number | null, b: number | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a - b);
 const natural = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true });
 
-/** Whether one card's fabric makes its tray degraded (the rule of shared/fabric.ts, for a single card). */
-function cardDegraded(g: NvlinkCard): boolean {
-  const f = nodeFabric([g]);
-  return f.degraded.length > 0 || f.health === "Limited Capacity";
-}
-
-/** One card as the view shows it: joined or why not, its domain, degraded or not, and the fabric as reported. */
-export function nvlinkGpu(g: NvlinkCard): NvlinkGpu {
-  return {
-    index: g.index,
-    uuid: g.uuid,
-    class: g.class,
-    module: g.platform?.moduleId ?? null,
-    joined: isJoined(g.fabric),
-    domain: domainKey(g.fabric) ?? null,
-    notJoined: notJoinedReason(g.fabric) ?? null,
-    degraded: cardDegraded(g),
-    fabric: g.fabric ?? null,
-  };
-}
-
-/** "GPU 2 fabric health Limited Capacity, bandwidth Degraded" for each degraded card. */
-function warningsOf(gpus: readonly NvlinkCard[]): string[] {
-  return gpus.filter(cardDegraded).map((g) => {
-    const parts = [
-      ...(g.fabric?.health?.summary === "Limited Capacity" ? ["fabric health Limited Capacity"] : []),
-      ...(g.fabric?.health?.bandwidth === "Degraded" ? ["bandwidth Degraded"] : []),
-    ];
-    return `GPU ${g.index} ${parts.join(", ")}`;
-  });
-}
-
-/** The first value any card's platformInfo reports for `field`. */
-function platform<K extends "trayIndex" | "slotNumber" | "chassisSerial">(gpus: readonly NvlinkCard[], field: K) {
-  return gpus.find((g) => g.platform?.[field] !== undefined)?.platform?.[field] ?? null;
-}
-
-/** A node of a domain: platform position, eligibility with every reason against it, degradation, IMEX and cards. */
-export function nvlinkTray(n: NvlinkNodeInput): NvlinkTray {
-  const gpus = [...n.gpus].sort((a, b) => a.index - b.index);
-  const fabric = domainEligibility(gpus, n.imex);
-  const summed = nodeFabric(gpus);
-  // drawn in the domain it was last seen in, its cards naming none now: each card says why it is not joined
-  const gone = summed.domains.length ? [] : gpus.map((g) => `GPU ${g.index} ${notJoinedReason(g.fabric)}`);
-  const reasons = [...(n.state === "ready" ? [] : [`node ${n.state}`]), ...fabric.reasons, ...gone];
-  return {
-    node: n.id,
-    hostname: n.hostname,
-    state: n.state,
-    trayIndex: platform(gpus, "trayIndex"),
-    slotNumber: platform(gpus, "slotNumber"),
-    chassisSerial: platform(gpus, "chassisSerial"),
-    eligible: fabric.eligible && reasons.length === 0,
-    reasons,
-    degraded: fabric.degraded,
-    warnings: warningsOf(gpus),
-    joined: summed.joined,
-    total: summed.total,
-    fabricHealth: summed.health ?? null,
-    imex: n.imex,
-    gpus: gpus.map(nvlinkGpu),
-  };
-}
-
 /**
  * Every multi-node NVLink domain with its trays (in tray/slot order), each card joined or why not, each tray's
  * eligibility and every reason against it, and the shards placed there; nodes with a single-machine NVSwitch apart;
@@ -124,12 +53,15 @@ export function nvlinkTray(n: NvlinkNodeInput): NvlinkTray {
  */
 export function nvlinkView(input: NvlinkInput): NvlinkView {
   const members = new Map<string, NvlinkTray[]>();
+  const shards = [...input.shards].sort(
+    (a, b) => natural(a.replicaId, b.replicaId) || a.rank - b.rank || natural(a.shardId, b.shardId),
+  );
   const standalone: NvlinkStandalone[] = [];
   const noFabric: string[] = [];
   for (const n of input.nodes) {
     // a tray whose cards no longer name a domain (a fabric manager restart blanks them) stays in its last one, out
-    const home = homeDomain(n.gpus) ?? n.lastDomain;
-    if (home) members.set(home, [...(members.get(home) ?? []), nvlinkTray(n)]);
+    const home = nodeDomain(n.gpus, n.lastDomain);
+    if (home) members.set(home, [...(members.get(home) ?? []), nvlinkTray(n, input.imexLists.get(home), shards)]);
     else if (n.gpus.some((g) => g.fabric)) {
       const zero = n.gpus.some((g) => g.fabric?.clusterUuid);
       const gpus = [...n.gpus].sort((a, b) => a.index - b.index).map(nvlinkGpu);
@@ -157,9 +89,7 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
           (a, b) =>
             nullsLast(a.trayIndex, b.trayIndex) || nullsLast(a.slotNumber, b.slotNumber) || compareText(a.node, b.node),
         ),
-        shards: input.shards
-          .filter((s) => s.fabric === `nvlink:${key}` || ids.has(s.node))
-          .sort((a, b) => natural(a.replicaId, b.replicaId) || a.rank - b.rank || natural(a.shardId, b.shardId)),
+        shards: shards.filter((s) => s.fabric === `nvlink:${key}` || ids.has(s.node)),
       };
     });
   return {
@@ -167,6 +97,11 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
     standalone: standalone.sort(byText((t) => t.node)),
     noFabric: noFabric.sort(compareText),
   };
+}
+
+/** What each domain's IMEX peer list should be: every node drawn in it, the digest computed once per domain. */
+export function imexListsOf(ns: readonly NvlinkNodeInput[]): Promise<Map<string, ImexDomainList>> {
+  return imexDomainLists(ns.map((n) => ({ id: n.id, mgmtAddr: n.mgmtAddr, domain: nodeDomain(n.gpus, n.lastDomain) })));
 }
 
 /**
@@ -188,6 +123,9 @@ async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCac
       registeredAt: nodes.registeredAt,
       version: nodes.inventoryVersion,
       lastDomain: nodes.lastDomain,
+      mgmtAddr: nodes.mgmtAddr,
+      imexDigest: nodes.imexConfigDigest,
+      imexAddresses: nodes.imexConfigAddresses,
     })
     .from(nodes)
     .orderBy(asc(nodes.id));
@@ -223,17 +161,22 @@ async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCac
           {
             id: r.id,
             hostname: r.hostname,
+            mgmtAddr: r.mgmtAddr,
             state: nodeState(r, now, lostAfterS),
             gpus: c.gpus,
             imex: c.imex,
             lastDomain: r.lastDomain,
+            imexConfig:
+              r.imexDigest !== null && r.imexAddresses !== null
+                ? { digest: r.imexDigest, addresses: r.imexAddresses }
+                : null,
           },
         ]
       : [];
   });
 }
 
-/** Every placed shard with its deployment, fabric and last reported state. */
+/** Every placed shard with its deployment, fabric, last reported state and transport. */
 async function readShards(q: Q): Promise<NvlinkShard[]> {
   const rows = await q
     .select({
@@ -244,11 +187,17 @@ async function readShards(q: Q): Promise<NvlinkShard[]> {
       rank: shards.rank,
       fabric: sql<string | null>`json_extract(${shards.spec}, '$.fabric')`,
       state: shardStatus.state,
+      transport: shardStatus.transport,
     })
     .from(shards)
     .innerJoin(replicas, eq(replicas.id, shards.replicaId))
     .leftJoin(shardStatus, and(eq(shardStatus.nodeId, shards.nodeId), eq(shardStatus.shardId, shards.id)));
-  return rows.map((r) => ({ ...r, fabric: r.fabric ?? "single", state: r.state ?? "unknown" }));
+  return rows.map((r) => ({
+    ...r,
+    fabric: r.fabric ?? "single",
+    state: r.state ?? "unknown",
+    transport: r.transport ?? null,
+  }));
 }
 
 /**
@@ -261,7 +210,7 @@ export async function readNvlinkInput(
   cache: NvlinkCache = new Map(),
 ): Promise<NvlinkInput> {
   const [nodeInputs, shardInputs] = await Promise.all([readNodes(q, now, lostAfterS, cache), readShards(q)]);
-  return { nodes: nodeInputs, shards: shardInputs };
+  return { nodes: nodeInputs, shards: shardInputs, imexLists: await imexListsOf(nodeInputs) };
 }
 
 /** The NVLink view of the cluster now. */

@@ -1,6 +1,7 @@
 import { z } from "../z.js";
 import { EpochMs, Labels, NodeId, ShardState } from "./common.js";
 import { Inventory } from "./inventory.js";
+import { ShardTransport } from "./transport.js";
 
 export const NodeState = z.enum(["ready", "cordoned", "draining", "lost"]).openapi("NodeState");
 export type NodeState = z.infer<typeof NodeState>;
@@ -22,6 +23,10 @@ export const ShardStatusView = z
     state: ShardState,
     message: z.string().nullable(),
     updatedAt: EpochMs,
+    transport: ShardTransport.nullable().openapi({
+      description:
+        "what the shard's NCCL reported using, judged against its placement: a multi-node shard's verdict (`ok`, `degraded` with the reason, `pending`, `unverified`), or `local` with what a one-node shard uses inside the node (NVLink P2P, SHM); null when the agent reported none",
+    }),
   })
   .openapi("ShardStatus");
 

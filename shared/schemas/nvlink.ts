@@ -5,6 +5,7 @@ import { ShardState } from "./common.js";
 import { GpuFabric } from "./gpu.js";
 import { Imex } from "./inventory.js";
 import { NodeState } from "./node.js";
+import { ShardTransport } from "./transport.js";
 
 const DOMAIN_KEY = "00000001-0000-0000-0000-000000000001.2";
 
@@ -40,6 +41,37 @@ export const NvlinkGpu = z
   })
   .openapi("NvlinkGpu");
 export type NvlinkGpu = z.infer<typeof NvlinkGpu>;
+
+export const NvlinkImexConfig = z
+  .object({
+    addresses: z.number().int().openapi({
+      example: 17,
+      description: "how many addresses the node's IMEX nodes_config.cfg lists, as its last heartbeat said",
+    }),
+    matches: z.boolean().openapi({
+      description:
+        "the list is the `mgmtAddr` of every node the control plane sees in this domain, whatever its state (what GET /api/v1/agents/{node}/nvlink-peers answers), compared by digest",
+    }),
+    warning: z.string().nullable().openapi({
+      example: "IMEX nodes_config.cfg lists 17 addresses, not the 18 nodes of this domain",
+      description:
+        "the mismatch in words; null when the list matches. A warning only: it keeps no tray out of placement",
+    }),
+  })
+  .openapi("NvlinkImexConfig");
+export type NvlinkImexConfig = z.infer<typeof NvlinkImexConfig>;
+
+export const NvlinkDegradedShard = z
+  .object({
+    shardId: z.string().openapi({ example: "r7-s1" }),
+    replicaId: z.string().openapi({ example: "r7" }),
+    reason: z.string().openapi({
+      example: "placed on nvlink:00000001-0000-0000-0000-000000000001.2; NCCL uses NET/Socket on eth0",
+      description: "why its transport is degraded, as its agent judged it",
+    }),
+  })
+  .openapi("NvlinkDegradedShard");
+export type NvlinkDegradedShard = z.infer<typeof NvlinkDegradedShard>;
 
 export const NvlinkTray = z
   .object({
@@ -79,6 +111,14 @@ export const NvlinkTray = z
       .nullable()
       .openapi({ example: "Healthy", description: "the worst fabric health summary any card reports (driver 580+)" }),
     imex: Imex,
+    imexConfig: NvlinkImexConfig.nullable().openapi({
+      description:
+        "the node's IMEX peer list (nodes_config.cfg) against the domain's nodes; null when the node sent none (no such file, or an older agent)",
+    }),
+    degradedShards: z.array(NvlinkDegradedShard).openapi({
+      description:
+        "shards placed on the tray whose NCCL does not use the transport they were placed for (a socket fallback, no MNNVL), by replica then rank",
+    }),
     gpus: z.array(NvlinkGpu).openapi({ description: "by card index" }),
   })
   .openapi("NvlinkTray");
@@ -98,6 +138,9 @@ export const NvlinkShard = z
     }),
     state: ShardState.or(z.literal("unknown")).openapi({
       description: "as the agent last reported it; `unknown` before its first report",
+    }),
+    transport: ShardTransport.nullable().openapi({
+      description: "what its NCCL reported using, judged against its placement; null when the agent reported none",
     }),
   })
   .openapi("NvlinkShard");

@@ -1,5 +1,6 @@
 // GET /api/v1/agents/{node}/nvlink-peers on a fleet registered through the API (copies of the real GB200 and HGX
-// captures, changed), and the heartbeat's imexConfig summary, which the API accepts without storing it.
+// captures, changed), and the heartbeat's imexConfig summary, which the API accepts without changing the stored
+// inventory (test/api/imex-config.test.ts shows where it is kept).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { imexConfigDigest } from "../../shared/imex-config.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -86,7 +87,7 @@ describe("GET /api/v1/agents/{node}/nvlink-peers", () => {
 });
 
 describe("the heartbeat's imexConfig", () => {
-  it("is accepted, and leaves what is stored of the node as it was", async () => {
+  it("is accepted, and leaves the stored inventory as it was", async () => {
     const before = (await t.admin("GET", "/api/v1/nodes/gb-a")).json.inventory;
     const imexConfig = { digest: await imexConfigDigest(["10.0.0.11", "10.0.0.12", "10.0.0.14"]), addresses: 3 };
     const hb = await t.call("POST", "/api/v1/agents/gb-a/heartbeat", { token: tokens["gb-a"], body: { imexConfig } });

@@ -7,6 +7,8 @@ import { GB200_XML, nodeInventory } from "../helpers/inventory.js";
 import { DOMAIN } from "../helpers/nvlink-fleet.js";
 
 const OTHER = "00000002-0000-0000-0000-000000000002.2";
+/** No domain's IMEX peer list: these tests send no nodes_config.cfg summary. */
+const NO_LISTS = new Map();
 
 /** A GB200 tray from the real capture as a view input: tray/slot as given (undefined: not reported), IMEX ready. */
 function tray(
@@ -22,7 +24,7 @@ function tray(
   }));
   inv.imex = { state: "ready", channels: 2 };
   change(inv);
-  return { id, hostname: id, state, gpus: inv.gpus, imex: inv.imex };
+  return { id, hostname: id, mgmtAddr: `${id}.lab`, state, gpus: inv.gpus, imex: inv.imex };
 }
 
 const shard = (shardId: string, node: string, rank: number, fabric = `nvlink:${DOMAIN}`): NvlinkShard => ({
@@ -33,11 +35,13 @@ const shard = (shardId: string, node: string, rank: number, fabric = `nvlink:${D
   rank,
   fabric,
   state: "ready",
+  transport: null,
 });
 
 describe("nvlinkView", () => {
   it("orders trays by tray index, then slot, then node id, unknown last", () => {
     const v = nvlinkView({
+      imexLists: NO_LISTS,
       nodes: [
         tray("n-e"),
         tray("n-d", { slot: 3 }),
@@ -57,7 +61,7 @@ describe("nvlinkView", () => {
       (inv) =>
         void (inv.gpus[3]!.fabric = { ...inv.gpus[3]!.fabric!, clusterUuid: "00000002-0000-0000-0000-000000000002" }),
     );
-    const v = nvlinkView({ nodes: [mixed], shards: [] });
+    const v = nvlinkView({ imexLists: NO_LISTS, nodes: [mixed], shards: [] });
     expect(v.domains.map((d) => d.key)).toEqual([DOMAIN]);
     const t = v.domains[0]!.trays[0]!;
     expect(t.reasons).toEqual([`GPUs report different NVLink domains (${DOMAIN}, ${OTHER})`]);
@@ -75,7 +79,7 @@ describe("nvlinkView", () => {
       {},
       (inv) => void (inv.gpus[1]!.fabric!.health = { ...inv.gpus[1]!.fabric!.health, summary: "Unhealthy" }),
     );
-    const [r, s] = nvlinkView({ nodes: [restarted, sick], shards: [] }).domains[0]!.trays;
+    const [r, s] = nvlinkView({ imexLists: NO_LISTS, nodes: [restarted, sick], shards: [] }).domains[0]!.trays;
     expect(r!.reasons).toEqual([0, 1, 2, 3].map((i) => `GPU ${i} fabric In Progress`));
     expect(r!.joined).toBe(0);
     expect(s!.reasons).toEqual(["GPU 1 fabric health Unhealthy"]);
@@ -93,11 +97,19 @@ describe("nvlinkView", () => {
       for (const g of inv.gpus) delete g.fabric;
     });
     const v = nvlinkView({
+      imexLists: NO_LISTS,
       nodes: [
         zero,
         older,
         bare,
-        { id: "cpu", hostname: "cpu", state: "ready", gpus: [], imex: { state: "absent", channels: 0 } },
+        {
+          id: "cpu",
+          hostname: "cpu",
+          mgmtAddr: "cpu.lab",
+          state: "ready",
+          gpus: [],
+          imex: { state: "absent", channels: 0 },
+        },
       ],
       shards: [],
     });
@@ -117,6 +129,7 @@ describe("nvlinkView", () => {
 
   it("shows the domain's shards (placed there, or on its trays) by replica then rank, and no others", () => {
     const v = nvlinkView({
+      imexLists: NO_LISTS,
       nodes: [tray("a", { tray: 1 }), tray("b", { tray: 2 }), { ...tray("hgx"), gpus: [] }],
       shards: [
         shard("r10-s1", "b", 1),
@@ -131,6 +144,7 @@ describe("nvlinkView", () => {
 
   it("keeps a tray that is not ready out, with its state first among the reasons", () => {
     const t = nvlinkView({
+      imexLists: NO_LISTS,
       nodes: [tray("d", {}, (inv) => void (inv.imex = { state: "ready", channels: 0 }), "draining")],
       shards: [],
     }).domains[0]!.trays[0]!;
@@ -142,6 +156,7 @@ describe("nvlinkView", () => {
       inv.imex = { state, domainState: "DEGRADED", channels: 2 };
     };
     const v = nvlinkView({
+      imexLists: NO_LISTS,
       nodes: [
         tray("a", { tray: 1 }, degraded("ready")),
         tray("b", { tray: 2 }, degraded("down")),

@@ -147,7 +147,14 @@ describe("formatNode", () => {
       memoryTotalMiB: g.memoryTotalMiB,
     })),
     shards: [
-      { shardId: "r1-s0", replicaId: "r1", state: "loading", message: "loading weights", updatedAt: NOW - 30 * S },
+      {
+        shardId: "r1-s0",
+        replicaId: "r1",
+        state: "loading",
+        message: "loading weights",
+        updatedAt: NOW - 30 * S,
+        transport: null,
+      },
     ],
     inventory: {
       ...inventory,

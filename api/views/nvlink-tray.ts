@@ -1,0 +1,102 @@
+// One tray of the NVLink view: a node of a multi-node domain with its platform position, eligibility and every
+// reason against it, degraded cards, IMEX and its peer list, the degraded shards on it, and each card joined or why
+// not. Pure, built on the fabric rules of shared/fabric.ts.
+import { domainEligibility, domainKey, isJoined, nodeFabric, notJoinedReason } from "../../shared/fabric.js";
+import type { Gpu } from "../../shared/schemas/gpu.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
+import type { NodeState } from "../../shared/schemas/node.js";
+import type { NvlinkGpu, NvlinkShard, NvlinkTray } from "../../shared/schemas/nvlink.js";
+import { degradedShardsOn, type ImexConfigSent, imexConfigOf } from "./nvlink-notes.js";
+import type { ImexDomainList } from "./nvlink-peers.js";
+
+/** The parts of a GPU the view reads. */
+export type NvlinkCard = Pick<Gpu, "index" | "uuid" | "class" | "fabric" | "platform">;
+
+/** One node as the view needs it: identity and state from its row, GPUs and IMEX from its inventory. */
+export type NvlinkNodeInput = {
+  id: string;
+  hostname: string;
+  /** The address peers reach it on: its domain's IMEX peer list should name it. */
+  mgmtAddr: string;
+  /** The state every view shows (api/nodes/state.ts `nodeState`): anything but `ready` keeps a tray out. */
+  state: NodeState;
+  gpus: readonly NvlinkCard[];
+  imex: Inventory["imex"];
+  /** The domain the node was last seen in (its row's `last_domain`), for when its cards report none now. */
+  lastDomain?: string | null;
+  /** What its last heartbeat said of its IMEX peer list; null or absent when it sent none. */
+  imexConfig?: ImexConfigSent | null;
+};
+
+/** Whether one card's fabric makes its tray degraded (the rule of shared/fabric.ts, for a single card). */
+function cardDegraded(g: NvlinkCard): boolean {
+  const f = nodeFabric([g]);
+  return f.degraded.length > 0 || f.health === "Limited Capacity";
+}
+
+/** One card as the view shows it: joined or why not, its domain, degraded or not, and the fabric as reported. */
+export function nvlinkGpu(g: NvlinkCard): NvlinkGpu {
+  return {
+    index: g.index,
+    uuid: g.uuid,
+    class: g.class,
+    module: g.platform?.moduleId ?? null,
+    joined: isJoined(g.fabric),
+    domain: domainKey(g.fabric) ?? null,
+    notJoined: notJoinedReason(g.fabric) ?? null,
+    degraded: cardDegraded(g),
+    fabric: g.fabric ?? null,
+  };
+}
+
+/** "GPU 2 fabric health Limited Capacity, bandwidth Degraded" for each degraded card. */
+function warningsOf(gpus: readonly NvlinkCard[]): string[] {
+  return gpus.filter(cardDegraded).map((g) => {
+    const parts = [
+      ...(g.fabric?.health?.summary === "Limited Capacity" ? ["fabric health Limited Capacity"] : []),
+      ...(g.fabric?.health?.bandwidth === "Degraded" ? ["bandwidth Degraded"] : []),
+    ];
+    return `GPU ${g.index} ${parts.join(", ")}`;
+  });
+}
+
+/** The first value any card's platformInfo reports for `field`. */
+function platform<K extends "trayIndex" | "slotNumber" | "chassisSerial">(gpus: readonly NvlinkCard[], field: K) {
+  return gpus.find((g) => g.platform?.[field] !== undefined)?.platform?.[field] ?? null;
+}
+
+/**
+ * A node of a domain: platform position, eligibility with every reason against it, degradation, IMEX (and its peer
+ * list against `imexList`, the domain's), the degraded shards among `shards`, and its cards.
+ */
+export function nvlinkTray(
+  n: NvlinkNodeInput,
+  imexList?: ImexDomainList,
+  shards: readonly NvlinkShard[] = [],
+): NvlinkTray {
+  const gpus = [...n.gpus].sort((a, b) => a.index - b.index);
+  const fabric = domainEligibility(gpus, n.imex);
+  const summed = nodeFabric(gpus);
+  // drawn in the domain it was last seen in, its cards naming none now: each card says why it is not joined
+  const gone = summed.domains.length ? [] : gpus.map((g) => `GPU ${g.index} ${notJoinedReason(g.fabric)}`);
+  const reasons = [...(n.state === "ready" ? [] : [`node ${n.state}`]), ...fabric.reasons, ...gone];
+  return {
+    node: n.id,
+    hostname: n.hostname,
+    state: n.state,
+    trayIndex: platform(gpus, "trayIndex"),
+    slotNumber: platform(gpus, "slotNumber"),
+    chassisSerial: platform(gpus, "chassisSerial"),
+    eligible: fabric.eligible && reasons.length === 0,
+    reasons,
+    degraded: fabric.degraded,
+    warnings: warningsOf(gpus),
+    joined: summed.joined,
+    total: summed.total,
+    fabricHealth: summed.health ?? null,
+    imex: n.imex,
+    imexConfig: imexConfigOf(n.imexConfig, imexList),
+    degradedShards: degradedShardsOn(n.id, shards),
+    gpus: gpus.map(nvlinkGpu),
+  };
+}
