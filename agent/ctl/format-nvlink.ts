@@ -45,13 +45,27 @@ function domainLines(d: NvlinkDomain): string[] {
   if (out.length) lines.push("  Out of placement", ...table(out, "    "));
   const warn = d.trays.flatMap((t) => t.warnings.map((w) => [t.node, w]));
   if (warn.length) lines.push("  Degraded", ...table(warn, "    "));
+  // what works today but is not what placement counts on: an IMEX peer list that differs, a shard off its fabric
+  const notes = d.trays.flatMap((t) => [
+    ...(t.imexConfig?.warning ? [[t.node, t.imexConfig.warning]] : []),
+    ...t.degradedShards.map((s) => [t.node, `shard ${s.shardId} transport degraded: ${s.reason}`]),
+  ]);
+  if (notes.length) lines.push("  Warnings", ...table(notes, "    "));
   if (d.shards.length) {
     lines.push(
       "  Shards",
       ...table(
         [
-          ["SHARD", "DEPLOYMENT", "RANK", "NODE", "FABRIC", "STATE"],
-          ...d.shards.map((s) => [s.shardId, s.deployment, String(s.rank), s.node, s.fabric, s.state]),
+          ["SHARD", "DEPLOYMENT", "RANK", "NODE", "FABRIC", "STATE", "TRANSPORT"],
+          ...d.shards.map((s) => [
+            s.shardId,
+            s.deployment,
+            String(s.rank),
+            s.node,
+            s.fabric,
+            s.state,
+            s.transport ? `${s.transport.verdict}${s.transport.via ? ` (${s.transport.via})` : ""}` : "-",
+          ]),
         ],
         "    ",
       ),

@@ -7,9 +7,10 @@ import { DOMAIN, declareNvlinkDeployment, registerFleet } from "../../helpers/nv
 
 let t: TestApp;
 let out: string;
+let tokens: Record<string, string>;
 beforeAll(async () => {
   t = await createTestApp();
-  await registerFleet(t.call, t.adminToken);
+  tokens = await registerFleet(t.call, t.adminToken);
   await declareNvlinkDeployment(t.call, t.adminToken);
   await t.settle();
   out = formatNvlink(NvlinkView.parse((await t.admin("GET", "/api/v1/nvlink")).json));
@@ -65,6 +66,28 @@ describe("formatNvlink", () => {
       ["big", "0", "gb-tray-a"],
       ["big", "1", "gb-tray-c"],
     ]);
+  });
+
+  it("says which shard's NCCL is off its fabric, beside its tray and in the shards' TRANSPORT column", async () => {
+    const view = NvlinkView.parse((await t.admin("GET", "/api/v1/nvlink")).json);
+    const s = view.domains[0]!.shards.find((x) => x.node === "gb-tray-c")!;
+    const reason = `placed on ${s.fabric}; NCCL uses NET/IB on mlx5_0 (MNNVL 0)`;
+    const r = await t.call("POST", "/api/v1/agents/gb-tray-c/status", {
+      token: tokens["gb-tray-c"],
+      body: {
+        shards: [
+          {
+            shardId: s.shardId,
+            state: "ready",
+            transport: { verdict: "degraded", expected: s.fabric, via: "NET/IB", reason },
+          },
+        ],
+      },
+    });
+    expect(r.status).toBe(200);
+    const text = formatNvlink(NvlinkView.parse((await t.admin("GET", "/api/v1/nvlink")).json));
+    expect(text).toContain(`  Warnings\n    gb-tray-c  shard ${s.shardId} transport degraded: ${reason}\n`);
+    expect(text).toMatch(new RegExp(`${s.shardId}\\s+big\\s+1\\s+gb-tray-c\\s+\\S+\\s+ready\\s+degraded \\(NET/IB\\)`));
   });
 
   it("lists the nodes in no domain, and why", () => {
