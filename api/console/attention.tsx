@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 // What is wrong in the fleet now, for the top of the overview: trays out of their NVLink domain (and shards still on
-// them), IMEX and InfiniBand ports down, discovery errors, nodes late or lost, failed replicas and deployments. Each
+// them), IMEX down or its peer list off, InfiniBand ports down, discovery errors, nodes late or lost, replicas failed
+// or degraded (NCCL off the fabric they were placed on), failed deployments. Each
 // item links to the page that shows it. fleetProblems() is pure: the same input gives the same list.
 import type { Child } from "hono/jsx";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -18,7 +19,14 @@ export type FleetInput = {
     id: string;
     deployment: string;
     state: string;
-    shards: readonly { nodeId: string; rank: number; devices: string[]; state: string; failure: string | null }[];
+    shards: readonly {
+      nodeId: string;
+      rank: number;
+      devices: string[];
+      state: string;
+      failure: string | null;
+      transport?: { verdict: string; reason?: string } | null;
+    }[];
   }[];
   now: number;
   /** A node not heard from for longer than this (but not yet lost) has a late heartbeat. */
@@ -50,6 +58,7 @@ export function fleetProblems(f: FleetInput): Problem[] {
           subject: name,
           text: `is degraded, placed on last: ${t.warnings.join(", ")}`,
         });
+      if (t.imexConfig?.warning) out.push({ severity: "warn", href, subject: name, text: t.imexConfig.warning });
     }
     for (const s of d.shards)
       if (outTrays.has(s.node) && s.state !== "stopped")
@@ -104,7 +113,17 @@ export function fleetProblems(f: FleetInput): Problem[] {
         text: `Failed: ${d.status.failure ?? "its replicas keep failing"}`,
       });
   for (const r of f.replicas)
-    if (r.state === "failed")
+    if (r.state === "degraded")
+      out.push({
+        severity: "warn",
+        href: `/admin/deployments#replica-${r.id}`,
+        subject: `Replica ${r.id}`,
+        text: `of ${r.deployment} is degraded: ${r.shards
+          .filter((s) => s.transport?.verdict === "degraded")
+          .map((s) => `rank ${s.rank} on ${s.nodeId}: ${s.transport!.reason ?? "its NCCL left its fabric"}`)
+          .join("; ")}`,
+      });
+    else if (r.state === "failed")
       out.push({
         severity: "bad",
         href: `/admin/deployments#replica-${r.id}`,

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deployments } from "../../api/db/schema.js";
+import { deployments, nodes } from "../../api/db/schema.js";
 import { upsertShardReports } from "../../api/db/shards.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
@@ -146,6 +146,42 @@ describe("the overview's Needs attention", () => {
     });
     const deploymentsPage = (await get(t, "/admin/deployments", cookie)).text;
     expect(deploymentsPage).toContain(`<tr id="replica-${r.id}">`);
+  });
+
+  it("lists a degraded replica with the shard off its fabric, and a tray whose IMEX peer list differs", async () => {
+    await t.db.update(deployments).set({ failing: null }).where(eq(deployments.name, "big"));
+    const [r] = (await t.admin("GET", "/api/v1/replicas?deployment=big")).json.items;
+    const [a, b] = r.shards;
+    const reason = `placed on ${b.fabric}; NCCL uses NET/IB on mlx5_0 (MNNVL 0)`;
+    await upsertShardReports(t.db, a.nodeId, [{ shardId: a.shardId, replicaId: r.id, state: "ready" }], t.clock.now());
+    await upsertShardReports(
+      t.db,
+      b.nodeId,
+      [
+        {
+          shardId: b.shardId,
+          replicaId: r.id,
+          state: "ready",
+          transport: { verdict: "degraded", expected: b.fabric, via: "NET/IB", reason },
+        },
+      ],
+      t.clock.now(),
+    );
+    await t.db
+      .update(nodes)
+      .set({ imexConfigDigest: "0".repeat(64), imexConfigAddresses: 2 })
+      .where(eq(nodes.id, TRAYS[0]!));
+    const { items } = await attention();
+    expect(items).toContainEqual({
+      severity: "warn",
+      href: `/admin/deployments#replica-${r.id}`,
+      text: `Replica ${r.id} of big is degraded: rank ${b.rank} on ${b.nodeId}: ${reason}`,
+    });
+    expect(items).toContainEqual({
+      severity: "warn",
+      href: `/admin/nvlink#domain-${DOMAIN}`,
+      text: expect.stringMatching(new RegExp(`^Tray \\d+ \\(${TRAYS[0]}\\) IMEX nodes_config\\.cfg lists 2 addresses`)),
+    });
   });
 
   it("lists nodes whose heartbeat is late, then lost, with when they were last heard from in UTC", async () => {
