@@ -23,25 +23,34 @@ export async function cursorAtEnd(path: string): Promise<LogCursor> {
   return { reader: createNcclReader(), offset, partial: "" };
 }
 
-/** Reads what the log gained since the cursor (from the start again when it was rotated) into the cursor's reader. */
-export async function readOn(path: string, c: LogCursor): Promise<void> {
+/**
+ * Reads what the log gained since the cursor into the cursor's reader, at most `maxBytes`; true when it read up to
+ * the log's end (or there is no log). A log rotated since (capLog: its content moved to `<path>.1`, the file emptied)
+ * has the rest of the old generation read first, then the new one from its start.
+ */
+export async function readOn(path: string, c: LogCursor, maxBytes = READ_BYTES): Promise<boolean> {
   let f;
   try {
     f = await open(path, "r");
   } catch {
-    return;
+    return true;
   }
   try {
     const { size } = await f.stat();
-    if (size < c.offset) Object.assign(c, { offset: 0, partial: "" });
-    const n = Math.min(READ_BYTES, size - c.offset);
-    if (n <= 0) return;
+    if (size < c.offset) {
+      await readOn(`${path}.1`, c, maxBytes);
+      Object.assign(c, { offset: 0, partial: "" });
+      return false;
+    }
+    const n = Math.min(maxBytes, size - c.offset);
+    if (n <= 0) return true;
     const buf = Buffer.alloc(n);
     const { bytesRead } = await f.read(buf, 0, n, c.offset);
     c.offset += bytesRead;
     const lines = (c.partial + buf.subarray(0, bytesRead).toString("utf8")).split(/\r?\n/);
     c.partial = (lines.pop() ?? "").slice(-4096);
     for (const l of lines) c.reader.feed(l);
+    return c.offset >= size;
   } finally {
     await f.close();
   }
@@ -63,14 +72,16 @@ export async function observeTransport(
   // an adopted engine already judged while serving is not read again
   if (!s.cursor && s.served && s.transport && s.transport.verdict !== "pending") return undefined;
   s.cursor ??= { reader: createNcclReader(), offset: 0, partial: "" };
-  await readOn(path, s.cursor);
+  // what the engine printed before it served is read whole before the verdict is final
+  const caughtUp = await readOn(path, s.cursor);
   const settled =
-    !!s.served ||
-    "NCCL_DEBUG" in s.shard.profile.env ||
-    (headless && now - (s.startedAt ?? now) > s.shard.profile.startupTimeoutS * 1000);
+    caughtUp &&
+    (!!s.served ||
+      "NCCL_DEBUG" in s.shard.profile.env ||
+      (headless && now - (s.startedAt ?? now) > s.shard.profile.startupTimeoutS * 1000));
   if (settled) s.cursor.done = true;
   const t = judgeTransport({ fabric: s.shard.fabric, hcas: s.shard.hcas }, s.cursor.reader.observation(), settled);
-  if (headless && (t?.verdict === "ok" || t?.verdict === "degraded")) s.cursor.done = true;
+  if (caughtUp && headless && (t?.verdict === "ok" || t?.verdict === "degraded")) s.cursor.done = true;
   if (!t || JSON.stringify(t) === JSON.stringify(s.transport)) return undefined;
   s.transport = t;
   return `shard ${s.shard.shardId}: transport ${t.verdict}: ${t.reason ?? t.observed ?? t.expected}`;

@@ -1,8 +1,10 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createNcclReader } from "../../../agent/nccl/parse.js";
 import { logPath } from "../../../agent/supervisor/log-file.js";
 import { readRecords } from "../../../agent/supervisor/state-files.js";
+import { readOn } from "../../../agent/supervisor/transport.js";
 import { tempDir } from "../../helpers/db.js";
 import { makeShard, twoNodeShard } from "../engines/shard.js";
 import { fakeAdapter, fakeSupervisor, fakeWorld, PROBE, type World } from "./fake-ops.js";
@@ -87,6 +89,19 @@ describe("supervisor: the transport NCCL chose", () => {
     print(IB_SHARD.shardId, SOCKET);
     await sup.tick();
     expect(transportOf(sup.current(), IB_SHARD.shardId)).toMatchObject({ verdict: "unverified" });
+  });
+
+  it("reads all an engine printed before it served (more than one read's worth, rotated meanwhile) before the verdict is final", async () => {
+    const sup = fakeSupervisor(t.dir, w);
+    sup.setDesired([IB_SHARD]);
+    await sup.tick();
+    // a chatty start: 1.5 MiB of the engine's own lines, then NCCL's fallback
+    print(IB_SHARD.shardId, `${"INFO loading weights shard 1 of 64 ...\n".repeat(40_000)}${SOCKET}`);
+    w.probes.set(IB_SHARD.httpPort, PROBE.ok);
+    await sup.tick();
+    expect(transportOf(sup.current(), IB_SHARD.shardId)).toMatchObject({ verdict: "pending" });
+    await sup.tick();
+    expect(transportOf(sup.current(), IB_SHARD.shardId)).toMatchObject({ verdict: "degraded" });
   });
 
   it("a restart reads the new run afresh", async () => {
@@ -187,4 +202,30 @@ it("keeps an adopted engine's transport from its state file", async () => {
   } finally {
     d.cleanup();
   }
+});
+
+describe("readOn", () => {
+  it("reads a log in bounded pieces, each line once, and the rest of a rotated generation before the new one", async () => {
+    const d = tempDir();
+    try {
+      const path = join(d.dir, "x.log");
+      writeFileSync(path, SOCKET);
+      const c = { reader: createNcclReader(), offset: 0, partial: "" };
+      const reads: boolean[] = [];
+      while (!(reads.at(-1) ?? false)) reads.push(await readOn(path, c, 100));
+      expect(reads.length).toBe(Math.ceil(Buffer.byteLength(SOCKET) / 100));
+      expect(c.reader.observation().socketInterfaces).toEqual(["ens7"]);
+      // rotated as capLog does: the old content moves to .1 (with what was not read yet), the log starts again
+      const r = { reader: createNcclReader(), offset: 0, partial: "" };
+      writeFileSync(path, "INFO starting\n");
+      await readOn(path, r);
+      appendFileSync(path, IB);
+      writeFileSync(`${path}.1`, readFileSync(path));
+      writeFileSync(path, "");
+      expect(await readOn(path, r)).toBe(false);
+      expect(r.reader.observation().ibDevices.map((x) => x.name)).toEqual(["mlx5_0", "mlx5_1"]);
+    } finally {
+      d.cleanup();
+    }
+  });
 });
