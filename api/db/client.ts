@@ -31,61 +31,96 @@ export const txEvents = new WeakMap<object, WrittenEvent[]>();
 /** How long a write that failed for lack of space (or a read-only file) keeps the instance unready. */
 export const WRITE_FAILURE_MS = 60_000;
 
-/**
- * A FIFO for write transactions. The embedded file driver is synchronous: two overlapping write
- * transactions in one process fail with SQLITE_BUSY or stall the event loop (the local driver is synchronous).
- */
-export function createWriteQueue(): <T>(job: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(job: () => Promise<T>) => {
-    const run = tail.then(job, job);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-}
-
 const reconnect = (db: Db) => (db as unknown as { $client: Client }).$client.reconnect();
 
-/** A Store over `db`; `serialize` makes write transactions take turns (file databases). */
+/** One write waiting its turn, and what became of it in its transaction. */
+type Job = {
+  fn: (tx: Tx) => Promise<unknown>;
+  done: (v: unknown) => void;
+  fail: (e: unknown) => void;
+  written: WrittenEvent[];
+  /** What its own code threw (its writes rolled back), as opposed to the transaction failing around it. */
+  thrown?: { e: unknown };
+  value?: unknown;
+};
+
+/** Writes that queue up behind a running one share the next transaction, at most this many. */
+export const MAX_GROUP = 64;
+
+/**
+ * A Store over `db`. With `serialize` (file databases, whose local driver is synchronous) write transactions take
+ * turns; the writes that queued behind one commit together in the next (group commit: one commit, one sync of the
+ * log, for a burst of heartbeats), each in a savepoint of its own, so that one that throws rolls back alone and the
+ * others still commit. Each resolves only once its transaction committed.
+ */
 export function createStore(db: Db, serialize: boolean, now: () => number = Date.now): Store {
-  const enqueue = serialize ? createWriteQueue() : <T>(job: () => Promise<T>) => job();
   let failed: { failure: DbFailure; at: number } | undefined;
   let listener: ((events: WrittenEvent[]) => void) | undefined;
+  const waiting: Job[] = [];
+  let running = false;
+
+  /** Runs `jobs` in one transaction; every job settles once it committed, or with why it did not. */
+  async function runGroup(jobs: Job[]): Promise<void> {
+    const body = async (tx: Tx) => {
+      for (const j of jobs) {
+        // one job alone needs no savepoint: its error rolls the transaction back, as a transaction of its own would
+        const run = (q: Tx) => {
+          txEvents.set(q, j.written);
+          return j.fn(q);
+        };
+        try {
+          j.value = jobs.length === 1 ? await run(tx) : await tx.transaction(run);
+        } catch (e) {
+          j.thrown = { e };
+          if (jobs.length === 1) throw e;
+        }
+      }
+    };
+    try {
+      await db.transaction(body);
+    } catch (outer) {
+      // SQLite rolls a transaction back itself on some errors (SQLITE_FULL …); the driver's own rollback then throws
+      // TRANSACTION_CLOSED, which would hide the error that matters
+      const e = jobs.find((j) => j.thrown)?.thrown?.e ?? outer;
+      // a BEGIN that failed busy (another process holds the file's write lock) leaves its statement active on the
+      // pooled connection, and every later COMMIT on it fails "SQL statements in progress" (@libsql/client 0.18.0's
+      // local driver): start the pool's connections afresh, so that the caller's retry can succeed
+      if (serialize && !jobs.some((j) => j.thrown) && /SQLITE_BUSY/.test(String(e))) reconnect(db);
+      const failure = dbFailure(e);
+      if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
+      for (const j of jobs) j.fail(j.thrown ? j.thrown.e : e);
+      return;
+    }
+    for (const j of jobs) {
+      if (j.thrown) j.fail(j.thrown.e);
+      else {
+        if (j.written.length) listener?.(j.written);
+        j.done(j.value);
+      }
+    }
+  }
+
+  function next() {
+    if (running || !waiting.length) return;
+    running = true;
+    void runGroup(waiting.splice(0, serialize ? MAX_GROUP : 1)).finally(() => {
+      running = false;
+      next();
+    });
+  }
+
   return {
     db,
     onEvents: (l) => {
       listener = l;
     },
-    write: <T>(fn: (tx: Tx) => Promise<T>) => {
-      // SQLite rolls a transaction back itself on some errors (SQLITE_FULL …); the driver's own rollback then throws
-      // TRANSACTION_CLOSED, which would hide the error that matters
-      let thrown: { e: unknown } | undefined;
-      let written: WrittenEvent[] = [];
-      const body = (tx: Tx) => {
-        written = [];
-        txEvents.set(tx, written);
-        return fn(tx).catch((e: unknown) => {
-          thrown = { e };
-          throw e;
-        });
-      };
-      return enqueue(() => db.transaction(body)).then(
-        (v) => {
-          if (written.length) listener?.(written);
-          return v;
-        },
-        (outer: unknown) => {
-          const e = thrown ? thrown.e : outer;
-          // a BEGIN that failed busy (another process holds the file's write lock) leaves its statement active on the
-          // pooled connection, and every later COMMIT on it fails "SQL statements in progress" (@libsql/client
-          // 0.18.0's local driver): start the pool's connections afresh, so that the caller's retry can succeed
-          if (serialize && !thrown && /SQLITE_BUSY/.test(String(e))) reconnect(db);
-          const failure = dbFailure(e);
-          if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
-          throw e;
-        },
-      );
-    },
+    write: <T>(fn: (tx: Tx) => Promise<T>) =>
+      new Promise<T>((done, fail) => {
+        const job: Job = { fn, done: done as (v: unknown) => void, fail, written: [] };
+        if (!serialize) return void runGroup([job]);
+        waiting.push(job);
+        next();
+      }),
     writeFailure: () =>
       failed && now() - failed.at < WRITE_FAILURE_MS ? { cause: failed.failure.cause, at: failed.at } : undefined,
   };

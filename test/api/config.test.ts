@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { dbUrlFromFlag, loadServerConfig, POLL_RESERVED_SUBREQUESTS } from "../../api/config.js";
-import { createWriteQueue } from "../../api/db/client.js";
 import { constantTimeEqual, hashSecret, newSecret, secretKind } from "../../api/db/secrets.js";
 import { VERSION } from "../../shared/version.js";
 import { ROOT } from "../helpers/process.js";
@@ -121,28 +120,6 @@ describe("secrets", () => {
     expect(constantTimeEqual("abc", "abc")).toBe(true);
     expect(constantTimeEqual("abc", "abd")).toBe(false);
     expect(constantTimeEqual("abc", "ab")).toBe(false);
-  });
-});
-
-describe("createWriteQueue", () => {
-  it("runs jobs one at a time in order, and a failure does not stop the queue", async () => {
-    const enqueue = createWriteQueue();
-    const log: string[] = [];
-    let running = 0;
-    const job =
-      (name: string, fail = false) =>
-      async () => {
-        running++;
-        expect(running).toBe(1);
-        await new Promise((r) => setImmediate(r));
-        log.push(name);
-        running--;
-        if (fail) throw new Error(name);
-        return name;
-      };
-    const results = await Promise.allSettled([enqueue(job("a")), enqueue(job("b", true)), enqueue(job("c"))]);
-    expect(log).toEqual(["a", "b", "c"]);
-    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
   });
 });
 
