@@ -37,9 +37,7 @@ function network(o: NcclObservation): { via: string; text: string } | undefined 
   }
   const ib = nets.find((k) => isIb(k.slice(4))) ?? (!nets.length && isIb(chosen) ? "NET/IB" : undefined);
   if (ib) {
-    const used = o.netDevicesUsed.size
-      ? [...o.netDevicesUsed]
-      : o.ibDevices.map((d) => d.name).filter((n, i, a) => a.indexOf(n) === i);
+    const used = ibUsed(o);
     const roce = o.ibDevices.some((d) => used.includes(d.name) && d.linkLayer === "RoCE") ? " (RoCE)" : "";
     const gdr = o.gdrChannels
       ? " with GPUDirect RDMA"
@@ -67,9 +65,9 @@ export function judgeTransport(e: Expected, o: NcclObservation, settled: boolean
   const base = { expected, ...(o.version ? { ncclVersion: o.version } : {}) };
   const net = network(o);
   const inside = local(o);
+  const nvls = o.nvls ? " and NVLS" : "";
   if (!e.fabric.startsWith("ib:") && !e.fabric.startsWith("nvlink:")) {
     if (!inside.length && !net) return undefined;
-    const nvls = o.nvls ? " and NVLS" : "";
     const observed = inside.length ? `${inside.join(", ")}${nvls} inside the node` : net!.text;
     return {
       ...base,
@@ -80,10 +78,7 @@ export function judgeTransport(e: Expected, o: NcclObservation, settled: boolean
   }
   const placed = `placed on ${expected}`;
   if (e.fabric.startsWith("nvlink:")) {
-    if (o.mnnvl) {
-      const nvls = o.nvls ? " and NVLS" : "";
-      return { ...base, verdict: "ok", via: "MNNVL", observed: `MNNVL${nvls}${version(o)}` };
-    }
+    if (o.mnnvl) return { ...base, verdict: "ok", via: "MNNVL", observed: `MNNVL${nvls}${version(o)}` };
     if (o.mnnvl === false || net)
       return {
         ...base,
@@ -94,8 +89,7 @@ export function judgeTransport(e: Expected, o: NcclObservation, settled: boolean
       };
   } else if (net) {
     const observed = `${net.text}${version(o)}`;
-    if (net.via === "NET/Socket")
-      return { ...base, verdict: "degraded", via: net.via, observed, reason: `${placed}; NCCL uses ${net.text}` };
+    // sockets, or a network plugin that is not IB's
     if (net.via !== "NET/IB")
       return { ...base, verdict: "degraded", via: net.via, observed, reason: `${placed}; NCCL uses ${net.text}` };
     const foreign = ibUsed(o).filter((d) => !e.hcas.includes(d));

@@ -1,7 +1,7 @@
 // Which transport a shard's NCCL chose, read from the engine's log as it grows: from where the log ended when the
 // engine was started, a bounded read per watch, until the engine serves and the verdict is known. The verdict goes
 // out with the shard's reports and lives in its state file, so an adopted engine keeps it.
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { usesNccl } from "../nccl/env.js";
 import { createNcclReader } from "../nccl/parse.js";
 import { judgeTransport } from "../nccl/verdict.js";
@@ -12,14 +12,10 @@ const READ_BYTES = 1 << 20;
 
 /** A cursor at the log's current end (what the last run printed is not this run's). */
 export async function cursorAtEnd(path: string): Promise<LogCursor> {
-  let offset = 0;
-  try {
-    const f = await open(path, "r");
-    offset = (await f.stat()).size;
-    await f.close();
-  } catch {
-    // no log yet
-  }
+  const offset = await stat(path).then(
+    (st) => st.size,
+    () => 0, // no log yet
+  );
   return { reader: createNcclReader(), offset, partial: "" };
 }
 
