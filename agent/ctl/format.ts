@@ -5,6 +5,7 @@ import type { Deployment } from "../../shared/schemas/deployment.js";
 import type { Node, NodeSummary } from "../../shared/schemas/node.js";
 import type { Capacity } from "../../shared/schemas/plan.js";
 import type { ReplicaLogs, ReplicaView } from "../../shared/schemas/replica.js";
+import { transportReason } from "../../shared/schemas/transport.js";
 import type { z } from "../../shared/z.js";
 import { table } from "../inventory.js";
 
@@ -166,7 +167,7 @@ export function formatStatus(deployments: DeploymentT[], replicas: ReplicaT[], c
   const transport = replicas.flatMap((r) =>
     r.shards.flatMap((s) =>
       s.transport && (s.transport.verdict === "degraded" || s.transport.verdict === "unverified")
-        ? [[`${r.id}/${s.shardId}`, `${s.transport.verdict}:`, s.transport.reason ?? s.transport.expected]]
+        ? [[`${r.id}/${s.shardId}`, `${s.transport.verdict}:`, transportReason(s.transport)]]
         : [],
     ),
   );

@@ -6,6 +6,7 @@
 import type { Child } from "hono/jsx";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import type { NodeState } from "../../shared/schemas/node.js";
+import { type ShardTransport, transportReason } from "../../shared/schemas/transport.js";
 import type { NvlinkView } from "../views/nvlink.js";
 import { Ago } from "./layout.js";
 
@@ -25,7 +26,7 @@ export type FleetInput = {
       devices: string[];
       state: string;
       failure: string | null;
-      transport?: { verdict: string; reason?: string } | null;
+      transport?: ShardTransport | null;
     }[];
   }[];
   now: number;
@@ -120,7 +121,7 @@ export function fleetProblems(f: FleetInput): Problem[] {
         subject: `Replica ${r.id}`,
         text: `of ${r.deployment} is degraded: ${r.shards
           .filter((s) => s.transport?.verdict === "degraded")
-          .map((s) => `rank ${s.rank} on ${s.nodeId}: ${s.transport!.reason ?? "its NCCL left its fabric"}`)
+          .map((s) => `rank ${s.rank} on ${s.nodeId}: ${transportReason(s.transport!)}`)
           .join("; ")}`,
       });
     else if (r.state === "failed")

@@ -3,8 +3,8 @@
 // shard's verdict with what NCCL reported (degraded in amber with the reason in words), a one-node shard's transport
 // inside the node with no verdict; and a degraded replica's reason, served anyway or not by its deployment's policy.
 import type { ShardTransport } from "../../shared/schemas/transport.js";
+import { transportReason } from "../../shared/schemas/transport.js";
 import type { TransportPolicy } from "../placement/serving.js";
-import { degradedTransportReason } from "../views/nvlink-notes.js";
 import { Badge } from "./layout.js";
 
 /** How a transport reads in a table cell: the badge (none for a one-node shard), the words, and whether they warn. */
@@ -20,7 +20,7 @@ export function transportText(t: ShardTransport | null | undefined): TransportTe
     case "ok":
       return { badge: "ok", text: said ?? `as placed (${t.expected})`, warn: false };
     case "degraded":
-      return { badge: "degraded", text: degradedTransportReason(t), warn: true };
+      return { badge: "degraded", text: transportReason(t), warn: true };
     case "pending":
       return { badge: "pending", text: "NCCL has not said which transport it uses yet", warn: false };
     case "unverified":

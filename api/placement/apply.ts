@@ -2,6 +2,7 @@
 // write transaction, and only when the cluster generation moved since the last placement.
 import { and, count, eq, gt, inArray } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { transportReason } from "../../shared/schemas/transport.js";
 import type { Store, Tx } from "../db/client.js";
 import type { NewEvent } from "../db/events.js";
 import { insertEvents } from "../db/events.js";
@@ -61,7 +62,11 @@ async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: num
         shards: x.shards.map((sh) => {
           const st = stateOf.get(`${sh.nodeId}/${sh.shardId}`);
           const degraded = st?.transport?.verdict === "degraded" && policy.get(x.deployment) !== "prefer";
-          return { nodeId: sh.nodeId, state: st?.state, ...(degraded ? { degraded: st.transport!.reason } : {}) };
+          return {
+            nodeId: sh.nodeId,
+            state: st?.state,
+            ...(degraded ? { degraded: transportReason(st.transport!) } : {}),
+          };
         }),
       })),
     silentMs: new Map(rows.nodes.map((n) => [n.id, Math.max(0, now - n.lastSeenAt)])),

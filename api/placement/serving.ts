@@ -2,7 +2,7 @@
 // was placed for, unless its deployment says `transport: prefer`. One rule for the router's table, the views and
 // placement's own sense of "ready". Pure.
 import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
-import type { ShardTransport } from "../../shared/schemas/transport.js";
+import { type ShardTransport, transportReason } from "../../shared/schemas/transport.js";
 
 export type TransportPolicy = NonNullable<DeploymentSpec["transport"]>;
 export type ReplicaState = "ready" | "degraded" | "starting" | "failed";
@@ -34,5 +34,6 @@ export const serves = (state: ReplicaState, policy: TransportPolicy): boolean =>
 
 /** The first degraded shard's reason, for a replica's one-line why. */
 export function degradedReason(shards: readonly ShardFacts[]): string | undefined {
-  return shards.find((s) => s.transport?.verdict === "degraded")?.transport?.reason;
+  const t = shards.find((s) => s.transport?.verdict === "degraded")?.transport;
+  return t ? transportReason(t) : undefined;
 }

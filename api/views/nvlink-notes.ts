@@ -2,7 +2,7 @@
 // the shards on it whose NCCL left the transport they were placed for. Warnings only: neither keeps a tray out of
 // placement. Pure.
 import type { NvlinkDegradedShard, NvlinkImexConfig, NvlinkShard } from "../../shared/schemas/nvlink.js";
-import type { ShardTransport } from "../../shared/schemas/transport.js";
+import { transportReason } from "../../shared/schemas/transport.js";
 import type { ImexDomainList } from "./nvlink-peers.js";
 
 /** What a node's heartbeat said of its IMEX peer list: the digest of its sorted addresses and how many. */
@@ -28,15 +28,11 @@ export function imexConfigOf(
   return { addresses: sent.addresses, matches, warning };
 }
 
-/** Why a degraded transport is degraded: the agent's reason, else what placement chose and what NCCL used. */
-export const degradedTransportReason = (t: ShardTransport) =>
-  t.reason ?? `placed on ${t.expected}; NCCL uses ${t.observed ?? t.via ?? "another transport"}`;
-
 /** The shards on `node` whose transport is degraded, in the order given. */
 export function degradedShardsOn(node: string, shards: readonly NvlinkShard[]): NvlinkDegradedShard[] {
   return shards.flatMap((s) =>
     s.node === node && s.transport?.verdict === "degraded"
-      ? [{ shardId: s.shardId, replicaId: s.replicaId, reason: degradedTransportReason(s.transport) }]
+      ? [{ shardId: s.shardId, replicaId: s.replicaId, reason: transportReason(s.transport) }]
       : [],
   );
 }

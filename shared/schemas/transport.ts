@@ -35,3 +35,7 @@ export const ShardTransport = z
   })
   .openapi("ShardTransport");
 export type ShardTransport = z.infer<typeof ShardTransport>;
+
+/** Why a transport is degraded or unverified, in words: the agent's reason, else what was placed and what was seen. */
+export const transportReason = (t: ShardTransport): string =>
+  t.reason ?? `placed on ${t.expected}; NCCL uses ${t.observed ?? t.via ?? "another transport"}`;

@@ -102,6 +102,19 @@ describe("a replica whose NCCL is not on its placed transport", () => {
     expect(ev.json.items[0].data.failedOn).toEqual([bad]);
   });
 
+  it("is re-placed when its report says degraded without a reason, in words made of what it saw", async () => {
+    const shards = await setUp(["a", "b", "c"], {});
+    await report(shards[0]!.nodeId, shards[0]!, OK);
+    const { reason: _, ...silent } = SOCKET;
+    await report(shards[1]!.nodeId, shards[1]!, silent);
+    const after = await shardsNow(["a", "b", "c"]);
+    expect(after.map((s) => s.nodeId)).not.toContain(shards[1]!.nodeId);
+    const ev = await t.admin("GET", "/api/v1/events?type=replica_repaired");
+    expect(ev.json.items[0].message).toBe(
+      `replica ${shards[0]!.replicaId} freed for re-placement: placed on ${EXPECTED}; NCCL uses NET/Socket on eth0 (NCCL 2.27.5)`,
+    );
+  });
+
   it("is kept, not served and shown degraded with the reason when no other pair fits", async () => {
     const shards = await setUp(["a", "b"], {});
     await degrade(shards);
