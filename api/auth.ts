@@ -1,19 +1,35 @@
-import { eq, getTableColumns } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { routePath } from "hono/route";
 import type { Role } from "../shared/schemas/token.js";
 import { type ApiKeyRow, findApiKeyByHash } from "./db/api-keys.js";
-import type { Q } from "./db/client.js";
+import type { Db, Q } from "./db/client.js";
 import { adminTokens, joinTokens, nodes } from "./db/schema.js";
 import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
 import { findAdminToken, joinTokenUnusable } from "./db/tokens.js";
 import type { AppEnv, NodeAuthRow } from "./deps.js";
 import { ApiError } from "./errors.js";
 
-const { inventory: _inventory, ...nodeColumns } = getTableColumns(nodes);
-
 import { openApiPath, roleAllows, roleNeeded, roleRefusal } from "./roles.js";
+
+const authColumns = {
+  id: nodes.id,
+  tokenHash: nodes.tokenHash,
+  assignIndex: nodes.assignIndex,
+  adminState: nodes.adminState,
+  lastSeenAt: nodes.lastSeenAt,
+  lostAt: nodes.lostAt,
+  mgmtAddr: nodes.mgmtAddr,
+} satisfies { [K in keyof NodeAuthRow]: unknown };
+const nodeByToken = new WeakMap<Db, ReturnType<typeof prepareNodeByToken>>();
+/** The node lookup every poll and heartbeat makes, its SQL built once per database. */
+const prepareNodeByToken = (db: Db) =>
+  db
+    .select(authColumns)
+    .from(nodes)
+    .where(eq(nodes.tokenHash, sql.placeholder("hash")))
+    .prepare();
 
 const CHALLENGE = { "www-authenticate": 'Bearer realm="llmgw"' };
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -46,8 +62,10 @@ export async function identify(c: Context<AppEnv>, token: string): Promise<Ident
   const hash = await hashSecret(token);
   const kind = secretKind(token);
   if (kind === "node") {
-    // every poll and heartbeat comes this way: the row without its inventory (kilobytes of JSON the routes never read)
-    const [row] = await store.db.select(nodeColumns).from(nodes).where(eq(nodes.tokenHash, hash));
+    // every poll and heartbeat comes this way: only the columns the agent routes read
+    let lookup = nodeByToken.get(store.db);
+    if (!lookup) nodeByToken.set(store.db, (lookup = prepareNodeByToken(store.db)));
+    const [row]: NodeAuthRow[] = await lookup.execute({ hash });
     if (!row || !constantTimeEqual(row.tokenHash, hash))
       throw unauthorized("unknown node token: the node may have been deleted; register again");
     return { kind, row, token };

@@ -60,8 +60,11 @@ export type Principal =
   | { kind: "node"; nodeId: string; token: string }
   | { kind: "join"; hash: string };
 
-/** A node's row as authentication reads it: everything but the inventory. */
-export type NodeAuthRow = Omit<typeof nodes.$inferSelect, "inventory">;
+/** What authentication reads of a node's row: what the agent routes need of it, nothing more (every call reads it). */
+export type NodeAuthRow = Pick<
+  typeof nodes.$inferSelect,
+  "id" | "tokenHash" | "assignIndex" | "adminState" | "lastSeenAt" | "lostAt" | "mgmtAddr"
+>;
 
 export type AppEnv = {
   Variables: {

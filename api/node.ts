@@ -16,6 +16,7 @@ import { dbFailure, describeDbError } from "./db/db-errors.js";
 import { expectedMigrations } from "./db/journal.js";
 import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
+import { useSyncHash } from "./db/secrets.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
 import { closeServer, listen } from "./http-server.js";
@@ -32,6 +33,9 @@ import { readTlsPair, reloadTls, type TlsFiles } from "./tls.js";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const MIGRATIONS = resolve(ROOT, "migrations");
 const DOCS_SCRIPT = resolve(ROOT, "dist", "public", "docs", "api-reference.js");
+
+// on Node, tokens hash synchronously (the same SHA-256 as Web Crypto's, without its thread-pool round trip)
+useSyncHash((secret) => createHash("sha256").update(secret).digest("hex"));
 
 /** The API reference script and its gzipped copy: assets of the single binary, else files of the build. */
 async function readDocsScript(path: string): Promise<[Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>]> {

@@ -54,7 +54,8 @@ export function createPollHub(
       for (const m of moved) {
         seen = Math.max(seen, m.index);
         highest = Math.max(highest, m.index);
-        for (const w of waiting.get(m.id) ?? []) if (m.index > w.index) w.done();
+        // moved on, or below what the poll read (restored between the poll's read and its wait): the poll answers
+        for (const w of waiting.get(m.id) ?? []) if (m.index !== w.index) w.done();
       }
       // indexes never go down, but for a database replaced by an older backup (or the node holding the highest
       // deleted): every waiter answers now, and the poll tells an agent whose index is ahead to register again

@@ -23,6 +23,22 @@ export async function findNode(q: Q, id: string): Promise<NodeRow | undefined> {
   return row;
 }
 
+/** What a heartbeat reads of its node's row (inside its transaction): the inventory and the liveness fields. */
+export async function findHeartbeatRow(q: Q, id: string) {
+  const [row] = await q
+    .select({
+      id: nodes.id,
+      inventory: nodes.inventory,
+      lastDomain: nodes.lastDomain,
+      adminState: nodes.adminState,
+      lastSeenAt: nodes.lastSeenAt,
+      lostAt: nodes.lostAt,
+    })
+    .from(nodes)
+    .where(eq(nodes.id, id));
+  return row;
+}
+
 /** Writes a registration: the node row (created or replaced) and its devices, derived from the inventory. */
 export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, now: number, existing?: NodeRow) {
   const values = {

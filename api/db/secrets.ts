@@ -26,8 +26,19 @@ export function secretKind(token: string): SecretKind | undefined {
   return m?.[1] as SecretKind | undefined;
 }
 
+let syncHash: ((secret: string) => string) | undefined;
+
+/**
+ * Gives hashSecret a synchronous SHA-256 of the same result (the Node entry passes node:crypto's): every agent call
+ * hashes its token, and Web Crypto's digest is a round trip through the thread pool each time.
+ */
+export function useSyncHash(hash: (secret: string) => string): void {
+  syncHash = hash;
+}
+
 /** Hex SHA-256 of a secret: what the database stores instead of it. */
 export async function hashSecret(secret: string): Promise<string> {
+  if (syncHash) return syncHash(secret);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -9,7 +9,7 @@ import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
 import { bumpGeneration, nextRev } from "../db/cluster.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
-import { findNode, readInventory, upsertNode } from "../db/nodes.js";
+import { findHeartbeatRow, findNode, readInventory, upsertNode } from "../db/nodes.js";
 import { joinTokens, nodes, shards } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
 import { upsertShardReports } from "../db/shards.js";
@@ -165,7 +165,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { store, now, settings } = c.var.deps;
     const t = now();
     await store.write(async (tx) => {
-      const row = await findNode(tx, node);
+      const row = await findHeartbeatRow(tx, node);
       if (!row)
         throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
       const before = readInventory(row);

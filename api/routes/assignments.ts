@@ -14,8 +14,12 @@ import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
 import { placeTimed } from "../placement/trigger.js";
 
 const MAX_WAIT_S = 60;
-/** A poll refreshes the node's liveness at most this often, so that polling costs no write most of the time. */
-const SEEN_RESOLUTION_MS = 10_000;
+/**
+ * How stale a node's last-seen time may be before a poll refreshes it: a third of the time after which a silent node
+ * is lost, at most a minute. Heartbeats refresh it as well, so at the default settings (lost after 180 s, a heartbeat
+ * a minute, polls of 50 s) most polls write nothing, and a live node is never near the limit.
+ */
+export const seenResolutionMs = (lostAfterS: number) => Math.min(60_000, (lostAfterS * 1000) / 3);
 
 const poll = createRoute({
   method: "get",
@@ -65,7 +69,7 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   const { store, now, settings, waiter } = c.var.deps;
   const t = now();
   const row = c.var.node;
-  if (row.lostAt !== null || t - row.lastSeenAt > SEEN_RESOLUTION_MS) {
+  if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS)) {
     await store.write(async (tx) => {
       await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
       const back = heardFrom(row, t, settings.nodeLostAfterS);

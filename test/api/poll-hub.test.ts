@@ -58,6 +58,15 @@ describe("createPollHub's watcher", () => {
     stop.abort();
   });
 
+  it("wakes a wait whose node's index is below the wait's at the first look (restored after the poll read it)", async () => {
+    await addNode("d", 2);
+    const stop = new AbortController();
+    const hub = createPollHub(db.store, TICK_MS, () => {}, stop.signal);
+    const restored = hub.wait("d", 4, 3_600_000);
+    expect(await within(restored, 10_000)).toBe(true);
+    stop.abort();
+  });
+
   it("does not wake a wait whose index is current", async () => {
     const stop = new AbortController();
     const hub = createPollHub(db.store, TICK_MS, () => {}, stop.signal);

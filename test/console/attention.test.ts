@@ -106,6 +106,8 @@ describe("the overview's Needs attention", () => {
     expect(rack).toContain(`<tr data-state="out"><th scope="row" class="mono">${r.id}</th>`);
     expect(rack).toContain("still on a tray that is out");
     await t.admin("POST", `/api/v1/nodes/${s.nodeId}/uncordon`);
+    // the placement the uncordon started ends before the next test writes to the database directly
+    await t.settle();
   });
 
   it("lists a failed replica with the node and GPUs of its failed shard, and a Failed deployment", async () => {
@@ -149,6 +151,7 @@ describe("the overview's Needs attention", () => {
   });
 
   it("lists a degraded replica with the shard off its fabric, and a tray whose IMEX peer list differs", async () => {
+    await t.settle();
     await t.db.update(deployments).set({ failing: null }).where(eq(deployments.name, "big"));
     const [r] = (await t.admin("GET", "/api/v1/replicas?deployment=big")).json.items;
     const [a, b] = r.shards;
