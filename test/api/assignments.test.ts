@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allocations, replicas } from "../../api/db/schema.js";
+import { eq } from "drizzle-orm";
+import { allocations, nodes, replicas } from "../../api/db/schema.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
@@ -145,6 +146,21 @@ describe("GET /api/v1/agents/{node}/assignments", () => {
 });
 
 describe("concurrent polls", () => {
+  it("refreshes the node's last-seen time only once it is a third of the lost-after time old", async () => {
+    await register("quiet-1");
+    const seen = async () =>
+      (await t.db.select({ at: nodes.lastSeenAt }).from(nodes).where(eq(nodes.id, "quiet-1")))[0]!.at;
+    const registered = await seen();
+    // lost after 180 s by default: a poll 50 s on writes nothing (heartbeats refresh it too)
+    t.clock.advance(50_000);
+    expect((await poll("quiet-1")).status).toBe(200);
+    expect(await seen()).toBe(registered);
+    t.clock.advance(11_000);
+    expect((await poll("quiet-1")).status).toBe(200);
+    expect(await seen()).toBe(t.clock.now());
+    await t.admin("DELETE", "/api/v1/nodes/quiet-1");
+  });
+
   it("50 polls from 20 nodes at once: every replica placed once, no device twice", async () => {
     for (let i = 0; i < 20; i++) await register(`n${i}`, "bulk");
     await t.admin("PUT", "/api/v1/deployments/bulk", {
