@@ -8,6 +8,9 @@ import { isRouterPath } from "./router/request.js";
 
 type Fetch = (request: Request) => Response | Promise<Response>;
 
+/** Connections the kernel may hold for the server before it accepts them. */
+export const LISTEN_BACKLOG = 4096;
+
 /**
  * Marks the response `connection: close` while the server is closing, and (`unread`) when it is answered before its
  * request was read to the end (a 401 or 413 before the body): @hono/node-server drains such a body for at most 500 ms
@@ -40,7 +43,9 @@ export function listen(
     return toRouter ? router(req, res) : hono(req, res);
   };
   const server: Server = tls ? createHttpsServer(tls, handle) : createServer(handle);
-  server.listen(port, host);
+  // a fleet reconnecting at once (agents back after a control-plane restart) overflows Node's default queue of 511
+  // connections not yet accepted; the kernel caps this at net.core.somaxconn
+  server.listen({ port, host, backlog: LISTEN_BACKLOG });
   return server;
 }
 

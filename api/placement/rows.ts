@@ -3,7 +3,7 @@
 // what an earlier read found, so that a read at fleet size fetches only what changed since: node and shard-state rows
 // by their change index (`rev`, stamped with the generation + 1 by every write placement cares about), replicas and
 // shards by the cluster's assignment sequence (only placement writes them, and it moves the sequence when it does).
-import { and, count, eq, getTableColumns, gt, inArray, isNotNull, lt, notExists } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gt, inArray, isNotNull, lt, notExists } from "drizzle-orm";
 import { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { Q } from "../db/client.js";
@@ -53,25 +53,50 @@ export const newPlacementCache = (): PlacementCache => ({
 
 const versionOf = (n: { registeredAt: number; inventoryVersion: number }) => `${n.registeredAt}:${n.inventoryVersion}`;
 
+/** Rows per statement when placement reads a fleet in parts. */
+const CHUNK = 200;
+/**
+ * Lets the event loop run between the parts of a long read: the local driver is synchronous, so reading a fleet of
+ * thousands of nodes in one go would hold up every other request (polls, heartbeats) for the whole of it.
+ */
+const nextTurn = () => new Promise<void>((ok) => setTimeout(ok, 0));
+
+/** Every node row, in parts of CHUNK by id, with a turn of the event loop between them. */
+async function allNodeRows(q: Q): Promise<NodeRow[]> {
+  const out: NodeRow[] = [];
+  for (;;) {
+    const after = out.at(-1)?.id;
+    const part = await q
+      .select(nodeColumns)
+      .from(nodes)
+      .where(after === undefined ? undefined : gt(nodes.id, after))
+      .orderBy(asc(nodes.id))
+      .limit(CHUNK);
+    out.push(...part);
+    if (part.length < CHUNK) return out;
+    await nextTurn();
+  }
+}
+
 /** Node rows changed since the cache's generation (all of them on the first read), with their inventories' facts. */
 async function refreshNodes(q: Q, cache: PlacementCache, full: boolean) {
-  const rows = await q
-    .select(nodeColumns)
-    .from(nodes)
-    .where(full ? undefined : gt(nodes.rev, cache.generation!));
+  const rows = full
+    ? await allNodeRows(q)
+    : await q.select(nodeColumns).from(nodes).where(gt(nodes.rev, cache.generation!));
   const stale = rows.filter((n) => {
     const had = cache.nodes.get(n.id);
     return !had || versionOf(had) !== versionOf(n);
   });
   const facts = new Map<string, NodeFacts>();
-  for (let i = 0; i < stale.length; i += 500) {
+  for (let i = 0; i < stale.length; i += CHUNK) {
+    if (i) await nextTurn();
     const chunk = await q
       .select({ id: nodes.id, inventory: nodes.inventory })
       .from(nodes)
       .where(
         inArray(
           nodes.id,
-          stale.slice(i, i + 500).map((n) => n.id),
+          stale.slice(i, i + CHUNK).map((n) => n.id),
         ),
       );
     for (const r of chunk) facts.set(r.id, nodeFacts(r.inventory));
@@ -101,12 +126,12 @@ async function refreshStates(q: Q, cache: PlacementCache, full: boolean, nodeIds
   // a node registered again after being deleted starts with no states: drop what was kept of it
   const again = new Set(nodeIds);
   for (const [k, s] of cache.states) if (again.has(s.nodeId)) cache.states.delete(k);
-  for (let i = 0; i < nodeIds.length; i += 500)
+  for (let i = 0; i < nodeIds.length; i += CHUNK)
     set(
       await q
         .select(stateColumns)
         .from(shardStatus)
-        .where(inArray(shardStatus.nodeId, nodeIds.slice(i, i + 500))),
+        .where(inArray(shardStatus.nodeId, nodeIds.slice(i, i + CHUNK))),
     );
 }
 
