@@ -1,6 +1,7 @@
 // Loaded into each `llmgw serve` of bench/fleet.ts with `node --import` (the API's /metrics has no event-loop figure):
 // measures the process's event-loop delay with perf_hooks. On SIGUSR2 it writes what it saw since the last SIGUSR2
-// (ms: p50, p99, max, mean; a sequence number) to $FLEET_LOOP_FILE and starts over, so the benchmark reads one window
+// (ms: p50, p99, max, mean; a sequence number), with where its memory is at that moment (MiB: the V8 heap used and
+// held, memory outside the heap), to $FLEET_LOOP_FILE and starts over, so the benchmark reads one window
 // per phase. The figures are the delay past the 10 ms sampling timer (perf_hooks counts the timer in: an idle loop
 // reads 10.1 ms there, and prom-client's nodejs_eventloop_lag_* would too). Plain JavaScript, so that serve runs
 // without a TypeScript loader.
@@ -14,8 +15,13 @@ if (file) {
   h.enable();
   let seq = 0;
   const ms = (ns) => Math.max(0, Math.round((ns - RESOLUTION_MS * 1e6) / 1e4) / 100);
+  const mib = (b) => Math.round(b / 1048576);
   process.on("SIGUSR2", () => {
+    const m = process.memoryUsage();
     const window = {
+      heapUsedMb: mib(m.heapUsed),
+      heapTotalMb: mib(m.heapTotal),
+      externalMb: mib(m.external),
       seq: ++seq,
       p50: ms(h.percentile(50)),
       p99: ms(h.percentile(99)),

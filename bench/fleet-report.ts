@@ -1,5 +1,6 @@
 // What bench/fleet.ts prints: a line per figure, phase and change, then the summary line last. A run that stopped
 // early (registration past its deadline, an error) prints what it got, with "–" for what it did not reach.
+import { LISTEN_BACKLOG } from "../api/http-server.js";
 import type { PhaseStats } from "./fleet-agents.js";
 import type { ChangeResult } from "./fleet-change.js";
 import type { LoopWindow } from "./fleet-servers.js";
@@ -55,6 +56,11 @@ function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
   const loop = (p.loops ?? []).map((x, n) =>
     x ? `serve[${n}] p50 ${ms(x.p50)}, p99 ${ms(x.p99)}, max ${ms(x.max)}` : `serve[${n}] no answer`,
   );
+  const heap = (p.loops ?? []).flatMap((x, n) =>
+    x?.heapUsedMb === undefined
+      ? []
+      : [`serve[${n}] V8 heap ${x.heapUsedMb} MiB used of ${x.heapTotalMb}, ${x.externalMb} MiB outside it`],
+  );
   const runs = (p.placements ?? []).map((x, n) => {
     const b = before?.placements?.[n] ?? { count: 0, sum: 0 };
     return `serve[${n}] ${x.count - b.count} runs, ${(x.sum - b.sum).toFixed(1)} s in all`;
@@ -67,7 +73,7 @@ function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
   return (
     `${name}: event-loop delay (ms past the probe's 10 ms timer) ${loop.join("; ") || "–"}; placement runs ` +
     `(llmgw_placement_duration_seconds, queueing included) ${runs.join("; ") || "–"}; TCP ${tcp}, accept queue ` +
-    `(of 511) ${accept}; failed calls ${counts(p.stats?.errors ?? {})}`
+    `(of ${LISTEN_BACKLOG}) ${accept}; ${heap.length ? `memory at the end: ${heap.join("; ")}; ` : ""}failed calls ${counts(p.stats?.errors ?? {})}`
   );
 }
 

@@ -22,7 +22,16 @@ export type ServersOptions = {
   beforeServe?: (dbUrl: string) => Promise<void>;
 };
 /** A window of the probe (ms past the 10 ms timer). */
-export type LoopWindow = { p50: number; p99: number; max: number; mean: number; count: number };
+export type LoopWindow = {
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
+  count: number;
+  heapUsedMb?: number;
+  heapTotalMb?: number;
+  externalMb?: number;
+};
 
 /** Stops a process within `ms` (SIGTERM, then SIGKILL). */
 async function halt(p: Proc, ms = 5000) {
