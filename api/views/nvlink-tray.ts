@@ -28,10 +28,13 @@ export type NvlinkNodeInput = {
   imexConfig?: ImexConfigSent | null;
 };
 
-/** Whether one card's fabric makes its tray degraded (the rule of shared/fabric.ts, for a single card). */
+/**
+ * Whether one card's fabric makes its tray degraded: bandwidth Degraded or health Limited Capacity (the rule of
+ * shared/fabric.ts nodeFabric, for a single card, read directly — the view asks it of every card at every scrape).
+ */
 function cardDegraded(g: NvlinkCard): boolean {
-  const f = nodeFabric([g]);
-  return f.degraded.length > 0 || f.health === "Limited Capacity";
+  const h = g.fabric?.health;
+  return h?.bandwidth === "Degraded" || h?.summary === "Limited Capacity";
 }
 
 /** One card as the view shows it: joined or why not, its domain, degraded or not, and the fabric as reported. */
