@@ -5,6 +5,7 @@
 // on K instances, one of them killed halfway. The hit rate is the engines' own (cached / prompt tokens in their usage),
 // beside an ideal cache: one LRU of all replicas' capacity that sees every request.
 // Run: npm run build && npx tsx bench/routing.ts [--trace FILE] [--limit N] [--speed X] [--replicas R] [--instances K]
+//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N]
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,6 +31,7 @@ function options() {
       "max-tokens": { type: "string", default: "32" },
       policies: { type: "string", default: "random,p2c,prefix" },
       "key-blocks": { type: "string" },
+      slack: { type: "string" },
     },
   });
   const num = (flag: string, x: string, min: number) => {
@@ -52,6 +54,7 @@ function options() {
     maxTokens: num("max-tokens", v["max-tokens"]!, 1),
     policies,
     keyBlocks: v["key-blocks"] === undefined ? undefined : num("key-blocks", v["key-blocks"], 1),
+    slack: v.slack === undefined ? undefined : num("slack", v.slack, 0),
   };
 }
 let args: ReturnType<typeof options>;
@@ -132,7 +135,14 @@ try {
           weightsPath: `/models/${MODEL}`,
           profiles: [mockProfile("one")],
           routing: run.policy,
-          ...(args.keyBlocks ? { prefixRouting: { keyBlocks: args.keyBlocks } } : {}),
+          ...(args.keyBlocks !== undefined || args.slack !== undefined
+            ? {
+                prefixRouting: {
+                  ...(args.keyBlocks !== undefined ? { keyBlocks: args.keyBlocks } : {}),
+                  ...(args.slack !== undefined ? { slack: args.slack } : {}),
+                },
+              }
+            : {}),
         },
       };
       await put(spec).catch(() => put(spec));

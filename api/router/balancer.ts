@@ -4,24 +4,29 @@
 
 import { fnv1a32 } from "../../shared/hash.js";
 import { weight } from "./prefix.js";
-import type { Balancer, Endpoint } from "./types.js";
+import type { Balancer, Endpoint, PrefixPick } from "./types.js";
 
 /** A stable 32-bit hash of a session id: every instance maps a session to the same replica. */
 export const hash32 = fnv1a32;
 
 /**
  * The replica of highest rendezvous weight for the prefix key whose outstanding requests, with this one, stay within
- * `loadFactor` × the mean (consistent hashing with bounded loads): every instance ranks the replicas alike, and a
- * replica joining or leaving moves only the keys it wins or held. Undefined when every replica is over the bound.
+ * `loadFactor` × the mean (consistent hashing with bounded loads) or within `slack` of the least loaded replica's:
+ * every instance ranks the replicas alike, and a replica joining or leaving moves only the keys it wins or held.
+ * Undefined when every replica is over the bound.
  */
 export function byPrefix(
   pool: readonly Endpoint[],
   inflight: (url: string) => number,
-  prefix: { key: number; loadFactor: number },
+  prefix: PrefixPick,
 ): Endpoint | undefined {
   let total = 1;
-  for (const e of pool) total += inflight(e.url);
-  const bound = Math.ceil((prefix.loadFactor * total) / pool.length);
+  let least = Number.POSITIVE_INFINITY;
+  for (const e of pool) {
+    total += inflight(e.url);
+    least = Math.min(least, inflight(e.url));
+  }
+  const bound = Math.max(Math.ceil((prefix.loadFactor * total) / pool.length), least + prefix.slack + 1);
   let best: Endpoint | undefined;
   let bestWeight = -1;
   for (const e of pool) {
@@ -48,7 +53,7 @@ export function choose(
     random: () => number;
     session?: string;
     slack?: number;
-    prefix?: { key: number; loadFactor: number };
+    prefix?: PrefixPick;
   },
 ): Endpoint | undefined {
   const healthy = endpoints.filter((e) => !o.quarantined(e.url));

@@ -19,6 +19,12 @@ export const DEFAULT_KEY_BLOCKS = 32;
 
 /** A replica may take this × the mean of outstanding requests before the next one in the key's order gets it. */
 export const DEFAULT_LOAD_FACTOR = 1.25;
+/**
+ * …or up to this many requests more than the least loaded replica, whatever the mean: with few requests outstanding on
+ * an instance the bound alone is coarse (two of four replicas busy with one request each already put a third over
+ * it), and a conversation's turns would scatter between replicas that an engine's batch would have served together.
+ */
+export const DEFAULT_PREFIX_SLACK = 2;
 
 const MAX_PARTS = 256;
 
@@ -119,5 +125,6 @@ export function routingOf(spec: Pick<ModelSpec, "routing" | "prefixRouting">): R
     blockChars: spec.prefixRouting?.blockChars ?? DEFAULT_BLOCK_CHARS,
     keyBlocks: spec.prefixRouting?.keyBlocks ?? DEFAULT_KEY_BLOCKS,
     loadFactor: spec.prefixRouting?.loadFactor ?? DEFAULT_LOAD_FACTOR,
+    slack: spec.prefixRouting?.slack ?? DEFAULT_PREFIX_SLACK,
   };
 }

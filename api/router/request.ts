@@ -5,7 +5,7 @@ import { type OpenAiErrorType, openAiError } from "./errors.js";
 import { type Cancel, failureKind, requestWritten, retriable, type UpstreamResponse } from "./failures.js";
 import type { Slot } from "./fair-queue.js";
 import { prefixKey, routingOf } from "./prefix.js";
-import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, RouterDeps } from "./types.js";
+import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, PrefixPick, RouterDeps } from "./types.js";
 
 export const POSTS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]);
 const STREAMS_USAGE = new Set(["/v1/chat/completions", "/v1/completions"]);
@@ -93,7 +93,7 @@ export type Routed = {
   body: string;
   injected: boolean;
   /** The prompt's prefix key, when the model routes by prefix. */
-  prefix?: { key: number; loadFactor: number };
+  prefix?: PrefixPick;
 };
 
 /** Reads a POST body: its model, whether the key may use it and has budget left, and where it can go. */
@@ -155,7 +155,7 @@ export async function route(
     body: injected ? JSON.stringify({ ...body, stream_options: { ...options, include_usage: true } }) : text,
     injected,
     ...(prefix !== undefined && routing.policy === "prefix"
-      ? { prefix: { key: prefix, loadFactor: routing.loadFactor } }
+      ? { prefix: { key: prefix, loadFactor: routing.loadFactor, slack: routing.slack } }
       : {}),
   };
 }

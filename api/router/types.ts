@@ -60,7 +60,10 @@ export type UsageRecorder = {
 /** How the router picks among a model's replicas (the model spec's `routing` and `prefixRouting`, defaults filled). */
 export type Routing =
   | { policy: "p2c" }
-  | { policy: "prefix"; blockChars: number; keyBlocks: number; loadFactor: number };
+  | { policy: "prefix"; blockChars: number; keyBlocks: number; loadFactor: number; slack: number };
+
+/** A request's prefix key and the bound its replica is held to (api/router/balancer.ts byPrefix). */
+export type PrefixPick = { key: number; loadFactor: number; slack: number };
 
 export type EndpointTable = {
   /** Ready endpoints by served model name. */
@@ -87,7 +90,7 @@ export type Balancer = {
     endpoints: readonly Endpoint[],
     exclude: ReadonlySet<string>,
     session?: string,
-    prefix?: { key: number; loadFactor: number },
+    prefix?: PrefixPick,
   ): Endpoint | undefined;
   /** Counts a request to `url` as outstanding; the returned function ends it (once, whatever calls it). */
   begin(url: string): () => void;

@@ -80,7 +80,18 @@ export const PrefixRouting = z
       .openapi({
         description:
           "a replica is skipped while its outstanding requests would exceed this × the mean (1.25 when absent), " +
-          "for the next one in the key's order",
+          "for the next one in the key's order — unless it is within `slack` of the least loaded replica",
+      }),
+    slack: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .optional()
+      .openapi({
+        description:
+          "a replica with at most this many outstanding requests more than the least loaded one is never skipped, " +
+          "whatever the mean (2 when absent; 0: the load factor alone)",
       }),
   })
   .openapi("PrefixRouting", { description: "the knobs of `routing: prefix`" });

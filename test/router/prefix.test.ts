@@ -71,14 +71,15 @@ describe("byPrefix", () => {
 
   it("gives a key the same replica whatever the order of the replicas (every instance agrees)", () => {
     for (const key of keys.slice(0, 200)) {
-      const a = byPrefix(replicas, idle, { key, loadFactor: 1.25 });
-      const b = byPrefix([...replicas].reverse(), idle, { key, loadFactor: 1.25 });
+      const a = byPrefix(replicas, idle, { key, loadFactor: 1.25, slack: 0 });
+      const b = byPrefix([...replicas].reverse(), idle, { key, loadFactor: 1.25, slack: 0 });
       expect(a?.replicaId).toBe(b?.replicaId);
     }
   });
 
   it("spreads keys evenly, and a replica leaving moves only the keys it held", () => {
-    const owner = (pool: Endpoint[], key: number) => byPrefix(pool, idle, { key, loadFactor: 1.25 })!.replicaId;
+    const owner = (pool: Endpoint[], key: number) =>
+      byPrefix(pool, idle, { key, loadFactor: 1.25, slack: 0 })!.replicaId;
     const counts = new Map<string, number>();
     for (const key of keys) counts.set(owner(replicas, key), (counts.get(owner(replicas, key)) ?? 0) + 1);
     for (const r of replicas) expect(counts.get(r.replicaId)).toBeGreaterThan(800);
@@ -88,20 +89,35 @@ describe("byPrefix", () => {
 
   it("skips a replica whose outstanding requests would pass the bound, for the next in the key's order", () => {
     const key = keys[0]!;
-    const first = byPrefix(replicas, idle, { key, loadFactor: 1.25 })!;
+    const first = byPrefix(replicas, idle, { key, loadFactor: 1.25, slack: 0 })!;
     const busy = (url: string) => (url === first.url ? 3 : 0);
     // 3 outstanding, 4 replicas: the bound is ceil(1.25 × 4 / 4) = 2, which the key's replica would pass
-    const next = byPrefix(replicas, busy, { key, loadFactor: 1.25 })!;
+    const next = byPrefix(replicas, busy, { key, loadFactor: 1.25, slack: 0 })!;
     expect(next.replicaId).not.toBe(first.replicaId);
     // at loadFactor 4 the bound is ceil(4 × 4 / 4) = 4: the key's replica keeps it
-    expect(byPrefix(replicas, busy, { key, loadFactor: 4 })!.replicaId).toBe(first.replicaId);
+    expect(byPrefix(replicas, busy, { key, loadFactor: 4, slack: 0 })!.replicaId).toBe(first.replicaId);
+  });
+
+  it("keeps the key's replica while it is within the slack of the least loaded one, whatever the mean", () => {
+    const key = keys[0]!;
+    const first = byPrefix(replicas, idle, { key, loadFactor: 1.25, slack: 0 })!;
+    const load = (mine: number) => (url: string) => (url === first.url ? mine : 0);
+    // 2 outstanding on the key's replica, none elsewhere: over the bound (ceil(1.25 × 3 / 4) = 1), within a slack of 2
+    expect(byPrefix(replicas, load(2), { key, loadFactor: 1.25, slack: 2 })!.replicaId).toBe(first.replicaId);
+    expect(byPrefix(replicas, load(2), { key, loadFactor: 1.25, slack: 0 })!.replicaId).not.toBe(first.replicaId);
+    // 3 more than the least: past the slack too
+    expect(byPrefix(replicas, load(3), { key, loadFactor: 1.25, slack: 2 })!.replicaId).not.toBe(first.replicaId);
+    // the slack is counted from the least loaded replica, not from nothing
+    const all = (url: string) => (url === first.url ? 12 : 10);
+    expect(byPrefix(replicas, all, { key, loadFactor: 1, slack: 2 })!.replicaId).toBe(first.replicaId);
+    expect(byPrefix(replicas, all, { key, loadFactor: 1, slack: 1 })!.replicaId).not.toBe(first.replicaId);
   });
 });
 
 describe("choose", () => {
   const o = { quarantined: () => false, random: () => 0.5 };
   it("keeps a session's replica over the prefix's", () => {
-    const prefix = { key: 12345, loadFactor: 1.25 };
+    const prefix = { key: 12345, loadFactor: 1.25, slack: 0 };
     const byKey = choose(replicas, idle, { ...o, prefix })!;
     const sessions = Array.from({ length: 50 }, (_, i) => `s${i}`);
     const other = sessions.find((s) => choose(replicas, idle, { ...o, session: s })!.url !== byKey.url)!;
@@ -111,7 +127,7 @@ describe("choose", () => {
 
 describe("routingOf", () => {
   it("defaults to prefix with the documented knobs, and keeps p2c when asked", () => {
-    expect(routingOf({})).toEqual({ policy: "prefix", blockChars: 64, keyBlocks: 32, loadFactor: 1.25 });
+    expect(routingOf({})).toEqual({ policy: "prefix", blockChars: 64, keyBlocks: 32, loadFactor: 1.25, slack: 2 });
     expect(routingOf({ routing: "prefix", prefixRouting: { keyBlocks: 8 } })).toMatchObject({ keyBlocks: 8 });
     expect(routingOf({ routing: "p2c" })).toEqual({ policy: "p2c" });
   });
