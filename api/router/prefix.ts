@@ -21,8 +21,8 @@ export const DEFAULT_KEY_BLOCKS = 32;
 export const DEFAULT_LOAD_FACTOR = 1.25;
 /**
  * …or up to this many requests more than the least loaded replica, whatever the mean: with few requests outstanding on
- * an instance the bound alone is coarse (two of four replicas busy with one request each already put a third over
- * it), and a conversation's turns would scatter between replicas that an engine's batch would have served together.
+ * an instance the bound alone is coarse (one request on each of two of four replicas: another for either passes it),
+ * and a conversation's turns would scatter between replicas that an engine's batch would have served together.
  */
 export const DEFAULT_PREFIX_SLACK = 2;
 

@@ -56,13 +56,24 @@ export function nvlinkView(input: NvlinkInput): NvlinkView {
   const shards = [...input.shards].sort(
     (a, b) => natural(a.replicaId, b.replicaId) || a.rank - b.rank || natural(a.shardId, b.shardId),
   );
+  // each tray is given the shards on its node only: a fleet of trays each filtering every shard was quadratic
+  const onNode = new Map<string, NvlinkShard[]>();
+  for (const s of shards) {
+    const list = onNode.get(s.node);
+    if (list) list.push(s);
+    else onNode.set(s.node, [s]);
+  }
   const standalone: NvlinkStandalone[] = [];
   const noFabric: string[] = [];
   for (const n of input.nodes) {
     // a tray whose cards no longer name a domain (a fabric manager restart blanks them) stays in its last one, out
     const home = nodeDomain(n.gpus, n.lastDomain);
-    if (home) members.set(home, [...(members.get(home) ?? []), nvlinkTray(n, input.imexLists.get(home), shards)]);
-    else if (n.gpus.some((g) => g.fabric)) {
+    if (home) {
+      const tray = nvlinkTray(n, input.imexLists.get(home), onNode.get(n.id));
+      const trays = members.get(home);
+      if (trays) trays.push(tray);
+      else members.set(home, [tray]);
+    } else if (n.gpus.some((g) => g.fabric)) {
       const zero = n.gpus.some((g) => g.fabric?.clusterUuid);
       const gpus = [...n.gpus].sort((a, b) => a.index - b.index).map(nvlinkGpu);
       standalone.push({
@@ -105,12 +116,13 @@ export function imexListsOf(ns: readonly NvlinkNodeInput[]): Promise<Map<string,
 }
 
 /**
- * The NVLink parts of parsed inventories, by node id, stamped with the registration and inventory version they came
- * from.
+ * The NVLink parts of parsed inventories, by node id, stamped with the registration and the change index (`rev`) of the
+ * row they came from: `rev` moves when a card's fabric or health, IMEX or a registration changes, not at a heartbeat
+ * that only reports memory in use — so a scrape re-reads the inventories whose NVLink parts can have changed.
  */
 export type NvlinkCache = Map<string, { stamp: string; gpus: NvlinkCard[]; imex: Inventory["imex"] }>;
 
-const stampOf = (r: { registeredAt: number; version: number }) => `${r.registeredAt}:${r.version}`;
+const stampOf = (r: { registeredAt: number; rev: number }) => `${r.registeredAt}:${r.rev}`;
 
 /** Nodes with the NVLink parts of their inventories: only inventories that changed since `cache` saw them are read. */
 async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCache): Promise<NvlinkNodeInput[]> {
@@ -121,7 +133,7 @@ async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCac
       adminState: nodes.adminState,
       lastSeenAt: nodes.lastSeenAt,
       registeredAt: nodes.registeredAt,
-      version: nodes.inventoryVersion,
+      rev: nodes.rev,
       lastDomain: nodes.lastDomain,
       mgmtAddr: nodes.mgmtAddr,
       imexDigest: nodes.imexConfigDigest,
@@ -135,7 +147,7 @@ async function readNodes(q: Q, now: number, lostAfterS: number, cache: NvlinkCac
       .select({
         id: nodes.id,
         registeredAt: nodes.registeredAt,
-        version: nodes.inventoryVersion,
+        rev: nodes.rev,
         inventory: nodes.inventory,
       })
       .from(nodes)

@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from "../helpers/app.js";
 import {
   DOMAIN,
   declareNvlinkDeployment,
+  fleet,
   GB200_CLASS,
   MIG_CLASS,
   metricsApp,
@@ -283,5 +284,25 @@ describe("a database that cannot be read", () => {
     expect(samples.some((x) => x.name === "llmgw_nodes")).toBe(false);
     expect(r.text).toContain("# TYPE llmgw_router_requests_total counter");
     await m2.close();
+  });
+});
+
+describe("cluster metrics between scrapes", () => {
+  it("a heartbeat that changes a card's fabric shows at the next scrape; one with memory only changes nothing", async () => {
+    const tray = fleet().find((n) => n.id === "gb-tray-b")!.inventory;
+    let samples = await scrape();
+    const joined = () =>
+      sampleValue(samples, "llmgw_gpu_nvlink_joined", { node: "gb-tray-b", gpu: "2", domain: DOMAIN });
+    expect(joined()).toBe(0);
+    const card = tray.gpus[2]!;
+    const beat = (gpu: object) =>
+      m.call("POST", "/api/v1/agents/gb-tray-b/heartbeat", { token: tokens["gb-tray-b"], body: { gpus: [gpu] } });
+    expect((await beat({ uuid: card.uuid, memoryUsedMiB: 1234 })).status).toBe(200);
+    samples = await scrape();
+    expect(joined()).toBe(0);
+    const fabric = { ...card.fabric!, state: "Completed", status: "Success" };
+    expect((await beat({ uuid: card.uuid, fabric, health: card.health })).status).toBe(200);
+    samples = await scrape();
+    expect(joined()).toBe(1);
   });
 });
