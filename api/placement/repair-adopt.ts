@@ -1,0 +1,101 @@
+// The steps of placement's transaction before plan() (apply.ts): replicas freed for repair within the budget, and
+// engines no row names adopted — each writing the events that say what became of them.
+import { and, count, eq, gt } from "drizzle-orm";
+import { transportReason } from "../../shared/schemas/transport.js";
+import type { Tx } from "../db/client.js";
+import type { NewEvent } from "../db/events.js";
+import { insertEvents } from "../db/events.js";
+import { events, shardStatus } from "../db/schema.js";
+import { adoptOrphans, LIVE_STATES } from "./adopt.js";
+import { fitsElsewhere } from "./elsewhere.js";
+import { chooseRepairs } from "./repair.js";
+import type { PlacementRows } from "./rows.js";
+import { policies } from "./serving.js";
+import type { PlanInput } from "./types.js";
+
+/** The settings placement reads (a part of the app's settings). */
+export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repairMaxFraction: number };
+
+/** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
+export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: number, s: PlaceSettings) {
+  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x]));
+  const policy = policies(rows.deployments);
+  const [recent] = await tx
+    .select({ n: count() })
+    .from(events)
+    .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - 60_000)));
+  const r = chooseRepairs({
+    replicas: [...input.replicas]
+      .sort((a, b) => a.seq - b.seq)
+      .map((x) => ({
+        id: x.id,
+        shards: x.shards.map((sh) => {
+          const st = stateOf.get(`${sh.nodeId}/${sh.shardId}`);
+          const degraded = st?.transport?.verdict === "degraded" && policy.get(x.deployment) !== "prefer";
+          return {
+            nodeId: sh.nodeId,
+            state: st?.state,
+            ...(degraded ? { degraded: transportReason(st.transport!) } : {}),
+          };
+        }),
+      })),
+    silentMs: new Map(rows.nodes.map((n) => [n.id, Math.max(0, now - n.lastSeenAt)])),
+    nodeCount: rows.nodes.length,
+    lostAfterS: s.nodeLostAfterS,
+    graceS: s.repairGraceS,
+    recentRepairs: recent?.n ?? 0,
+    maxFraction: s.repairMaxFraction,
+  });
+  // a replica freed for its transport only where another set of nodes fits: on the same ones it starts the same way
+  const byId = new Map(input.replicas.map((x) => [x.id, x]));
+  r.release = r.release.filter((x) => !x.transport || fitsElsewhere(input, byId.get(x.id)!, x.failedOn ?? []));
+  const deploymentOf = new Map(input.replicas.map((x) => [x.id, x.deployment]));
+  const ev: NewEvent[] = r.release.map((x) => ({
+    type: "replica_repaired",
+    nodeId: null,
+    message: `replica ${x.id} freed for re-placement: ${x.why}`,
+    data: { replica: x.id, deployment: deploymentOf.get(x.id), ...(x.failedOn ? { failedOn: x.failedOn } : {}) },
+  }));
+  if (r.held) {
+    const [told] = await tx
+      .select({ n: count() })
+      .from(events)
+      .where(and(eq(events.type, "repair_held"), gt(events.at, now - 300_000)));
+    if (!told?.n) ev.push({ type: "repair_held", nodeId: null, message: r.held });
+  }
+  await insertEvents(tx, now, ev);
+  return r;
+}
+
+/**
+ * Adopts the engines nodes run that no row names (adopt.ts); every orphan looked at has its spec cleared, so each is
+ * decided once, and an event says what became of each live one.
+ */
+export async function adoptIn(tx: Tx, input: PlanInput, orphans: PlacementRows["orphans"], now: number) {
+  if (!orphans.length) return { adopted: [], nextSeq: input.nextSeq };
+  const parsed = orphans.flatMap((o) => (o.spec ? [{ ...o, spec: o.spec }] : []));
+  const a = adoptOrphans(input, parsed);
+  for (const o of orphans)
+    await tx
+      .update(shardStatus)
+      .set({ spec: null })
+      .where(and(eq(shardStatus.nodeId, o.nodeId), eq(shardStatus.shardId, o.shardId)));
+  const live = new Set(parsed.filter((o) => LIVE_STATES.has(o.state)).map((o) => `${o.nodeId}/${o.shardId}`));
+  await insertEvents(tx, now, [
+    ...a.adopted.map((r) => ({
+      type: "replica_adopted" as const,
+      nodeId: r.shards[0]!.nodeId,
+      message: `replica ${r.id} of ${r.deployment} adopted from the engine running on ${r.shards[0]!.nodeId}`,
+      data: { replica: r.id, deployment: r.deployment },
+    })),
+    ...a.refused
+      .filter((x) => live.has(`${x.nodeId}/${x.shardId}`))
+      .map((x) => ({
+        type: "shard_not_adopted" as const,
+        nodeId: x.nodeId,
+        message: `shard ${x.shardId} running on ${x.nodeId} is not adopted (${x.why}); its agent stops it`,
+        data: { shard: x.shardId },
+      })),
+  ]);
+  return { adopted: a.adopted, nextSeq: a.nextSeq };
+}
