@@ -19,7 +19,7 @@ const MAX_WAIT_S = 60;
  * is lost, at most a minute. Heartbeats refresh it as well, so at the default settings (lost after 180 s, a heartbeat
  * a minute, polls of 50 s) most polls write nothing, and a live node is never near the limit.
  */
-export const seenResolutionMs = (lostAfterS: number) => Math.min(60_000, (lostAfterS * 1000) / 3);
+const seenResolutionMs = (lostAfterS: number) => Math.min(60_000, (lostAfterS * 1000) / 3);
 
 const poll = createRoute({
   method: "get",
