@@ -3,7 +3,7 @@ import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ApiCallError, createClient } from "../../agent/client.js";
 import { registerBody } from "../helpers/inventory.js";
-import { freePort } from "../helpers/process.js";
+import { refusingPort } from "../helpers/refusing-port.js";
 import { makeShard } from "./engines/shard.js";
 
 const CP = "http://cp.test:8080";
@@ -107,7 +107,7 @@ describe("client", () => {
   });
 
   it("says it cannot reach a control plane that refuses the connection", async () => {
-    const port = await freePort();
+    const port = await refusingPort();
     const base = `http://127.0.0.1:${port}`;
     server.use(http.all(`${base}/*`, () => passthrough()));
     const e = await failure(createClient({ server: base }).register(registerBody("n1"), "t"));

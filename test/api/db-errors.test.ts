@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { dbFailure, describeDbError } from "../../api/db/db-errors.js";
 import { ApiError } from "../../api/errors.js";
 import { tempDir } from "../helpers/db.js";
-import { freePort } from "../helpers/process.js";
+import { refusingPort } from "../helpers/refusing-port.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -31,7 +31,7 @@ async function thrown(url: string, authToken?: string): Promise<unknown> {
 
 describe("dbFailure", () => {
   it("a remote database on a closed port: connection refused", async () => {
-    const port = await freePort();
+    const port = await refusingPort();
     const f = dbFailure(await thrown(`http://127.0.0.1:${port}`));
     expect(f).toMatchObject({ status: 503, code: "unavailable", kind: "refused" });
     expect(f!.cause).toBe(`connection refused (connect ECONNREFUSED 127.0.0.1:${port})`);

@@ -8,7 +8,7 @@ import type { Log } from "../../api/log.js";
 import { openDb } from "../../api/node.js";
 import { createRowPoller } from "../../api/poll-hub.js";
 import { createTestApp, defaultSettings, silentLog, type TestApp } from "../helpers/app.js";
-import { freePort } from "../helpers/process.js";
+import { refusingPort } from "../helpers/refusing-port.js";
 
 /** A log that keeps its lines. */
 function keptLog() {
@@ -27,7 +27,7 @@ describe("a libSQL server that refuses connections", () => {
   const kept = keptLog();
   let app: ReturnType<typeof createApp>;
   beforeAll(async () => {
-    port = await freePort();
+    port = await refusingPort();
     const { client, store } = await openDb(`http://127.0.0.1:${port}`);
     close = () => client.close();
     app = createApp({

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { HGX_SMI, writeAgentConfig } from "../helpers/agents.js";
 import { tempDir } from "../helpers/db.js";
-import { freePort, runLlmgw } from "../helpers/process.js";
+import { runLlmgw } from "../helpers/process.js";
+import { refusingPort } from "../helpers/refusing-port.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -29,7 +30,7 @@ describe("llmgw agent (command line)", () => {
   });
 
   it("--once against a control plane that is down exits 1 with one line saying so", async () => {
-    const port = await freePort();
+    const port = await refusingPort();
     const { config } = writeAgentConfig({
       nodeId: "lonely",
       server: `http://127.0.0.1:${port}`,

@@ -10,7 +10,7 @@ import { createRouterMetrics } from "../../api/router/metrics.js";
 import { dispatch } from "../../api/router/request.js";
 import type { RouterDeps } from "../../api/router/types.js";
 import { createUpstream } from "../../api/router/upstream.js";
-import { freePort } from "../helpers/process.js";
+import { refusingPort } from "../helpers/refusing-port.js";
 
 const servers: Server[] = [];
 afterAll(() => Promise.all(servers.map((s) => new Promise((ok) => s.close(ok)))));
@@ -94,7 +94,7 @@ describe("the router's retry rule, on real sockets", () => {
     const big = JSON.stringify({ model: "m", prompt: "x".repeat(32 << 20) });
     expect(await send(early.url, other.url, big)).toHaveProperty("res");
     expect(other.count()).toBe(1);
-    const refused = `http://127.0.0.1:${await freePort()}`;
+    const refused = `http://127.0.0.1:${await refusingPort()}`;
     expect(await send(refused, other.url)).toHaveProperty("res");
     expect(other.count()).toBe(2);
   });

@@ -6,7 +6,7 @@ import { sglang } from "../../../agent/engines/sglang.js";
 import { trtllm } from "../../../agent/engines/trtllm.js";
 import { vllm } from "../../../agent/engines/vllm.js";
 import { engineInflight, probeHost, probeHttp } from "../../../agent/supervisor/probe.js";
-import { freePort } from "../../helpers/process.js";
+import { refusingPort } from "../../helpers/refusing-port.js";
 
 const VLLM_METRICS = `# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge
@@ -86,7 +86,7 @@ describe("probeHttp and inflight against a real server", () => {
     });
     await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
     port = (server.address() as AddressInfo).port;
-    closed = await freePort();
+    closed = await refusingPort();
   });
   afterAll(async () => {
     server.closeAllConnections();
