@@ -17,6 +17,7 @@ import { expectedMigrations } from "./db/journal.js";
 import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
 import { useSyncHash } from "./db/secrets.js";
+import { cacheStatements } from "./db/statement-cache.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
 import { closeServer, listen } from "./http-server.js";
@@ -63,6 +64,7 @@ export async function openDb(url: string, authToken?: string): Promise<{ client:
   if (isFileDb(url)) {
     const path = url.slice("file:".length).split("?")[0]!;
     if (path && path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
+    cacheStatements();
   }
   const client = createClient({ url, authToken, timeout: 5000 });
   if (isFileDb(url)) await client.execute("PRAGMA journal_mode=WAL");
