@@ -21,6 +21,8 @@ export const ServerConfig = z.object({
     .regex(/^(file:|libsql:|https?:|wss?:)/, "a file: path or a libsql:, http(s): or ws(s): URL")
     .default("file:./data/llmgw.db"),
   dbAuthToken: z.string().min(1).optional(),
+  /** The embedded file's durability: `normal` syncs its log at checkpoints, `full` at every commit. */
+  dbSync: z.enum(["normal", "full"]).default("normal"),
   adminToken: z.string().min(24, "at least 24 characters").max(256).optional(),
   nodeLostAfterS: int(10, 86400).default(180),
   heartbeatIntervalS: int(1, 3600).default(60),
@@ -54,6 +56,7 @@ const ENV: Record<keyof ServerConfig, string> = {
   port: "LLMGW_PORT",
   dbUrl: "LLMGW_DB_URL",
   dbAuthToken: "LLMGW_DB_AUTH_TOKEN",
+  dbSync: "LLMGW_DB_SYNC",
   adminToken: "LLMGW_ADMIN_TOKEN",
   nodeLostAfterS: "LLMGW_NODE_LOST_AFTER_S",
   heartbeatIntervalS: "LLMGW_HEARTBEAT_INTERVAL_S",

@@ -14,10 +14,10 @@ import { appSettings, type ServerConfig } from "./config.js";
 import { createStore, type Db, type Store, type WrittenEvent } from "./db/client.js";
 import { dbFailure, describeDbError } from "./db/db-errors.js";
 import { expectedMigrations } from "./db/journal.js";
+import { cacheStatements, type DbSync, setDbSync } from "./db/local-connections.js";
 import { migrationStatus } from "./db/migration-status.js";
 import * as schema from "./db/schema.js";
 import { useSyncHash } from "./db/secrets.js";
-import { cacheStatements } from "./db/statement-cache.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
 import { closeServer, listen } from "./http-server.js";
@@ -59,11 +59,19 @@ export function docsScriptReader(path = DOCS_SCRIPT): () => Promise<DocsScript |
 /** True for an embedded database file (as opposed to a libSQL server). */
 export const isFileDb = (url: string) => url.startsWith("file:");
 
-/** Opens the database; a file database gets its directory, WAL mode and a busy timeout. */
-export async function openDb(url: string, authToken?: string): Promise<{ client: Client; db: Db; store: Store }> {
+/**
+ * Opens the database; a file database gets its directory, WAL mode, a busy timeout, statements prepared once per
+ * connection and the durability `sync` says (api/db/local-connections.ts).
+ */
+export async function openDb(
+  url: string,
+  authToken?: string,
+  sync: DbSync = "normal",
+): Promise<{ client: Client; db: Db; store: Store }> {
   if (isFileDb(url)) {
     const path = url.slice("file:".length).split("?")[0]!;
     if (path && path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
+    setDbSync(sync);
     cacheStatements();
   }
   const client = createClient({ url, authToken, timeout: 5000 });
@@ -167,7 +175,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     config.tlsCert && config.tlsKey ? { certFile: config.tlsCert, keyFile: config.tlsKey } : undefined;
   // a bad pair is said before anything opens
   const tls = tlsFiles && (await readTlsPair(tlsFiles));
-  const { client, db, store } = await openDb(config.dbUrl, config.dbAuthToken);
+  const { client, db, store } = await openDb(config.dbUrl, config.dbAuthToken, config.dbSync);
   // every event a write stores (registration, a node lost or back, cordon, drain, repair, adoption …) is a log line
   store.onEvents?.((events) => {
     for (const e of events) log.info(e.message, eventFields(e));

@@ -78,7 +78,7 @@ export async function runMigrate(flags: { db?: string }): Promise<number> {
   if (!cfg) return 2;
   let opened: Awaited<ReturnType<typeof openDb>> | undefined;
   try {
-    opened = await openDb(cfg.dbUrl, cfg.dbAuthToken);
+    opened = await openDb(cfg.dbUrl, cfg.dbAuthToken, cfg.dbSync);
     const before = await migrationStatus(opened.db, expectedMigrations);
     await applyMigrations(opened.db);
     process.stdout.write(

@@ -80,11 +80,17 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   const placed = await placeTimed(c.var.deps, t);
   if (placed.changedNodes.length) waiter.notify();
   // the index authentication read is current unless this poll's placement just moved it
-  let current = await nodeAssignments(store, node, placed.changedNodes.length ? undefined : row.assignIndex);
-  if (index !== undefined && index === current.index && wait) {
-    const ms = Math.min(wait, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
-    await waiter.wait(node, index, ms, c.req.raw.signal);
-    current = await nodeAssignments(store, node);
+  const known = placed.changedNodes.length ? undefined : row.assignIndex;
+  const waited = (from: number, waitS: number) => {
+    const ms = Math.min(waitS, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
+    return waiter.wait(node, from, ms, c.req.raw.signal).then(() => nodeAssignments(store, node));
+  };
+  let current: Awaited<ReturnType<typeof nodeAssignments>>;
+  // an agent holding the current index waits before its shards are read: they are read once, for the answer
+  if (index !== undefined && wait && index === known) current = await waited(index, wait);
+  else {
+    current = await nodeAssignments(store, node, known);
+    if (index !== undefined && wait && index === current.index) current = await waited(index, wait);
   }
   // the database was replaced by an older one while this poll waited
   if (index !== undefined && current.index < index) throw stateBehind(node, index, current.index);
