@@ -7,7 +7,7 @@ import type { AppDeps, AppSettings } from "../../api/deps.js";
 import type { Log } from "../../api/log.js";
 import { applyMigrations, openDb } from "../../api/node.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
-import { createPollHub } from "../../api/poll-hub.js";
+import { type AssignmentWaiter, createPollHub } from "../../api/poll-hub.js";
 import { tempDbUrl } from "./db.js";
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };
@@ -42,14 +42,21 @@ export async function migratedDb() {
 
 /** The app on a fresh, migrated temp-file database with one admin token, plus a small request helper. */
 export async function createTestApp(
-  opts: { settings?: Partial<AppSettings>; log?: Log; docsScript?: AppDeps["docsScript"] } = {},
+  opts: {
+    settings?: Partial<AppSettings>;
+    log?: Log;
+    docsScript?: AppDeps["docsScript"];
+    /** Stands between the app and its poll hub (to watch the waits). */
+    wrapWaiter?: (hub: AssignmentWaiter) => AssignmentWaiter;
+  } = {},
 ) {
   const migrated = await migratedDb();
   const { db, store } = migrated;
   const clock = testClock();
   const adminToken = (await ensureAdminToken(store, clock.now()))!;
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };
-  const waiter = createPollHub(store, 50);
+  const hub = createPollHub(store, 50);
+  const waiter = opts.wrapWaiter?.(hub) ?? hub;
   const background = createBackground();
   const app = createApp({
     store,
