@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
+import { limitBodies } from "./body-limit.js";
 import { consoleRoutes } from "./console/routes.js";
 import type { AppDeps, AppEnv } from "./deps.js";
 import { docsRoutes } from "./docs.js";
@@ -68,17 +68,19 @@ export function createApp(deps: AppDeps) {
     c.set("requestId", id);
     c.set("deps", deps);
     const began = performance.now();
-    await next();
+    // set before the response exists, it goes into the one the route builds: set on a finished response, Hono copies
+    // that response into a new one whose body is a stream, which @hono/node-server then writes the slow way
     c.header("x-request-id", id);
+    await next();
+    // a route that answers with a Response of its own does not carry it
+    if (!c.res.headers.has("x-request-id")) c.header("x-request-id", id);
     if (c.req.path.startsWith("/api/")) deps.log.info("request", accessFields(c, id, began));
   });
   app.use(
     "/api/*",
-    bodyLimit({
-      maxSize: deps.settings.maxBodyBytes,
-      onError: (c) =>
-        problem(c, 413, "payload_too_large", `request body larger than ${deps.settings.maxBodyBytes} bytes`),
-    }),
+    limitBodies(deps.settings.maxBodyBytes, (c) =>
+      problem(c, 413, "payload_too_large", `request body larger than ${deps.settings.maxBodyBytes} bytes`),
+    ),
   );
   // A successful write may change placement: place now (in the background) and wake the polls it concerns, rather
   // than waiting for the next poll to arrive — every agent may be parked in a long-poll.
