@@ -2,25 +2,17 @@
 // server will not read the rest for long, and drops the socket), so a keep-alive client opens a fresh connection for
 // its next request instead of losing it; an answer to a request read to the end keeps the connection.
 import { Agent, request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listen } from "../../api/http-server.js";
-import { createTestApp, type TestApp } from "../helpers/app.js";
+import { createTestApp, serveOverHttp, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
-let server: ReturnType<typeof listen>;
 let port: number;
+let close: () => Promise<void>;
 beforeAll(async () => {
   t = await createTestApp();
-  server = listen(t.app, undefined, "127.0.0.1", 0);
-  await new Promise<void>((ok) => server.once("listening", () => ok()));
-  port = (server.address() as AddressInfo).port;
+  ({ port, close } = await serveOverHttp(t));
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((ok) => server.close(() => ok()));
-  await t.close();
-});
+afterAll(() => close());
 
 type Answer = { status: number; connection: string | undefined; socket: number };
 

@@ -1,16 +1,14 @@
 // A long-poll whose agent goes away (its connection closed mid-wait) stops waiting at once, over real HTTP: its wait
 // in the poll hub ends rather than holding its node's entry for up to a minute.
 import { request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listen } from "../../api/http-server.js";
-import { createTestApp, type TestApp } from "../helpers/app.js";
+import { createTestApp, serveOverHttp, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 import { until } from "../helpers/process.js";
 
 let t: TestApp;
-let server: ReturnType<typeof listen>;
 let port: number;
+let close: () => Promise<void>;
 const waits: { nodeId: string; signal?: AbortSignal; ended: boolean }[] = [];
 
 beforeAll(async () => {
@@ -24,15 +22,9 @@ beforeAll(async () => {
       },
     }),
   });
-  server = listen(t.app, undefined, "127.0.0.1", 0);
-  await new Promise<void>((ok) => server.once("listening", () => ok()));
-  port = (server.address() as AddressInfo).port;
+  ({ port, close } = await serveOverHttp(t));
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((ok) => server.close(() => ok()));
-  await t.close();
-});
+afterAll(() => close());
 
 describe("a long-poll whose client went away", () => {
   it("ends its wait when the connection closes", async () => {

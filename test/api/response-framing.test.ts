@@ -2,25 +2,17 @@
 // its length, not as a chunked stream, and every answer carries its x-request-id — the client's when it sent a sane one;
 // a body over the limit is refused whether it declares its length or comes chunked.
 import { request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listen } from "../../api/http-server.js";
-import { createTestApp, type TestApp } from "../helpers/app.js";
+import { createTestApp, serveOverHttp, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
-let server: ReturnType<typeof listen>;
 let port: number;
+let close: () => Promise<void>;
 beforeAll(async () => {
   t = await createTestApp({ settings: { maxBodyBytes: 8192 } });
-  server = listen(t.app, undefined, "127.0.0.1", 0);
-  await new Promise<void>((ok) => server.once("listening", () => ok()));
-  port = (server.address() as AddressInfo).port;
+  ({ port, close } = await serveOverHttp(t));
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((ok) => server.close(() => ok()));
-  await t.close();
-});
+afterAll(() => close());
 
 function get(path: string, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>(

@@ -1,9 +1,11 @@
+import type { AddressInfo } from "node:net";
 import { createApp } from "../../api/app.js";
 import { createBackground } from "../../api/background.js";
 import { appSettings, ServerConfig } from "../../api/config.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import type { AppDeps, AppSettings } from "../../api/deps.js";
+import { listen } from "../../api/http-server.js";
 import type { Log } from "../../api/log.js";
 import { applyMigrations, openDb } from "../../api/node.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
@@ -101,3 +103,17 @@ export async function createTestApp(
   };
 }
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
+
+/** `t`'s app served over real HTTP (Node's server, as `llmgw serve` runs it) on a free port of 127.0.0.1. */
+export async function serveOverHttp(t: TestApp): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = listen(t.app, undefined, "127.0.0.1", 0);
+  await new Promise<void>((ok) => server.once("listening", () => ok()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((ok) => server.close(() => ok()));
+      await t.close();
+    },
+  };
+}
