@@ -1,11 +1,11 @@
 // What each connection to the embedded database does besides running statements: it prepares each statement once, and
 // commits with the durability `serve` was given.
 //
-// Statements: @libsql/client's local driver prepares every
-// statement it runs anew, then asks it twice for its columns and sets its modes: ~60–120 µs a statement on a 2-core
-// machine, more than running most of them, and an agent's heartbeat runs about ten. Here each connection keeps its
-// recent statements by their text (SQLite statements are reusable: each run resets and rebinds them), with the
-// answers that cannot change while the schema stands: the columns, whether it returns rows, its modes.
+// Statements: @libsql/client's local driver prepares every statement it runs anew, then asks it twice for its columns
+// and sets its modes: ~60–120 µs a statement on a 2-core machine, more than running most of them, and an agent's
+// heartbeat runs about ten. Here each connection keeps its recent statements by their text (SQLite statements are
+// reusable: each run resets and rebinds them), with the answers that cannot change while the schema stands: the
+// columns, whether it returns rows, its modes.
 import Database from "libsql";
 
 /** The parts of a libsql statement the client's driver uses. */
