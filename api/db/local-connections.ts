@@ -101,14 +101,15 @@ export function cacheStatements(proto: Connection = Database.prototype as unknow
       configured.add(this);
       prepare.call(this, `PRAGMA synchronous = ${synchronous.toUpperCase()}`).run();
     }
-    if (SCHEMA_CHANGE.test(sql)) {
-      schemaEpoch++;
-      return prepare.call(this, sql);
-    }
     const byText = cacheOf(this);
     let s = byText.get(sql);
     if (s) byText.delete(sql);
     else {
+      // a schema change is never kept, so only a statement not found can be one
+      if (SCHEMA_CHANGE.test(sql)) {
+        schemaEpoch++;
+        return prepare.call(this, sql);
+      }
       s = remembering(prepare.call(this, sql));
       if (byText.size >= STATEMENTS_PER_CONNECTION) byText.delete(byText.keys().next().value as string);
     }
