@@ -4,9 +4,6 @@
 // poll's read and its wait), and wakes their waiters; a write on this instance wakes them at once.
 // When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
 // one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
-// Waits end a batch at a time (WAKE_BATCH, then the event loop's other work): each woken poll reads its shards and
-// writes its answer synchronously on the embedded database, so a change that moves 1,000 nodes (or 1,000 deadlines
-// falling due together) would otherwise hold the event loop for seconds and every heartbeat behind it.
 import { eq, gt, inArray, max } from "drizzle-orm";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
@@ -18,39 +15,7 @@ export type AssignmentWaiter = {
   notify(): void;
 };
 
-type Waiter = { index: number; done: () => void; wake: () => void };
-
-/** Waits ended per turn of the event loop. */
-export const WAKE_BATCH = 32;
-
-/**
- * Ends waits `batch` at a time: the rest after a `setImmediate`, so that the I/O that arrived meanwhile (heartbeats,
- * other requests) is served between batches. Returns the function that queues one wait's end.
- */
-export function batchedWakes(batch = WAKE_BATCH): (done: () => void) => void {
-  const due: (() => void)[] = [];
-  let head = 0;
-  let scheduled = false;
-  const drain = () => {
-    scheduled = false;
-    const end = Math.min(due.length, head + batch);
-    while (head < end) due[head++]!();
-    if (head < due.length) {
-      scheduled = true;
-      setImmediate(drain);
-    } else {
-      due.length = 0;
-      head = 0;
-    }
-  };
-  return (done) => {
-    due.push(done);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(drain);
-    }
-  };
-}
+type Waiter = { index: number; done: () => void };
 
 /** The Node entry's waiter: one shared watcher, ticking only while someone waits, until `stop` aborts. */
 export function createPollHub(
@@ -66,7 +31,6 @@ export function createPollHub(
   let highest = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running = false;
-  const wake = batchedWakes();
 
   async function tick() {
     timer = undefined;
@@ -91,14 +55,14 @@ export function createPollHub(
         seen = Math.max(seen, m.index);
         highest = Math.max(highest, m.index);
         // moved on, or below what the poll read (restored between the poll's read and its wait): the poll answers
-        for (const w of waiting.get(m.id) ?? []) if (m.index !== w.index) w.wake();
+        for (const w of waiting.get(m.id) ?? []) if (m.index !== w.index) w.done();
       }
       // indexes never go down, but for a database replaced by an older backup (or the node holding the highest
       // deleted): every waiter answers now, and the poll tells an agent whose index is ahead to register again
       const [top] = await store.db.select({ index: max(nodes.assignIndex) }).from(nodes);
       const now = top?.index ?? 0;
       if (now < highest) {
-        for (const set of waiting.values()) for (const w of set) w.wake();
+        for (const set of waiting.values()) for (const w of set) w.done();
         seen = now;
       }
       highest = now;
@@ -128,22 +92,19 @@ export function createPollHub(
       return new Promise<void>((resolve) => {
         const set = waiting.get(nodeId) ?? new Set<Waiter>();
         waiting.set(nodeId, set);
-        let ended = false;
         const finish = () => {
-          if (ended) return;
-          ended = true;
           clearTimeout(deadline);
           signal?.removeEventListener("abort", finish);
           set.delete(w);
           if (!set.size) waiting.delete(nodeId);
           resolve();
         };
-        const w: Waiter = { index, done: finish, wake: () => wake(finish) };
+        const w: Waiter = { index, done: finish };
         set.add(w);
         // a change that landed between the poll's read and now is found by reading this node's row at the next look
         seen ??= index;
         joined.add(nodeId);
-        const deadline = setTimeout(w.wake, ms);
+        const deadline = setTimeout(finish, ms);
         signal?.addEventListener("abort", finish, { once: true });
         schedule(everyMs);
       });
