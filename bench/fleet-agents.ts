@@ -70,7 +70,7 @@ type Answer = { index: number; shards: { shardId: string; replicaId: string; dep
 
 /** Runs the job's agents until the parent says stop. */
 async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
-  const http = httpPools(job.origins, job.count + 256);
+  const http = httpPools(job.origins);
   let stopped = false;
   let open = 0;
   let phase: PhaseStats = { name: "register", register: [], heartbeat: [], status: [], errors: {} };

@@ -61,6 +61,14 @@ function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
       ? []
       : [`serve[${n}] V8 heap ${x.heapUsedMb} MiB used of ${x.heapTotalMb}, ${x.externalMb} MiB outside it`],
   );
+  const gc = (p.loops ?? []).flatMap((x, n) =>
+    x?.gc
+      ? [
+          `serve[${n}] ${x.gc.young.n} scavenges (${ms(x.gc.young.ms)} ms, longest ${ms(x.gc.young.maxMs)}), ` +
+            `${x.gc.full.n} full (${ms(x.gc.full.ms)} ms, longest ${ms(x.gc.full.maxMs)})`,
+        ]
+      : [],
+  );
   const runs = (p.placements ?? []).map((x, n) => {
     const b = before?.placements?.[n] ?? { count: 0, sum: 0 };
     return `serve[${n}] ${x.count - b.count} runs, ${(x.sum - b.sum).toFixed(1)} s in all`;
@@ -73,7 +81,7 @@ function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
   return (
     `${name}: event-loop delay (ms past the probe's 10 ms timer) ${loop.join("; ") || "–"}; placement runs ` +
     `(llmgw_placement_duration_seconds, queueing included) ${runs.join("; ") || "–"}; TCP ${tcp}, accept queue ` +
-    `(of ${LISTEN_BACKLOG}) ${accept}; ${heap.length ? `memory at the end: ${heap.join("; ")}; ` : ""}failed calls ${counts(p.stats?.errors ?? {})}`
+    `(of ${LISTEN_BACKLOG}) ${accept}; ${gc.length ? `garbage collection ${gc.join("; ")}; ` : ""}${heap.length ? `memory at the end: ${heap.join("; ")}; ` : ""}failed calls ${counts(p.stats?.errors ?? {})}`
   );
 }
 

@@ -31,6 +31,8 @@ export type LoopWindow = {
   heapUsedMb?: number;
   heapTotalMb?: number;
   externalMb?: number;
+  /** Garbage collections in the window: scavenges (young) and the others (mark-compacts and their steps). */
+  gc?: Record<"young" | "full", { n: number; ms: number; maxMs: number }>;
 };
 
 /** Stops a process within `ms` (SIGTERM, then SIGKILL). */
