@@ -30,6 +30,8 @@ export type PrefixCache = {
     prompt: readonly string[],
     computed?: readonly string[],
   ): { queriedTokens: number; cachedTokens: number };
+  /** How many leading tokens of `prompt` are cached now, as lookupAndInsert would find them; changes nothing. */
+  peek(prompt: readonly string[]): number;
   /** Prompt tokens looked up and found so far (vLLM's prefix_cache_queries and prefix_cache_hits). */
   stats(): { queries: number; hits: number };
   /** How many blocks are cached now. */
@@ -65,11 +67,17 @@ export function createPrefixCache(opts: PrefixCacheOptions = {}): PrefixCache {
   const blocks = new Set<string>();
   const stats = { queries: 0, hits: 0 };
 
-  function lookupAndInsert(prompt: readonly string[], computed: readonly string[] = []) {
-    const hashes = blockHashes(computed.length ? prompt.concat(computed) : prompt, blockTokens);
-    const lookable = Math.max(0, Math.floor((prompt.length - 1) / blockTokens));
+  /** Leading full blocks of `hashes` that are cached, short of the prompt's last token. */
+  function found(hashes: readonly string[], promptTokens: number) {
+    const lookable = Math.max(0, Math.floor((promptTokens - 1) / blockTokens));
     let hit = 0;
     while (hit < lookable && blocks.has(hashes[hit]!)) hit++;
+    return hit;
+  }
+
+  function lookupAndInsert(prompt: readonly string[], computed: readonly string[] = []) {
+    const hashes = blockHashes(computed.length ? prompt.concat(computed) : prompt, blockTokens);
+    const hit = found(hashes, prompt.length);
     // last block first, so that a sequence's head is the most recent: eviction takes its tail before its head (vLLM
     // frees a request's blocks in reverse order for the same reason), and a sequence over capacity keeps its head
     for (let i = hashes.length - 1; i >= 0; i--) {
@@ -85,5 +93,7 @@ export function createPrefixCache(opts: PrefixCacheOptions = {}): PrefixCache {
     return { queriedTokens: prompt.length, cachedTokens: hit * blockTokens };
   }
 
-  return { blockTokens, capacityBlocks, lookupAndInsert, stats: () => ({ ...stats }), size: () => blocks.size };
+  const peek = (prompt: readonly string[]) => found(blockHashes(prompt, blockTokens), prompt.length) * blockTokens;
+
+  return { blockTokens, capacityBlocks, lookupAndInsert, peek, stats: () => ({ ...stats }), size: () => blocks.size };
 }

@@ -134,3 +134,17 @@ describe("createPrefixCache", () => {
     expect(() => createPrefixCache(opts)).toThrow(message);
   });
 });
+
+describe("PrefixCache.peek", () => {
+  it("finds what lookupAndInsert would, and changes nothing", () => {
+    const c = createPrefixCache({ capacityTokens: 16, blockTokens: 4 });
+    c.lookupAndInsert(toks(9));
+    expect(c.peek(toks(13))).toBe(8);
+    expect(c.peek(toks(9))).toBe(8);
+    expect(c.peek(toks(12, "u"))).toBe(0);
+    // peeking neither inserted the longer prompt's third block nor moved anything in the LRU order
+    expect(c.size()).toBe(2);
+    expect(c.stats()).toEqual({ queries: 9, hits: 0 });
+    expect(c.lookupAndInsert(toks(13)).cachedTokens).toBe(8);
+  });
+});

@@ -1,0 +1,151 @@
+// What routing could reach on a trace, modelled in one process (no engines, no router processes): the trace's requests
+// in order, each sent by a policy to one of R replicas that each keep a prefix cache (agent/sim/prefix-cache.ts, the
+// mock engine's own), the replicas' outstanding requests taken from a model of their timing (prefill of the uncached
+// tokens at the prefill pace, then the reply at the decode pace; with --prefill-queue a replica prefills one request at
+// a time, first come first served, as a GPU's compute is shared), as one router instance would count them.
+// The policies: `p2c` and `prefix` — the router's own choice (api/router/balancer.ts, the same key and bound) — and two
+// that no stateless router can run, as bounds: `session` (prefix affinity on an oracle key per conversation, from the
+// generator's own session of each request: needs the trace made by bench/traces/make-trace.ts with the same flags) and
+// `precise` (the replica whose cache holds the longest prefix of the request now, among those within the slack of the
+// least loaded: a router that knows every engine's cache). Last, the ideal: one cache of all replicas' capacity.
+// Run: npx tsx bench/routing-bounds.ts [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack 2]
+//        [--prefill-queue]
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createPrefixCache } from "../agent/sim/prefix-cache.js";
+import { choose } from "../api/router/balancer.js";
+import { DEFAULT_BLOCK_CHARS, DEFAULT_KEY_BLOCKS, DEFAULT_LOAD_FACTOR, prefixKey } from "../api/router/prefix.js";
+import type { Endpoint } from "../api/router/types.js";
+import { ROOT } from "../test/helpers/process.js";
+import { machine } from "./machine.js";
+import { messagesOf, readTrace, traceLine } from "./trace.js";
+import { makeTrace } from "./traces/make-trace.js";
+
+const { values: v } = parseArgs({
+  options: {
+    limit: { type: "string", default: "1200" },
+    speed: { type: "string", default: "4" },
+    replicas: { type: "string", default: "4" },
+    "cache-tokens": { type: "string", default: "200000" },
+    "prefill-tokens-per-s": { type: "string", default: "10000" },
+    "tokens-per-s": { type: "string", default: "200" },
+    "max-tokens": { type: "string", default: "32" },
+    slack: { type: "string", default: "2" },
+    "prefill-queue": { type: "boolean", default: false },
+  },
+});
+const num = (flag: keyof typeof v) => {
+  const n = Number(v[flag]);
+  if (!Number.isFinite(n) || n <= 0) {
+    console.error(`bench/routing-bounds.ts: --${flag} wants a positive number, not ${JSON.stringify(v[flag])}`);
+    process.exit(2);
+  }
+  return n;
+};
+const o = {
+  limit: num("limit"),
+  speed: num("speed"),
+  replicas: num("replicas"),
+  cacheTokens: num("cache-tokens"),
+  prefill: num("prefill-tokens-per-s"),
+  decode: num("tokens-per-s"),
+  maxTokens: num("max-tokens"),
+  slack: Number(v.slack),
+  queue: v["prefill-queue"] === true,
+};
+
+// the shipped trace and the generator's own record of each request's session (its README gives the flags)
+const entries = readTrace(readFileSync(join(ROOT, "bench", "traces", "multi-tenant-chat.jsonl"), "utf8"), {
+  limit: o.limit,
+});
+const made = makeTrace({ requests: 3000, rate: 10, tenants: 12, seed: 1 });
+if (entries.some((e, n) => traceLine(e) !== traceLine(made.entries[n]!))) {
+  console.error("bench/routing-bounds.ts: the shipped trace is not what make-trace.ts makes with its README's flags");
+  process.exit(1);
+}
+const sessions = made.sessions;
+// the body the replay sends (routing-replay.ts: one user message after a namespace), and its words as the engine's tokens
+const bodies = entries.map((e) => ({ messages: [{ role: "user", content: `run ${messagesOf(e)[0]!.content}` }] }));
+const words = bodies.map((b) => b.messages[0]!.content.split(" "));
+const replies = entries.map((e) => Math.min(e.output_length, o.maxTokens));
+
+type Policy = "p2c" | "prefix" | "session" | "precise";
+const mix = (x: number) => Math.imul(x + 1, 0x9e3779b1) >>> 0;
+
+function run(policy: Policy) {
+  const caches = Array.from({ length: o.replicas }, () => createPrefixCache({ capacityTokens: o.cacheTokens }));
+  const pool: Endpoint[] = caches.map((_, i) => ({ url: String(i), replicaId: `bench-${i}` }) as Endpoint);
+  const ends: number[][] = caches.map(() => []);
+  const prefillFree = caches.map(() => 0);
+  let prompt = 0;
+  let cached = 0;
+  const ttft: number[] = [];
+  entries.forEach((e, n) => {
+    const now = e.timestamp / o.speed;
+    const inflight = (url: string) => ends[Number(url)]!.filter((t) => t > now).length;
+    const bound = { loadFactor: DEFAULT_LOAD_FACTOR, slack: o.slack };
+    const settings = { blockChars: DEFAULT_BLOCK_CHARS, keyBlocks: DEFAULT_KEY_BLOCKS };
+    let r: number;
+    if (policy === "precise") {
+      const least = Math.min(...pool.map((p) => inflight(p.url)));
+      const open = pool.filter((p) => inflight(p.url) <= least + o.slack);
+      const score = (p: Endpoint) => caches[Number(p.url)]!.peek(words[n]!) * 1000 - inflight(p.url);
+      r = Number(open.reduce((a, b) => (score(b) > score(a) ? b : a)).url);
+    } else {
+      const key =
+        policy === "prefix"
+          ? prefixKey("/v1/chat/completions", bodies[n]!, settings)
+          : policy === "session"
+            ? mix(sessions[n]!)
+            : undefined;
+      const pick = choose(pool, inflight, {
+        quarantined: () => false,
+        random: Math.random,
+        ...(key === undefined ? {} : { prefix: { key, ...bound } }),
+      });
+      r = Number(pick!.url);
+    }
+    const got = caches[r]!.lookupAndInsert(words[n]!);
+    prompt += words[n]!.length;
+    cached += got.cachedTokens;
+    const starts = o.queue ? Math.max(now, prefillFree[r]!) : now;
+    prefillFree[r] = starts + ((words[n]!.length - got.cachedTokens) / o.prefill) * 1000;
+    const firstMs = prefillFree[r]! - now;
+    ttft.push(firstMs);
+    ends[r]!.push(now + firstMs + (replies[n]! * 1000) / o.decode);
+  });
+  return { hitRate: cached / prompt, ttftP90: p90(ttft) };
+}
+const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? 0;
+
+function ideal() {
+  const cache = createPrefixCache({ capacityTokens: o.cacheTokens * o.replicas });
+  let prompt = 0;
+  let cached = 0;
+  const ttft: number[] = [];
+  for (const w of words) {
+    const c = cache.lookupAndInsert(w).cachedTokens;
+    prompt += w.length;
+    cached += c;
+    ttft.push(((w.length - c) / o.prefill) * 1000);
+  }
+  return { hitRate: cached / prompt, ttftP90: p90(ttft) };
+}
+
+console.log(`machine: ${machine()}`);
+console.log(
+  `trace: bench/traces/multi-tenant-chat.jsonl, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${o.slack}`,
+);
+const best = ideal();
+for (const policy of ["p2c", "prefix", "session", "precise"] as const) {
+  // p2c draws at random: the median of three runs
+  const runs = policy === "p2c" ? [run(policy), run(policy), run(policy)] : [run(policy)];
+  const r = runs.sort((a, b) => a.hitRate - b.hitRate)[Math.floor(runs.length / 2)]!;
+  console.log(
+    `${policy}: hit rate ${(r.hitRate * 100).toFixed(1)} % (${((r.hitRate / best.hitRate) * 100).toFixed(0)} % of the ideal), modelled TTFT p90 ${r.ttftP90.toFixed(0)} ms`,
+  );
+}
+console.log(
+  `ideal (one cache of all replicas' capacity): hit rate ${(best.hitRate * 100).toFixed(1)} %, TTFT p90 ${best.ttftP90.toFixed(0)} ms (its uncached tokens alone, never queued)`,
+);
