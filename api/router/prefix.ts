@@ -95,18 +95,60 @@ function chain(h: number, text: string): number {
   return x;
 }
 
+/** The chain hash of `head`'s full blocks from `h` (of its whole text when it has none, and `tail`: its last part too). */
+function chainBlocks(h: number, head: string, blockChars: number, tail: boolean): number {
+  const full = Math.floor(head.length / blockChars) * blockChars;
+  if (!full) return chain(h, head);
+  let x = h;
+  for (let at = 0; at < full; at += blockChars) x = chain(x, head.slice(at, at + blockChars));
+  return tail && full < head.length ? chain(x, head.slice(full)) : x;
+}
+
 /**
- * The routing key of a request: the chain hash of its leading `keyBlocks` full blocks (a prompt shorter than that:
- * of its full blocks, or of its whole text when it has none). Undefined when there is no prompt to key on.
+ * A chat's (or response's) opening: what comes before its first user message — tools, system and developer messages
+ * (a response's instructions) — and that first user message, each rendered as promptHead does, as far as `limit`.
+ * Undefined for a completion, which has no such structure.
+ */
+export function conversationHead(
+  path: string,
+  body: Record<string, unknown>,
+  limit: number,
+): { before: string; first: string } | undefined {
+  const isChat = path.endsWith("/chat/completions");
+  if (!isChat && !path.endsWith("/responses")) return undefined;
+  const render = (b: Record<string, unknown>) => promptHead(path, b, limit);
+  // a response's input as a string is one user message
+  const list = isChat
+    ? body.messages
+    : typeof body.input === "string"
+      ? [{ role: "user", content: body.input }]
+      : body.input;
+  const items: unknown[] = Array.isArray(list) ? list.slice(0, MAX_PARTS) : [];
+  const at = items.findIndex((m) => (m as { role?: unknown } | null)?.role === "user");
+  const opening = isChat ? { tools: body.tools } : { instructions: body.instructions };
+  const key = isChat ? "messages" : "input";
+  return {
+    before: render({ ...opening, [key]: at < 0 ? items : items.slice(0, at) }),
+    first: at < 0 ? "" : render({ [key]: [items[at]] }),
+  };
+}
+
+/**
+ * The routing key of a request. A chat or response with a system part (tools, system or developer messages,
+ * instructions) before its first user message is keyed on both: that part and the first user message, each up to
+ * `keyBlocks` blocks — every turn of a conversation resends both, so its turns share the key, while conversations
+ * under one system prompt spread over the replicas rather than all following it to one. Otherwise the key is the chain
+ * hash of the prompt's leading `keyBlocks` full blocks (a prompt shorter than that: of its full blocks, or of its
+ * whole text when it has none). Undefined when there is no prompt to key on.
  */
 export function prefixKey(path: string, body: Record<string, unknown>, s: PrefixSettings): number | undefined {
-  const head = promptHead(path, body, s.blockChars * s.keyBlocks);
-  if (!head) return undefined;
-  const full = Math.floor(head.length / s.blockChars) * s.blockChars;
-  let h = 0x811c9dc5;
-  if (!full) return chain(h, head);
-  for (let at = 0; at < full; at += s.blockChars) h = chain(h, head.slice(at, at + s.blockChars));
-  return h;
+  const limit = s.blockChars * s.keyBlocks;
+  const start = 0x811c9dc5;
+  const conv = conversationHead(path, body, limit);
+  if (conv?.before.trim() && conv.first)
+    return chainBlocks(chainBlocks(start, conv.before, s.blockChars, true), conv.first, s.blockChars, true);
+  const head = promptHead(path, body, limit);
+  return head ? chainBlocks(start, head, s.blockChars, false) : undefined;
 }
 
 /** A 32-bit mix of the key and a replica's id (murmur3's finalizer): the replica's rendezvous weight for the key. */

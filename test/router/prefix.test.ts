@@ -42,11 +42,44 @@ describe("promptHead", () => {
 });
 
 describe("prefixKey", () => {
-  it("is the same for prompts that share their leading key blocks, whatever follows", () => {
-    const a = prefixKey("/v1/chat/completions", chat(SYSTEM, "What is 2 + 2?"), S);
-    const b = prefixKey("/v1/chat/completions", chat(SYSTEM, "Write a poem about the sea."), S);
+  it("keys a conversation on its system part and first user message: every turn alike, conversations apart", () => {
+    const turn1 = chat(SYSTEM, "What is 2 + 2?");
+    const turn2 = {
+      ...turn1,
+      messages: [...turn1.messages, { role: "assistant", content: "4" }, { role: "user", content: "And 3 + 3?" }],
+    };
+    const other = chat(SYSTEM, "Write a poem about the sea.");
     expect(SYSTEM.length).toBeGreaterThan(S.blockChars * S.keyBlocks);
+    expect(prefixKey("/v1/chat/completions", turn2, S)).toBe(prefixKey("/v1/chat/completions", turn1, S));
+    expect(prefixKey("/v1/chat/completions", other, S)).not.toBe(prefixKey("/v1/chat/completions", turn1, S));
+    // reading stops at each part's limit: what follows within a long first message does not move the key
+    const long = (tail: string) => chat(SYSTEM, `${"context ".repeat(100)}${tail}`);
+    expect(prefixKey("/v1/chat/completions", long("a"), S)).toBe(prefixKey("/v1/chat/completions", long("b"), S));
+    // tools are part of the system part
+    const tools = { ...turn1, tools: [{ type: "function", function: { name: "f" } }] };
+    expect(prefixKey("/v1/chat/completions", tools, S)).not.toBe(prefixKey("/v1/chat/completions", turn1, S));
+  });
+
+  it("keys a response on its instructions and first input the same way", () => {
+    const r = (input: unknown) => prefixKey("/v1/responses", { instructions: SYSTEM, input }, S);
+    expect(r("hello")).toBe(
+      r([
+        { role: "user", content: "hello" },
+        { role: "assistant", content: "hi" },
+      ]),
+    );
+    expect(r("hello")).not.toBe(r("goodbye"));
+  });
+
+  it("keys a prompt with no system part on its leading blocks, whatever follows", () => {
+    const opening = "Summarise the following report for the board. ".repeat(8);
+    const a = prefixKey("/v1/chat/completions", { messages: [{ role: "user", content: `${opening} one` }] }, S);
+    const b = prefixKey("/v1/chat/completions", { messages: [{ role: "user", content: `${opening} two` }] }, S);
+    expect(opening.length).toBeGreaterThan(S.blockChars * S.keyBlocks);
     expect(a).toBe(b);
+    expect(prefixKey("/v1/completions", { prompt: `${opening} one` }, S)).toBe(
+      prefixKey("/v1/completions", { prompt: `${opening} two` }, S),
+    );
   });
 
   it("differs when a leading block differs", () => {
