@@ -19,7 +19,8 @@ import { DEFAULT_BLOCK_CHARS, DEFAULT_KEY_BLOCKS, DEFAULT_LOAD_FACTOR, prefixKey
 import type { Endpoint } from "../api/router/types.js";
 import { ROOT } from "../test/helpers/process.js";
 import { machine } from "./machine.js";
-import { messagesOf, readTrace, traceLine } from "./trace.js";
+import { namespaced } from "./routing-replay.js";
+import { messagesOf, promptOf, readTrace, systemBlocks, traceLine } from "./trace.js";
 import { makeTrace } from "./traces/make-trace.js";
 
 const { values: v } = parseArgs({
@@ -65,9 +66,11 @@ if (entries.some((e, n) => traceLine(e) !== traceLine(made.entries[n]!))) {
   process.exit(1);
 }
 const sessions = made.sessions;
-// the body the replay sends (routing-replay.ts: one user message after a namespace), and its words as the engine's tokens
-const bodies = entries.map((e) => ({ messages: [{ role: "user", content: `run ${messagesOf(e)[0]!.content}` }] }));
-const words = bodies.map((b) => b.messages[0]!.content.split(" "));
+// the body the replay sends (routing-replay.ts: a system and a user message after a namespace), and its words as the
+// engine's tokens
+const system = systemBlocks(entries);
+const bodies = entries.map((e) => ({ messages: namespaced("run", messagesOf(e, system.get(e.hash_ids[0]!) ?? 0)) }));
+const words = entries.map((e) => `run ${promptOf(e)}`.split(" "));
 const replies = entries.map((e) => Math.min(e.output_length, o.maxTokens));
 
 type Policy = "p2c" | "prefix" | "session" | "precise";

@@ -46,6 +46,11 @@ async function send(url: string, key: string, body: object): Promise<Shot> {
   };
 }
 
+/** `messages` with `namespace` before the first one's content. */
+export function namespaced<M extends { content: string }>(namespace: string, messages: M[]): M[] {
+  return messages.map((m, i) => (i ? m : { ...m, content: `${namespace} ${m.content}` }));
+}
+
 /**
  * Replays `entries` open loop: request i leaves at its timestamp / `speed`, to `pick()` (a live target; a request
  * whose connection fails is sent once more to another pick, as a client's load balancer would). `namespace` starts
@@ -60,6 +65,8 @@ export async function replay(o: {
   key: string;
   pick: () => string;
   onHalf?: () => void;
+  /** Each request's system blocks, by its first block (trace.ts systemBlocks). */
+  system: ReadonlyMap<number, number>;
 }): Promise<ReplayResult> {
   const t0 = performance.now();
   const start = o.entries[0]?.timestamp ?? 0;
@@ -70,10 +77,9 @@ export async function replay(o: {
       const wait = at - (performance.now() - t0);
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       if (i === half) o.onHalf?.();
-      const [first] = messagesOf(e);
       const body = {
         model: o.model,
-        messages: [{ role: "user", content: `${o.namespace} ${first!.content}` }],
+        messages: namespaced(o.namespace, messagesOf(e, o.system.get(e.hash_ids[0]!) ?? 0)),
         max_tokens: Math.max(1, Math.min(e.output_length, o.maxTokens)),
         stream: true,
         stream_options: { include_usage: true },

@@ -16,7 +16,7 @@ import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js"
 import { declareReplicas } from "../test/helpers/router.js";
 import { machine } from "./machine.js";
 import { replay, summarize } from "./routing-replay.js";
-import { messagesOf, readTrace, type TraceEntry } from "./trace.js";
+import { promptOf, readTrace, systemBlocks, type TraceEntry } from "./trace.js";
 
 function options() {
   const { values: v } = parseArgs({
@@ -68,6 +68,8 @@ try {
 const MODEL = "bench";
 const ADMIN = "routing-bench-admin-token-000000000001";
 const entries: TraceEntry[] = readTrace(readFileSync(args.trace, "utf8"), { limit: args.limit });
+// each request's system prompt, sent as a system message: where its conversation starts, for the prefix key
+const system = systemBlocks(entries);
 
 /**
  * An ideal cache: one LRU holding every replica's capacity, fed every request of the run in order. Its hit rate, and
@@ -79,7 +81,7 @@ function ideal(namespace: string): { hitRate: number; ttftP90: number } {
   let cached = 0;
   const ttft: number[] = [];
   entries.forEach((e, i) => {
-    const words = `${namespace} ${messagesOf(e)[0]!.content}`.split(/\s+/).filter(Boolean);
+    const words = `${namespace} ${promptOf(e)}`.split(/\s+/).filter(Boolean);
     const reply = Array.from({ length: Math.min(e.output_length, args.maxTokens) }, (_, j) => `reply-${i}-${j}`);
     const r = cache.lookupAndInsert(words, reply);
     prompt += words.length;
@@ -156,6 +158,7 @@ try {
       speed: args.speed,
       maxTokens: args.maxTokens,
       namespace,
+      system,
       model: MODEL,
       key,
       pick: () => (run.policy === "random" ? random(replicas).url : random(live)),

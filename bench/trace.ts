@@ -110,11 +110,44 @@ export function promptOf(e: TraceEntry): string {
 }
 
 /**
- * The chat messages for an entry: one user message holding the whole prompt. One message keeps the prompt's word count
- * (what the mock engine reports as prompt tokens) equal to input_length, and the shared prefix one unbroken string.
+ * The system prompt of each request, in blocks, as its client would send it apart from the conversation: the full
+ * blocks that every request of the trace starting with the same block shares (a tenant's system prompt and tool schema,
+ * where its conversations part). The published traces carry no message boundaries; this is the boundary their ids
+ * imply. A request whose first block no other request starts with (a one-off) has none.
  */
-export function messagesOf(e: TraceEntry): { role: "user"; content: string }[] {
-  return [{ role: "user", content: promptOf(e) }];
+export function systemBlocks(entries: readonly TraceEntry[]): Map<number, number> {
+  const shared = new Map<number, number[]>();
+  const alone = new Set<number>();
+  for (const e of entries) {
+    const full = e.hash_ids.slice(0, Math.floor(e.input_length / BLOCK_TOKENS));
+    const had = shared.get(e.hash_ids[0]!);
+    if (!had) {
+      shared.set(e.hash_ids[0]!, full);
+      alone.add(e.hash_ids[0]!);
+      continue;
+    }
+    alone.delete(e.hash_ids[0]!);
+    let k = 0;
+    while (k < had.length && k < full.length && had[k] === full[k]) k++;
+    shared.set(e.hash_ids[0]!, had.slice(0, k));
+  }
+  return new Map([...shared].map(([id, blocks]) => [id, alone.has(id) ? 0 : blocks.length]));
+}
+
+/**
+ * The chat messages for an entry: its first `system` blocks (systemBlocks) as a system message and the rest as one
+ * user message, or the whole prompt as one user message when `system` leaves nothing on one side. Either way the
+ * words, in order, are promptOf's, so the prompt's word count (what the mock engine reports as prompt tokens) is
+ * input_length, and the shared prefix is the same words.
+ */
+export function messagesOf(e: TraceEntry, system = 0): { role: "system" | "user"; content: string }[] {
+  const words = promptOf(e).split(" ");
+  const cut = Math.min(system * BLOCK_TOKENS, words.length);
+  if (cut <= 0 || cut >= words.length) return [{ role: "user", content: words.join(" ") }];
+  return [
+    { role: "system", content: words.slice(0, cut).join(" ") },
+    { role: "user", content: words.slice(cut).join(" ") },
+  ];
 }
 
 /** Figures for a trace; `idealCacheHit` is the fraction of prompt tokens an infinite prefix cache would already hold. */

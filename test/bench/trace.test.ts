@@ -7,6 +7,7 @@ import {
   messagesOf,
   promptOf,
   readTrace,
+  systemBlocks,
   type TraceEntry,
   traceLine,
   traceStats,
@@ -81,9 +82,28 @@ describe("promptOf", () => {
     expect(words(entry(1500, [4, 1, 2]))[0]).not.toBe(a[0]);
   });
 
-  it("puts the whole prompt in one user message", () => {
-    const e = entry(700, [1, 2]);
+  it("puts the whole prompt in one user message, or its system blocks in a system message before it", () => {
+    const e = entry(1200, [1, 2, 3]);
     expect(messagesOf(e)).toEqual([{ role: "user", content: promptOf(e) }]);
+    const [system, user] = messagesOf(e, 2);
+    expect(system!.role).toBe("system");
+    expect(wordCount(system!.content)).toBe(2 * BLOCK_TOKENS);
+    expect(`${system!.content} ${user!.content}`).toBe(promptOf(e));
+    // a system part as long as the prompt leaves no user message: one message, as without
+    expect(messagesOf(e, 3)).toEqual([{ role: "user", content: promptOf(e) }]);
+  });
+
+  it("finds each request's system blocks: what every request starting with the same block shares", () => {
+    const trace = [
+      entry(1600, [0, 1, 2, 3]), // tenant 0, conversation a
+      entry(1300, [0, 1, 4]), // tenant 0, conversation b
+      entry(2100, [0, 1, 2, 3, 5]), // conversation a, next turn
+      entry(700, [9, 10]), // a one-off
+    ];
+    const system = systemBlocks(trace);
+    expect(system.get(0)).toBe(2);
+    expect(system.get(9)).toBe(0);
+    expect(messagesOf(trace[1]!, system.get(0))[0]!.role).toBe("system");
   });
 });
 
