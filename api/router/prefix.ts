@@ -28,11 +28,16 @@ export const DEFAULT_PREFIX_SLACK = 2;
 
 const MAX_PARTS = 256;
 
+/** Pieces of text: each string counts for its first `lengths[i]` characters (nothing is copied to cut it). */
+type Pieces = { strings: string[]; lengths: number[] };
+
 /** Text of a content value: a string, or the text parts of an array (other parts by their type), as far as `room`. */
-function textOf(content: unknown, room: number, out: string[]): number {
+function textOf(content: unknown, room: number, out: Pieces): number {
   if (typeof content === "string") {
-    out.push(content.length > room ? content.slice(0, room) : content);
-    return Math.min(content.length, room);
+    const n = Math.min(content.length, room);
+    out.strings.push(content);
+    out.lengths.push(n);
+    return n;
   }
   if (!Array.isArray(content)) return 0;
   let used = 0;
@@ -49,59 +54,88 @@ function textOf(content: unknown, room: number, out: string[]): number {
 }
 
 /**
+ * Text gathered as far as `limit` characters: only what is needed is rendered, and it is hashed where it lies (no
+ * joined copy to hash).
+ */
+function gather(limit: number) {
+  const out: Pieces = { strings: [], lengths: [] };
+  let used = 0;
+  return {
+    add(content: unknown) {
+      if (used < limit) used += textOf(content, limit - used, out);
+    },
+    full: () => used >= limit,
+    length: () => used,
+    /** Whether it holds nothing but white space. */
+    blank: () => !out.strings.some((piece, i) => /\S/.test(piece.slice(0, out.lengths[i]))),
+    text: () => out.strings.map((piece, i) => piece.slice(0, out.lengths[i])).join(""),
+    /**
+     * FNV-1a over the first `count` characters, two UTF-16 units a step, continuing from `h` — over whole blocks,
+     * the chain of each block's hash continuing from the previous one's. int32 inside the loop (a uint32 past 2^31
+     * would be a heap number at every step), unsigned at the end.
+     */
+    hash(h: number, count: number): number {
+      let x = h | 0;
+      let left = count;
+      for (let p = 0; p < out.strings.length && left > 0; p++) {
+        const piece = out.strings[p]!;
+        const to = Math.min(out.lengths[p]!, left);
+        let i = 0;
+        for (; i + 1 < to; i += 2)
+          x = Math.imul(x ^ (piece.charCodeAt(i) | (piece.charCodeAt(i + 1) << 16)), 0x01000193);
+        if (i < to) x = Math.imul(x ^ piece.charCodeAt(i), 0x01000193);
+        left -= to;
+      }
+      return x >>> 0;
+    },
+  };
+}
+type Gathered = ReturnType<typeof gather>;
+
+/** A message or input item: its role (or type), its content, a newline. */
+function addItem(h: Gathered, item: unknown) {
+  const it = (item ?? {}) as Record<string, unknown>;
+  h.add(`${String(it.role ?? it.type ?? "")}:`);
+  h.add(it.content);
+  h.add("\n");
+}
+
+/** Items `from` … `to` - 1 of `items`, while there is room. */
+function addItems(h: Gathered, items: readonly unknown[], from: number, to: number) {
+  for (let i = from; i < to && !h.full(); i++) addItem(h, items[i]);
+}
+
+/** A chat's tools, as the engine's template puts them first. */
+function addTools(h: Gathered, tools: unknown, limit: number) {
+  if (Array.isArray(tools) && tools.length) h.add(JSON.stringify(tools).slice(0, limit));
+}
+
+const listOf = (x: unknown): readonly unknown[] => (Array.isArray(x) ? x : []);
+
+/**
  * The first `limit` characters of the prompt as an engine would see it in order: tools, then each message (role and
  * content) for chat; the prompt for completions; instructions, then input, for responses. Only what is needed is
  * rendered (a 100,000-token prompt costs no more than a short one).
  */
 export function promptHead(path: string, body: Record<string, unknown>, limit: number): string {
-  const out: string[] = [];
-  let used = 0;
-  const add = (content: unknown) => {
-    if (used < limit) used += textOf(content, limit - used, out);
-  };
-  const sep = () => add("\n");
+  return promptParts(path, body, limit).text();
+}
+
+function promptParts(path: string, body: Record<string, unknown>, limit: number): Gathered {
+  const h = gather(limit);
   if (path.endsWith("/chat/completions")) {
-    if (Array.isArray(body.tools) && body.tools.length) add(JSON.stringify(body.tools).slice(0, limit));
-    for (const m of Array.isArray(body.messages) ? body.messages.slice(0, MAX_PARTS) : []) {
-      if (used >= limit) break;
-      const msg = (m ?? {}) as Record<string, unknown>;
-      add(`${String(msg.role ?? "")}:`);
-      add(msg.content);
-      sep();
-    }
+    addTools(h, body.tools, limit);
+    const messages = listOf(body.messages);
+    addItems(h, messages, 0, Math.min(messages.length, MAX_PARTS));
   } else if (path.endsWith("/completions")) {
-    add(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
+    h.add(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
   } else if (path.endsWith("/responses")) {
-    add(body.instructions);
-    sep();
-    const input = body.input;
-    if (typeof input === "string") add(input);
-    else if (Array.isArray(input))
-      for (const item of input.slice(0, MAX_PARTS)) {
-        const it = (item ?? {}) as Record<string, unknown>;
-        add(`${String(it.role ?? it.type ?? "")}:`);
-        add(it.content);
-        sep();
-      }
+    h.add(body.instructions);
+    h.add("\n");
+    if (typeof body.input === "string") h.add(body.input);
+    else addItems(h, listOf(body.input), 0, Math.min(listOf(body.input).length, MAX_PARTS));
   }
-  const text = out.join("");
-  return text.length > limit ? text.slice(0, limit) : text;
-}
-
-/** FNV-1a over `text`, continuing from `h`: a block's chain hash is its text hashed on from the previous block's. */
-function chain(h: number, text: string): number {
-  let x = h;
-  for (let i = 0; i < text.length; i++) x = Math.imul(x ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return x;
-}
-
-/** The chain hash of `head`'s full blocks from `h` (of its whole text when it has none, and `tail`: its last part too). */
-function chainBlocks(h: number, head: string, blockChars: number, tail: boolean): number {
-  const full = Math.floor(head.length / blockChars) * blockChars;
-  if (!full) return chain(h, head);
-  let x = h;
-  for (let at = 0; at < full; at += blockChars) x = chain(x, head.slice(at, at + blockChars));
-  return tail && full < head.length ? chain(x, head.slice(full)) : x;
+  return h;
 }
 
 /**
@@ -109,28 +143,32 @@ function chainBlocks(h: number, head: string, blockChars: number, tail: boolean)
  * (a response's instructions) — and that first user message, each rendered as promptHead does, as far as `limit`.
  * Undefined for a completion, which has no such structure.
  */
-export function conversationHead(
+function conversationParts(
   path: string,
   body: Record<string, unknown>,
   limit: number,
-): { before: string; first: string } | undefined {
+): { before: Gathered; first: Gathered } | undefined {
   const isChat = path.endsWith("/chat/completions");
   if (!isChat && !path.endsWith("/responses")) return undefined;
-  const render = (b: Record<string, unknown>) => promptHead(path, b, limit);
   // a response's input as a string is one user message
-  const list = isChat
-    ? body.messages
+  const items = isChat
+    ? listOf(body.messages)
     : typeof body.input === "string"
       ? [{ role: "user", content: body.input }]
-      : body.input;
-  const items: unknown[] = Array.isArray(list) ? list.slice(0, MAX_PARTS) : [];
-  const at = items.findIndex((m) => (m as { role?: unknown } | null)?.role === "user");
-  const opening = isChat ? { tools: body.tools } : { instructions: body.instructions };
-  const key = isChat ? "messages" : "input";
-  return {
-    before: render({ ...opening, [key]: at < 0 ? items : items.slice(0, at) }),
-    first: at < 0 ? "" : render({ [key]: [items[at]] }),
-  };
+      : listOf(body.input);
+  const n = Math.min(items.length, MAX_PARTS);
+  let at = 0;
+  while (at < n && (items[at] as { role?: unknown } | null)?.role !== "user") at++;
+  const before = gather(limit);
+  if (isChat) addTools(before, body.tools, limit);
+  else {
+    before.add(body.instructions);
+    before.add("\n");
+  }
+  addItems(before, items, 0, at);
+  const first = gather(limit);
+  if (at < n) addItem(first, items[at]);
+  return { before, first };
 }
 
 /**
@@ -144,11 +182,14 @@ export function conversationHead(
 export function prefixKey(path: string, body: Record<string, unknown>, s: PrefixSettings): number | undefined {
   const limit = s.blockChars * s.keyBlocks;
   const start = 0x811c9dc5;
-  const conv = conversationHead(path, body, limit);
-  if (conv?.before.trim() && conv.first)
-    return chainBlocks(chainBlocks(start, conv.before, s.blockChars, true), conv.first, s.blockChars, true);
-  const head = promptHead(path, body, limit);
-  return head ? chainBlocks(start, head, s.blockChars, false) : undefined;
+  const conv = conversationParts(path, body, limit);
+  if (conv?.first.length() && !conv.before.blank())
+    return conv.first.hash(conv.before.hash(start, conv.before.length()), conv.first.length());
+  const head = promptParts(path, body, limit);
+  const n = head.length();
+  if (!n) return undefined;
+  const full = Math.floor(n / s.blockChars) * s.blockChars;
+  return head.hash(start, full || n);
 }
 
 /** A 32-bit mix of the key and a replica's id (murmur3's finalizer): the replica's rendezvous weight for the key. */

@@ -70,7 +70,8 @@ export const PrefixRouting = z
       description: "characters in a block of the prompt (64 when absent: ~16 tokens, the engines' KV block)",
     }),
     keyBlocks: z.number().int().min(1).max(1024).optional().openapi({
-      description: "leading blocks that make a request's key (32 when absent: 2,048 characters, ~512 tokens)",
+      description:
+        "blocks of each keyed part that make a request's key: of the system part and of the first user message, or of the leading prompt when it has no system part (32 when absent: 2,048 characters, ~512 tokens)",
     }),
     loadFactor: z
       .number()
@@ -106,8 +107,8 @@ export const ModelSpec = z
     profiles: z.array(Profile).min(1).max(32),
     routing: RoutingPolicy.optional().openapi({
       description:
-        "how the router picks a ready replica: `prefix` (the default) sends requests that share their prompt's leading " +
-        "blocks to the same replica, whose prefix cache holds them, with bounded load; `p2c` the less loaded of two " +
+        "how the router picks a ready replica: `prefix` (the default) sends requests that share their prompt's opening " +
+        "(a conversation's system part and first user message, or the leading blocks) to the same replica, whose prefix cache holds them, with bounded load; `p2c` the less loaded of two " +
         "random replicas (docs/router.md)",
     }),
     prefixRouting: PrefixRouting.optional(),
