@@ -57,40 +57,56 @@ function textOf(content: unknown, room: number, out: Pieces): number {
  * Text gathered as far as `limit` characters: only what is needed is rendered, and it is hashed where it lies (no
  * joined copy to hash).
  */
-function gather(limit: number) {
-  const out: Pieces = { strings: [], lengths: [] };
-  let used = 0;
-  return {
-    add(content: unknown) {
-      if (used < limit) used += textOf(content, limit - used, out);
-    },
-    full: () => used >= limit,
-    length: () => used,
-    /** Whether it holds nothing but white space. */
-    blank: () => !out.strings.some((piece, i) => /\S/.test(piece.slice(0, out.lengths[i]))),
-    text: () => out.strings.map((piece, i) => piece.slice(0, out.lengths[i])).join(""),
-    /**
-     * FNV-1a over the first `count` characters, two UTF-16 units a step, continuing from `h` — over whole blocks,
-     * the chain of each block's hash continuing from the previous one's. int32 inside the loop (a uint32 past 2^31
-     * would be a heap number at every step), unsigned at the end.
-     */
-    hash(h: number, count: number): number {
-      let x = h | 0;
-      let left = count;
-      for (let p = 0; p < out.strings.length && left > 0; p++) {
-        const piece = out.strings[p]!;
-        const to = Math.min(out.lengths[p]!, left);
-        let i = 0;
-        for (; i + 1 < to; i += 2)
-          x = Math.imul(x ^ (piece.charCodeAt(i) | (piece.charCodeAt(i + 1) << 16)), 0x01000193);
-        if (i < to) x = Math.imul(x ^ piece.charCodeAt(i), 0x01000193);
-        left -= to;
+class Gathered {
+  private readonly out: Pieces = { strings: [], lengths: [] };
+  private used = 0;
+  constructor(private readonly limit: number) {}
+  add(content: unknown) {
+    if (this.used < this.limit) this.used += textOf(content, this.limit - this.used, this.out);
+  }
+  full() {
+    return this.used >= this.limit;
+  }
+  length() {
+    return this.used;
+  }
+  /** Whether it holds nothing but white space. */
+  blank() {
+    const { strings, lengths } = this.out;
+    for (let p = 0; p < strings.length; p++)
+      for (let i = 0; i < lengths[p]!; i++) if (!/\s/.test(strings[p]![i]!)) return false;
+    return true;
+  }
+  text() {
+    return this.out.strings.map((piece, i) => piece.slice(0, this.out.lengths[i])).join("");
+  }
+  /**
+   * FNV-1a over the first `count` characters, two UTF-16 units a step (across the pieces' edges, so the same text
+   * hashes alike however it was split), continuing from `h` — over whole blocks, the chain of each block's hash
+   * continuing from the previous one's. int32 inside the loop (a uint32 past 2^31 would be a heap number at every
+   * step), unsigned at the end.
+   */
+  hash(h: number, count: number): number {
+    let x = h | 0;
+    let left = count;
+    let pending = -1;
+    for (let p = 0; p < this.out.strings.length && left > 0; p++) {
+      const piece = this.out.strings[p]!;
+      const to = Math.min(this.out.lengths[p]!, left);
+      let i = 0;
+      if (pending >= 0 && to > 0) {
+        x = Math.imul(x ^ (pending | (piece.charCodeAt(0) << 16)), 0x01000193);
+        pending = -1;
+        i = 1;
       }
-      return x >>> 0;
-    },
-  };
+      for (; i + 1 < to; i += 2) x = Math.imul(x ^ (piece.charCodeAt(i) | (piece.charCodeAt(i + 1) << 16)), 0x01000193);
+      if (i < to) pending = piece.charCodeAt(i);
+      left -= to;
+    }
+    if (pending >= 0) x = Math.imul(x ^ pending, 0x01000193);
+    return x >>> 0;
+  }
 }
-type Gathered = ReturnType<typeof gather>;
 
 /** A message or input item: its role (or type), its content, a newline. */
 function addItem(h: Gathered, item: unknown) {
@@ -122,7 +138,7 @@ export function promptHead(path: string, body: Record<string, unknown>, limit: n
 }
 
 function promptParts(path: string, body: Record<string, unknown>, limit: number): Gathered {
-  const h = gather(limit);
+  const h = new Gathered(limit);
   if (path.endsWith("/chat/completions")) {
     addTools(h, body.tools, limit);
     const messages = listOf(body.messages);
@@ -132,8 +148,9 @@ function promptParts(path: string, body: Record<string, unknown>, limit: number)
   } else if (path.endsWith("/responses")) {
     h.add(body.instructions);
     h.add("\n");
+    const input = listOf(body.input);
     if (typeof body.input === "string") h.add(body.input);
-    else addItems(h, listOf(body.input), 0, Math.min(listOf(body.input).length, MAX_PARTS));
+    else addItems(h, input, 0, Math.min(input.length, MAX_PARTS));
   }
   return h;
 }
@@ -159,14 +176,14 @@ function conversationParts(
   const n = Math.min(items.length, MAX_PARTS);
   let at = 0;
   while (at < n && (items[at] as { role?: unknown } | null)?.role !== "user") at++;
-  const before = gather(limit);
+  const before = new Gathered(limit);
   if (isChat) addTools(before, body.tools, limit);
   else {
     before.add(body.instructions);
     before.add("\n");
   }
   addItems(before, items, 0, at);
-  const first = gather(limit);
+  const first = new Gathered(limit);
   if (at < n) addItem(first, items[at]);
   return { before, first };
 }

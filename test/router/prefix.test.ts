@@ -60,6 +60,25 @@ describe("prefixKey", () => {
     expect(prefixKey("/v1/chat/completions", tools, S)).not.toBe(prefixKey("/v1/chat/completions", turn1, S));
   });
 
+  it("depends on the rendered text only, not on how the content was split into parts", () => {
+    const parts = (...texts: string[]) => texts.map((text) => ({ type: "text", text }));
+    const asString = {
+      messages: [
+        { role: "system", content: "abc" },
+        { role: "user", content: "hello there" },
+      ],
+    };
+    const asParts = {
+      messages: [
+        { role: "system", content: parts("a", "bc") },
+        { role: "user", content: parts("hel", "lo", " there") },
+      ],
+    };
+    expect(prefixKey("/v1/chat/completions", asParts, S)).toBe(prefixKey("/v1/chat/completions", asString, S));
+    const long = (content: unknown) => prefixKey("/v1/completions", { prompt: content }, S);
+    expect(long(["x".repeat(301)])).toBe(long("x".repeat(301)));
+  });
+
   it("keys a response on its instructions and first input the same way", () => {
     const r = (input: unknown) => prefixKey("/v1/responses", { instructions: SYSTEM, input }, S);
     expect(r("hello")).toBe(
