@@ -1,11 +1,11 @@
 // Loaded into each `llmgw serve` of bench/fleet.ts with `node --import` (the API's /metrics has no event-loop figure):
 // measures the process's event-loop delay with perf_hooks. On SIGUSR2 it writes what it saw since the last SIGUSR2
 // (ms: p50, p99, max, mean; a sequence number), its garbage collections in that window (count, total and longest
-// pause, ms: scavenges of the young generation apart from the mark-compacts of the whole heap), where its memory is at that moment (MiB: the V8 heap used and
-// held, memory outside the heap), to $FLEET_LOOP_FILE and starts over, so the benchmark reads one window
-// per phase. The figures are the delay past the 10 ms sampling timer (perf_hooks counts the timer in: an idle loop
-// reads 10.1 ms there, and prom-client's nodejs_eventloop_lag_* would too). Plain JavaScript, so that serve runs
-// without a TypeScript loader.
+// pause, ms: scavenges of the young generation apart from the other collections), and where its memory is at that
+// moment (MiB: the V8 heap used and held, memory outside the heap), to $FLEET_LOOP_FILE and starts over, so the
+// benchmark reads one window per phase. The figures are the delay past the 10 ms sampling timer (perf_hooks counts the
+// timer in: an idle loop reads 10.1 ms there, and prom-client's nodejs_eventloop_lag_* would too). Plain JavaScript, so
+// that serve runs without a TypeScript loader.
 import { renameSync, writeFileSync } from "node:fs";
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 
