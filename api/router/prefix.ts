@@ -158,7 +158,7 @@ function promptParts(path: string, body: Record<string, unknown>, limit: number)
 /**
  * A chat's (or response's) opening: what comes before its first user message — tools, system and developer messages
  * (a response's instructions) — and that first user message, each rendered as promptHead does, as far as `limit`.
- * Undefined for a completion, which has no such structure.
+ * Undefined for a completion, which has no such structure, and where there is no system part or no user message.
  */
 function conversationParts(
   path: string,
@@ -183,8 +183,9 @@ function conversationParts(
     before.add("\n");
   }
   addItems(before, items, 0, at);
+  if (at >= n || before.blank()) return undefined;
   const first = new Gathered(limit);
-  if (at < n) addItem(first, items[at]);
+  addItem(first, items[at]);
   return { before, first };
 }
 
@@ -200,8 +201,7 @@ export function prefixKey(path: string, body: Record<string, unknown>, s: Prefix
   const limit = s.blockChars * s.keyBlocks;
   const start = 0x811c9dc5;
   const conv = conversationParts(path, body, limit);
-  if (conv?.first.length() && !conv.before.blank())
-    return conv.first.hash(conv.before.hash(start, conv.before.length()), conv.first.length());
+  if (conv) return conv.first.hash(conv.before.hash(start, conv.before.length()), conv.first.length());
   const head = promptParts(path, body, limit);
   const n = head.length();
   if (!n) return undefined;
