@@ -1,7 +1,7 @@
-// Prefix affinity without shared state: the leading part of a request's prompt, rendered the same way on every router
-// instance, cut into fixed-size blocks with a chain hash, picks a replica by rendezvous hashing — so requests that
-// share their leading blocks (a system prompt, a tool schema, a conversation's history) reach the replica whose
-// prefix cache already holds them, whichever instance they arrive at. Pure.
+// Prefix affinity without shared state: the opening of a request's prompt — a conversation's system part and first user
+// message, or else its leading blocks — rendered the same way on every router instance and hashed, picks a replica by
+// rendezvous hashing, so requests that share it (a conversation's turns, a prompt's fixed opening) reach the replica
+// whose prefix cache already holds them, whichever instance they arrive at. Pure.
 
 import type { ModelSpec } from "../../shared/schemas/model.js";
 import type { Routing } from "./types.js";
@@ -121,9 +121,12 @@ function addItems(h: Gathered, items: readonly unknown[], from: number, to: numb
   for (let i = from; i < to && !h.full(); i++) addItem(h, items[i]);
 }
 
-/** A chat's tools, as the engine's template puts them first. */
-function addTools(h: Gathered, tools: unknown, limit: number) {
-  if (Array.isArray(tools) && tools.length) h.add(JSON.stringify(tools).slice(0, limit));
+/** What precedes the messages: a chat's tools (the engine's template puts them first), a response's instructions. */
+function addOpening(h: Gathered, isChat: boolean, body: Record<string, unknown>, limit: number) {
+  if (!isChat) {
+    h.add(body.instructions);
+    h.add("\n");
+  } else if (Array.isArray(body.tools) && body.tools.length) h.add(JSON.stringify(body.tools).slice(0, limit));
 }
 
 const listOf = (x: unknown): readonly unknown[] => (Array.isArray(x) ? x : []);
@@ -140,14 +143,13 @@ export function promptHead(path: string, body: Record<string, unknown>, limit: n
 function promptParts(path: string, body: Record<string, unknown>, limit: number): Gathered {
   const h = new Gathered(limit);
   if (path.endsWith("/chat/completions")) {
-    addTools(h, body.tools, limit);
+    addOpening(h, true, body, limit);
     const messages = listOf(body.messages);
     addItems(h, messages, 0, Math.min(messages.length, MAX_PARTS));
   } else if (path.endsWith("/completions")) {
     h.add(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
   } else if (path.endsWith("/responses")) {
-    h.add(body.instructions);
-    h.add("\n");
+    addOpening(h, false, body, limit);
     const input = listOf(body.input);
     if (typeof body.input === "string") h.add(body.input);
     else addItems(h, input, 0, Math.min(input.length, MAX_PARTS));
@@ -176,14 +178,11 @@ function conversationParts(
   const n = Math.min(items.length, MAX_PARTS);
   let at = 0;
   while (at < n && (items[at] as { role?: unknown } | null)?.role !== "user") at++;
+  if (at >= n) return undefined;
   const before = new Gathered(limit);
-  if (isChat) addTools(before, body.tools, limit);
-  else {
-    before.add(body.instructions);
-    before.add("\n");
-  }
+  addOpening(before, isChat, body, limit);
   addItems(before, items, 0, at);
-  if (at >= n || before.blank()) return undefined;
+  if (before.blank()) return undefined;
   const first = new Gathered(limit);
   addItem(first, items[at]);
   return { before, first };
