@@ -19,7 +19,7 @@ import { DEFAULT_BLOCK_CHARS, DEFAULT_KEY_BLOCKS, DEFAULT_LOAD_FACTOR, prefixKey
 import type { Endpoint } from "../api/router/types.js";
 import { ROOT } from "../test/helpers/process.js";
 import { machine } from "./machine.js";
-import { namespaced } from "./routing-replay.js";
+import { idealCache, namespaced, p90 } from "./routing-replay.js";
 import { messagesOf, promptOf, readTrace, systemBlocks, traceLine } from "./trace.js";
 import { makeTrace } from "./traces/make-trace.js";
 
@@ -36,10 +36,10 @@ const { values: v } = parseArgs({
     "prefill-queue": { type: "boolean", default: false },
   },
 });
-const num = (flag: keyof typeof v) => {
+const num = (flag: keyof typeof v, min = Number.MIN_VALUE) => {
   const n = Number(v[flag]);
-  if (!Number.isFinite(n) || n <= 0) {
-    console.error(`bench/routing-bounds.ts: --${flag} wants a positive number, not ${JSON.stringify(v[flag])}`);
+  if (!Number.isFinite(n) || n < min) {
+    console.error(`bench/routing-bounds.ts: --${flag} wants a number from ${min} up, not ${JSON.stringify(v[flag])}`);
     process.exit(2);
   }
   return n;
@@ -52,7 +52,7 @@ const o = {
   prefill: num("prefill-tokens-per-s"),
   decode: num("tokens-per-s"),
   maxTokens: num("max-tokens"),
-  slack: Number(v.slack),
+  slack: num("slack", 0),
   queue: v["prefill-queue"] === true,
 };
 
@@ -74,6 +74,8 @@ const words = entries.map((e) => `run ${promptOf(e)}`.split(" "));
 const replies = entries.map((e) => Math.min(e.output_length, o.maxTokens));
 
 type Policy = "p2c" | "prefix" | "session" | "precise";
+const bound = { loadFactor: DEFAULT_LOAD_FACTOR, slack: o.slack };
+const settings = { blockChars: DEFAULT_BLOCK_CHARS, keyBlocks: DEFAULT_KEY_BLOCKS };
 const mix = (x: number) => Math.imul(x + 1, 0x9e3779b1) >>> 0;
 
 function run(policy: Policy) {
@@ -87,8 +89,6 @@ function run(policy: Policy) {
   entries.forEach((e, n) => {
     const now = e.timestamp / o.speed;
     const inflight = (url: string) => ends[Number(url)]!.filter((t) => t > now).length;
-    const bound = { loadFactor: DEFAULT_LOAD_FACTOR, slack: o.slack };
-    const settings = { blockChars: DEFAULT_BLOCK_CHARS, keyBlocks: DEFAULT_KEY_BLOCKS };
     let r: number;
     if (policy === "precise") {
       const least = Math.min(...pool.map((p) => inflight(p.url)));
@@ -120,27 +120,11 @@ function run(policy: Policy) {
   });
   return { hitRate: cached / prompt, ttftP90: p90(ttft) };
 }
-const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? 0;
-
-function ideal() {
-  const cache = createPrefixCache({ capacityTokens: o.cacheTokens * o.replicas });
-  let prompt = 0;
-  let cached = 0;
-  const ttft: number[] = [];
-  for (const w of words) {
-    const c = cache.lookupAndInsert(w).cachedTokens;
-    prompt += w.length;
-    cached += c;
-    ttft.push(((w.length - c) / o.prefill) * 1000);
-  }
-  return { hitRate: cached / prompt, ttftP90: p90(ttft) };
-}
-
 console.log(`machine: ${machine()}`);
 console.log(
   `trace: bench/traces/multi-tenant-chat.jsonl, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${o.slack}`,
 );
-const best = ideal();
+const best = idealCache(words, { capacityTokens: o.cacheTokens * o.replicas, prefillTokensPerS: o.prefill });
 for (const policy of ["p2c", "prefix", "session", "precise"] as const) {
   // p2c draws at random: the median of three runs
   const runs = policy === "p2c" ? [run(policy), run(policy), run(policy)] : [run(policy)];

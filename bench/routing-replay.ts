@@ -1,5 +1,6 @@
 // One replay of a request trace for bench/routing.ts: each request sent at its timestamp (divided by the speed-up) to
 // one of the targets, streamed, its time to first token and the engine's usage (prompt and cached tokens) recorded.
+import { createPrefixCache } from "../agent/sim/prefix-cache.js";
 import { messagesOf, type TraceEntry } from "./trace.js";
 
 export type Shot = { ttftMs: number; prompt: number; cached: number; output: number; error?: string };
@@ -44,6 +45,30 @@ async function send(url: string, key: string, body: object): Promise<Shot> {
     cached: usage.prompt_tokens_details?.cached_tokens ?? 0,
     output: usage.completion_tokens ?? 0,
   };
+}
+
+/** The p90 of `xs` (0 for none). */
+export const p90 = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? 0;
+
+/**
+ * An ideal cache: one LRU of `capacityTokens` (every replica's together) fed every prompt of the run in order, with
+ * its reply when given. Its hit rate, and the TTFT p90 it would give (each request's uncached tokens at the engines'
+ * prefill pace): what no routing can beat.
+ */
+export function idealCache(
+  prompts: readonly (readonly string[])[],
+  o: { capacityTokens: number; prefillTokensPerS: number; replies?: readonly (readonly string[])[] },
+): { hitRate: number; ttftP90: number } {
+  const cache = createPrefixCache({ capacityTokens: o.capacityTokens });
+  let prompt = 0;
+  let cached = 0;
+  const ttft = prompts.map((words, i) => {
+    const c = cache.lookupAndInsert(words, o.replies?.[i]).cachedTokens;
+    prompt += words.length;
+    cached += c;
+    return ((words.length - c) / o.prefillTokensPerS) * 1000;
+  });
+  return { hitRate: prompt ? cached / prompt : 0, ttftP90: p90(ttft) };
 }
 
 /** `messages` with `namespace` before the first one's content. */

@@ -9,13 +9,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createPrefixCache } from "../agent/sim/prefix-cache.js";
 import { mockProfile } from "../test/helpers/agents.js";
 import { startInstances, startSqld } from "../test/helpers/instances.js";
 import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js";
 import { declareReplicas } from "../test/helpers/router.js";
 import { machine } from "./machine.js";
-import { replay, summarize } from "./routing-replay.js";
+import { idealCache, replay, summarize } from "./routing-replay.js";
 import { promptOf, readTrace, systemBlocks, type TraceEntry } from "./trace.js";
 
 function options() {
@@ -71,26 +70,18 @@ const entries: TraceEntry[] = readTrace(readFileSync(args.trace, "utf8"), { limi
 // each request's system prompt, sent as a system message: where its conversation starts, for the prefix key
 const system = systemBlocks(entries);
 
-/**
- * An ideal cache: one LRU holding every replica's capacity, fed every request of the run in order. Its hit rate, and
- * the TTFT p90 it would give (each request's uncached tokens at the engines' prefill pace): what no routing can beat.
- */
-function ideal(namespace: string): { hitRate: number; ttftP90: number } {
-  const cache = createPrefixCache({ capacityTokens: args.cacheTokens * args.replicas });
-  let prompt = 0;
-  let cached = 0;
-  const ttft: number[] = [];
-  entries.forEach((e, i) => {
-    const words = `${namespace} ${promptOf(e)}`.split(/\s+/).filter(Boolean);
-    const reply = Array.from({ length: Math.min(e.output_length, args.maxTokens) }, (_, j) => `reply-${i}-${j}`);
-    const r = cache.lookupAndInsert(words, reply);
-    prompt += words.length;
-    cached += r.cachedTokens;
-    ttft.push(((words.length - r.cachedTokens) / args.prefill) * 1000);
-  });
-  ttft.sort((a, b) => a - b);
-  return { hitRate: cached / prompt, ttftP90: ttft[Math.floor(ttft.length * 0.9)] ?? 0 };
-}
+/** The ideal cache for the run of `namespace` (routing-replay.ts idealCache), replies as the mock engine caches them. */
+const ideal = (namespace: string) =>
+  idealCache(
+    entries.map((e) => `${namespace} ${promptOf(e)}`.split(/\s+/).filter(Boolean)),
+    {
+      capacityTokens: args.cacheTokens * args.replicas,
+      prefillTokensPerS: args.prefill,
+      replies: entries.map((e, i) =>
+        Array.from({ length: Math.min(e.output_length, args.maxTokens) }, (_, j) => `reply-${i}-${j}`),
+      ),
+    },
+  );
 
 console.log(`machine: ${machine()}`);
 console.log(
