@@ -6,6 +6,7 @@ import { consoleRoutes } from "./console/routes.js";
 import type { AppDeps, AppEnv } from "./deps.js";
 import { docsRoutes } from "./docs.js";
 import { onError, problem } from "./errors.js";
+import type { Log } from "./log.js";
 import { serveMetrics } from "./metrics/endpoint.js";
 import { validationHook } from "./openapi.js";
 import { placeSoon } from "./placement/trigger.js";
@@ -59,6 +60,13 @@ function accessFields(c: Context<AppEnv>, requestId: string, began: number) {
   };
 }
 
+/** The access line of a request answered later (a held long-poll): its status and time once it is answered. */
+function logWhenAnswered(log: Log, answered: Promise<number>, fields: ReturnType<typeof accessFields>, began: number) {
+  void answered.then((status) =>
+    log.info("request", { ...fields, status, ms: Math.round((performance.now() - began) * 10) / 10 }),
+  );
+}
+
 /** The control API over the given dependencies; it holds no state of its own. */
 export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -72,6 +80,8 @@ export function createApp(deps: AppDeps) {
     // that response into a new one whose body is a stream, which @hono/node-server then writes the slow way
     c.header("x-request-id", id);
     await next();
+    const held = c.get("held");
+    if (held) return void logWhenAnswered(deps.log, held, accessFields(c, id, began), began);
     // a route that answers with a Response of its own does not carry it
     if (!c.res.headers.has("x-request-id")) c.header("x-request-id", id);
     if (c.req.path.startsWith("/api/")) deps.log.info("request", accessFields(c, id, began));

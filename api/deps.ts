@@ -73,5 +73,7 @@ export type AppEnv = {
     principal: Principal;
     /** The calling node's row, as authentication read it (agent routes only). */
     node: NodeAuthRow;
+    /** A long-poll answered outside the request chain (api/routes/held-poll.ts): its status once written. */
+    held?: Promise<number>;
   };
 };

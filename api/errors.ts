@@ -37,6 +37,28 @@ export class ApiError extends Error {
   }
 }
 
+/** What a problem+json answer says: its status, code, detail, fields and extra headers. */
+export type ProblemOf = {
+  status: ContentfulStatusCode;
+  code: ErrorCode;
+  detail: string;
+  fields?: Problem["errors"];
+  headers?: Record<string, string>;
+};
+
+/** The application/problem+json document of a problem, for the request `requestId`. */
+export function problemBody(p: ProblemOf, requestId: string | undefined): Problem {
+  return {
+    type: `urn:llmgw:problem:${p.code}`,
+    title: TITLES[p.code],
+    status: p.status,
+    detail: p.detail,
+    code: p.code,
+    requestId: requestId ?? "unknown",
+    ...(p.fields?.length ? { errors: p.fields } : {}),
+  };
+}
+
 /** Builds the application/problem+json response for an error. */
 export function problem(
   c: Context,
@@ -46,15 +68,7 @@ export function problem(
   fields?: Problem["errors"],
   headers?: Record<string, string>,
 ) {
-  const body: Problem = {
-    type: `urn:llmgw:problem:${code}`,
-    title: TITLES[code],
-    status,
-    detail,
-    code,
-    requestId: c.get("requestId") ?? "unknown",
-    ...(fields?.length ? { errors: fields } : {}),
-  };
+  const body = problemBody({ status, code, detail, fields }, c.get("requestId"));
   return c.body(JSON.stringify(body), status, { "content-type": "application/problem+json", ...headers });
 }
 
@@ -72,31 +86,41 @@ export function zodFields(error: z.ZodError, prefix = ""): { path: string; messa
 /** Seconds a client is told to wait after a 503 the database caused. */
 const DB_RETRY_AFTER_S = 5;
 
+type ErrorLog = { warn(msg: string, extra?: object): void; error(msg: string, extra?: object): void };
+
 /**
- * Turns any thrown error into problem+json: the database's failures (unreachable, refusing the token, full, locked)
- * are 503 `unavailable` with their cause, logged in one line; other unexpected ones are logged and hidden (500).
+ * What any thrown error answers: the database's failures (unreachable, refusing the token, full, locked) are 503
+ * `unavailable` with their cause, logged in one line; other unexpected ones are logged and hidden (500).
  */
-export function onError(
-  err: Error,
-  c: Context,
-  log: { warn(msg: string, extra?: object): void; error(msg: string, extra?: object): void },
-) {
-  if (err instanceof ApiError) return problem(c, err.status, err.code, err.message, err.fields, err.headers);
+export function problemOf(err: Error, requestId: string | undefined, log: ErrorLog): ProblemOf {
+  if (err instanceof ApiError)
+    return { status: err.status, code: err.code, detail: err.message, fields: err.fields, headers: err.headers };
   if (err instanceof HTTPException) {
-    if (err.status === 413) return problem(c, 413, "payload_too_large", err.message || "request body too large");
+    if (err.status === 413)
+      return { status: 413, code: "payload_too_large", detail: err.message || "request body too large" };
     if (err.status === 400 && /JSON/i.test(err.message))
-      return problem(c, 400, "malformed_json", "the request body is not valid JSON");
-    if (err.status === 415) return problem(c, 415, "unsupported_media_type", "send the body as application/json");
-    if (err.status === 400) return problem(c, 400, "bad_request", err.message || "bad request");
-    return problem(c, err.status as ContentfulStatusCode, "bad_request", err.message);
+      return { status: 400, code: "malformed_json", detail: "the request body is not valid JSON" };
+    if (err.status === 415)
+      return { status: 415, code: "unsupported_media_type", detail: "send the body as application/json" };
+    if (err.status === 400) return { status: 400, code: "bad_request", detail: err.message || "bad request" };
+    return { status: err.status as ContentfulStatusCode, code: "bad_request", detail: err.message };
   }
   const db = dbFailure(err);
   if (db) {
-    log.warn("database unavailable", { requestId: c.get("requestId"), kind: db.kind, cause: db.cause });
-    return problem(c, db.status, db.code, `database unavailable: ${db.cause}`, undefined, {
-      "retry-after": String(DB_RETRY_AFTER_S),
-    });
+    log.warn("database unavailable", { requestId, kind: db.kind, cause: db.cause });
+    return {
+      status: db.status,
+      code: db.code,
+      detail: `database unavailable: ${db.cause}`,
+      headers: { "retry-after": String(DB_RETRY_AFTER_S) },
+    };
   }
-  log.error("unhandled error", { requestId: c.get("requestId"), error: err.stack ?? String(err) });
-  return problem(c, 500, "internal", "an internal error occurred; the request id is in the server log");
+  log.error("unhandled error", { requestId, error: err.stack ?? String(err) });
+  return { status: 500, code: "internal", detail: "an internal error occurred; the request id is in the server log" };
+}
+
+/** Turns any thrown error into its problem+json response (problemOf). */
+export function onError(err: Error, c: Context, log: ErrorLog) {
+  const p = problemOf(err, c.get("requestId"), log);
+  return problem(c, p.status, p.code, p.detail, p.fields, p.headers);
 }

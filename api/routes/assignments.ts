@@ -8,10 +8,11 @@ import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { nodes } from "../db/schema.js";
 import { nodeAssignments } from "../db/shards.js";
-import type { AppEnv } from "../deps.js";
+import type { AppDeps, AppEnv } from "../deps.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
 import { placeTimed } from "../placement/trigger.js";
+import { holdAnswer, outgoingOf } from "./held-poll.js";
 
 const MAX_WAIT_S = 60;
 /**
@@ -81,19 +82,45 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   if (placed.changedNodes.length) waiter.notify();
   // the index authentication read is current unless this poll's placement just moved it
   const known = placed.changedNodes.length ? undefined : row.assignIndex;
-  const waited = (from: number, waitS: number) => {
-    const ms = Math.min(waitS, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
-    return waiter.wait(node, from, ms, c.req.raw.signal).then(() => nodeAssignments(store, node));
-  };
-  let current: Awaited<ReturnType<typeof nodeAssignments>>;
   // an agent holding the current index waits before its shards are read: they are read once, for the answer
-  if (index !== undefined && wait && index === known) current = await waited(index, wait);
-  else {
-    current = await nodeAssignments(store, node, known);
-    if (index !== undefined && wait && index === current.index) current = await waited(index, wait);
+  let current = index !== undefined && wait && index === known ? undefined : await nodeAssignments(store, node, known);
+  if (index !== undefined && wait && (current === undefined || index === current.index)) {
+    const ms = Math.min(wait, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
+    const after = afterWait(c.var.deps, node, index, ms);
+    const out = outgoingOf(c.env);
+    if (out) {
+      // Node: the poll waits outside the request chain (held-poll.ts), which is let go meanwhile
+      const held = holdAnswer(out, c.var.requestId, c.var.deps.log, async (gone) => {
+        const a = await after(gone);
+        return { status: 200, headers: { "x-llmgw-index": String(a.index) }, json: a };
+      });
+      c.set("held", held.answered);
+      return held.response as never;
+    }
+    current = await after(c.req.raw.signal);
   }
-  // the database was replaced by an older one while this poll waited
-  if (index !== undefined && current.index < index) throw stateBehind(node, index, current.index);
+  current = checked(node, index, current!);
   c.header("x-llmgw-index", String(current.index));
   return c.json(current, 200);
 });
+
+type Current = Awaited<ReturnType<typeof nodeAssignments>>;
+
+/** The answer to a poll that saw `index`: a state_behind error if the database was replaced by an older one. */
+function checked(node: string, index: number | undefined, current: Current): Current {
+  if (index !== undefined && current.index < index) throw stateBehind(node, index, current.index);
+  return current;
+}
+
+/**
+ * What a poll that saw `index` answers after waiting up to `ms` for its node's index to move: its shards as they are
+ * then (not read when the client has gone). A function of its own, so that what a held poll keeps while it waits is
+ * these few values, not the request's Context.
+ */
+function afterWait(deps: Pick<AppDeps, "store" | "waiter">, node: string, index: number, ms: number) {
+  return async (gone?: AbortSignal): Promise<Current> => {
+    await deps.waiter.wait(node, index, ms, gone);
+    if (gone?.aborted) return { index, shards: [] };
+    return checked(node, index, await nodeAssignments(deps.store, node));
+  };
+}
