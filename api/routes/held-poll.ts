@@ -1,7 +1,7 @@
 // A long-poll held outside Hono's request chain (Node, @hono/node-server): once a poll has to wait, its route hands
 // the Node response to `holdAnswer` and returns. Every middleware's suspended frame, the request's Context and its
 // closures (and the WHATWG Request that an abort signal from Hono would build) are then let go while the poll waits:
-// what stays is the connection, a timer and the waiter — about a quarter of what a poll held in the chain kept. At
+// what stays is the connection, a timer and the waiter — under half of what a poll held in the chain kept. At
 // fleet size, with a poll held per agent, that was most of serve's live memory. The Worker holds no connection like
 // this (it has no Node response) and waits in the chain.
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
