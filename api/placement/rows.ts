@@ -3,6 +3,8 @@
 // what an earlier read found, so that a read at fleet size fetches only what changed since: node and shard-state rows
 // by their change index (`rev`, stamped with the generation + 1 by every write placement cares about), replicas and
 // shards by the cluster's assignment sequence (only placement writes them, and it moves the sequence when it does).
+// Both only grow, so a read that finds either below what the cache saw (the database restored from an older backup)
+// reads everything again.
 import { and, asc, count, eq, getTableColumns, gt, inArray, isNotNull, lt, notExists } from "drizzle-orm";
 import { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
@@ -149,6 +151,14 @@ async function refresh(q: Q, cache: PlacementCache) {
     .from(cluster)
     .where(eq(cluster.id, 1));
   const generation = c?.generation ?? 0;
+  // lower than the cache read them: an older copy of the database, whose rows are stamped below what the cache saw
+  if (
+    (cache.generation !== undefined && generation < cache.generation) ||
+    (cache.placed && (c?.assignSeq ?? 0) < cache.placed.assignSeq)
+  ) {
+    cache.generation = undefined;
+    cache.placed = undefined;
+  }
   const full = cache.generation === undefined;
   const changed = await refreshNodes(q, cache, full);
   const [n] = await q.select({ n: count() }).from(nodes);

@@ -1,10 +1,13 @@
 // Placement's read cache, as a second instance holds it: it fetches only what changed since its last read (rows by
 // their change index, replicas by the assignment sequence) and still sees every change another instance made.
-import { eq } from "drizzle-orm";
+import { join } from "node:path";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodes } from "../../api/db/schema.js";
+import { openDb } from "../../api/node.js";
 import { newPlacementCache, readPlacementRows } from "../../api/placement/rows.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
+import { tempDir } from "../helpers/db.js";
 import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
@@ -94,5 +97,26 @@ describe("placement's read cache", () => {
     const rows = await read();
     expect(rows.nodes.map((n) => n.id)).toEqual(["n2"]);
     expect(rows.states.filter((s) => s.nodeId === "n1")).toEqual([]);
+  });
+
+  it("reads everything again from a database restored from an older backup", async () => {
+    // the backup: taken while n2 was cordoned; the live database then moves on (n2 back in service)
+    expect((await t.admin("POST", "/api/v1/nodes/n2/cordon")).status).toBe(200);
+    const backup = tempDir();
+    try {
+      await t.db.run(sql.raw(`VACUUM INTO '${join(backup.dir, "backup.db")}'`));
+      await t.admin("POST", "/api/v1/nodes/n2/uncordon");
+      expect((await node("n2"))?.adminState).toBe("ready");
+      // the same instance's cache, now reading the restored copy: what the copy says, not what the cache kept
+      const restored = await openDb(`file:${join(backup.dir, "backup.db")}`);
+      try {
+        const rows = await readPlacementRows(restored.db, other, t.clock.now() - LOST_AFTER_S * 1000);
+        expect(rows.nodes.find((n) => n.id === "n2")?.adminState).toBe("cordoned");
+      } finally {
+        restored.client.close();
+      }
+    } finally {
+      backup.cleanup();
+    }
   });
 });
