@@ -56,16 +56,13 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
     });
 }
 
-/** The node's full desired shard set and its assignment index (read unless the caller already knows it). */
-export async function nodeAssignments(
-  store: Store,
-  nodeId: string,
-  knownIndex?: number,
-): Promise<{ index: number; shards: StartShard[] }> {
-  const [n] =
-    knownIndex === undefined
-      ? await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId))
-      : [{ index: knownIndex }];
+/**
+ * The node's full desired shard set and its assignment index. The index is read first: a placement committed between
+ * the two reads gives an older index with the newer shards (the agent's next poll is answered again at once), never
+ * the newer index with shards it does not yet hold.
+ */
+export async function nodeAssignments(store: Store, nodeId: string): Promise<{ index: number; shards: StartShard[] }> {
+  const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
   const rows = await store.db
     .select({ spec: shards.spec })
     .from(shards)

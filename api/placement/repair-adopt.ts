@@ -11,7 +11,7 @@ import { fitsElsewhere } from "./elsewhere.js";
 import { chooseRepairs } from "./repair.js";
 import type { PlacementRows } from "./rows.js";
 import { policies } from "./serving.js";
-import type { PlanInput } from "./types.js";
+import type { PlanInput, Replica } from "./types.js";
 
 /** The settings placement reads (a part of the app's settings). */
 export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repairMaxFraction: number };
@@ -24,13 +24,26 @@ export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, n
     .select({ n: count() })
     .from(events)
     .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - 60_000)));
+  // only nodes silent past the limit and replicas with a shard failed, degraded or on one of them can need repair:
+  // at fleet size the rest (nearly all) are left out rather than copied
+  const silentMs = new Map<string, number>();
+  for (const n of rows.nodes) if (now - n.lastSeenAt > s.nodeLostAfterS * 1000) silentMs.set(n.id, now - n.lastSeenAt);
+  const stateOfShard = (sh: { nodeId: string; shardId: string }) =>
+    stateOf.size ? stateOf.get(`${sh.nodeId}/${sh.shardId}`) : undefined;
+  const mayNeedRepair = (x: Replica) =>
+    x.shards.some((sh) => {
+      if (silentMs.has(sh.nodeId)) return true;
+      const st = stateOfShard(sh);
+      return st?.state === "failed" || st?.transport?.verdict === "degraded";
+    });
   const r = chooseRepairs({
-    replicas: [...input.replicas]
+    replicas: input.replicas
+      .filter(mayNeedRepair)
       .sort((a, b) => a.seq - b.seq)
       .map((x) => ({
         id: x.id,
         shards: x.shards.map((sh) => {
-          const st = stateOf.get(`${sh.nodeId}/${sh.shardId}`);
+          const st = stateOfShard(sh);
           const degraded = st?.transport?.verdict === "degraded" && policy.get(x.deployment) !== "prefer";
           return {
             nodeId: sh.nodeId,
@@ -39,7 +52,8 @@ export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, n
           };
         }),
       })),
-    silentMs: new Map(rows.nodes.map((n) => [n.id, Math.max(0, now - n.lastSeenAt)])),
+    replicaCount: input.replicas.length,
+    silentMs,
     nodeCount: rows.nodes.length,
     lostAfterS: s.nodeLostAfterS,
     graceS: s.repairGraceS,

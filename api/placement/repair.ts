@@ -8,7 +8,9 @@ export type RepairFacts = {
    * shard whose transport is not the one placed for, when the deployment requires it.
    */
   replicas: { id: string; shards: { nodeId: string; state: string | undefined; degraded?: string }[] }[];
-  /** How long each node has been silent, in ms (0 for a node heard from within nodeLostAfterS). */
+  /** How many replicas are placed, when `replicas` holds only those that may need repair (the budget's base). */
+  replicaCount?: number;
+  /** How long nodes have been silent, in ms (0 or absent for a node heard from within nodeLostAfterS). */
   silentMs: Map<string, number>;
   nodeCount: number;
   lostAfterS: number;
@@ -66,6 +68,9 @@ export function chooseRepairs(f: RepairFacts): Repairs {
       transport: true,
     }));
   const wanted = [...failed, ...onLost, ...degraded];
-  const budget = Math.max(0, Math.max(1, Math.floor(f.maxFraction * f.replicas.length)) - f.recentRepairs);
+  const budget = Math.max(
+    0,
+    Math.max(1, Math.floor(f.maxFraction * (f.replicaCount ?? f.replicas.length))) - f.recentRepairs,
+  );
   return { release: wanted.slice(0, budget), deferred: Math.max(0, wanted.length - budget), ...(held ? { held } : {}) };
 }

@@ -18,28 +18,45 @@ type PlaceDeps = {
 type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => number };
 
 /**
- * Per store (one API instance): the placement run going on, the one queued to start after it, and when the last run
- * that placed anything ended and how long it took.
+ * How much placement may run ahead of half of the instance's time: a change after a quiet spell is placed at once,
+ * and only a run of runs (a storm of reports, each moving the generation) is held to half.
  */
-type Flight = { current?: Promise<PlaceResult>; queued?: Promise<PlaceResult>; endedAt: number; tookMs: number };
+export const PLACEMENT_ALLOWANCE_MS = 500;
+
+/** Placement's running time not yet matched by as much idle time, as of `at` (ms, performance.now()). */
+export type Owed = { ms: number; at: number };
+
+/** How long a run asked for at `now` waits: until what placement owes is back within the allowance. */
+export function waitBefore(owed: Owed, now: number, allowanceMs = PLACEMENT_ALLOWANCE_MS): number {
+  return Math.max(0, owed.ms - (now - owed.at) - allowanceMs);
+}
+
+/** What placement owes after a run from `began` to `ended`: the time it ran, on top of what was left unpaid. */
+export function owedAfter(owed: Owed, began: number, ended: number): Owed {
+  return { ms: Math.max(0, owed.ms - Math.max(0, began - owed.at)) + (ended - began), at: ended };
+}
+
+/** Per store (one API instance): the placement run going on, the one queued to start after it, and what is owed. */
+type Flight = { current?: Promise<PlaceResult>; queued?: Promise<PlaceResult>; owed: Owed };
 const flights = new WeakMap<Store, Flight>();
 
 /**
- * placeIfNeeded(), one run at a time per instance, and at most half of the instance's time: who asks while a run goes
- * on, or sooner after the last one than it took, waits for the one run queued next (which sees whatever changed
- * meanwhile). A burst of polls, registrations and reports then places a few times, not once each — at fleet size
- * every run reads and plans the whole fleet's state.
+ * placeIfNeeded(), one run at a time per instance, and at most half of the instance's time beyond a short allowance:
+ * who asks while a run goes on, or while placement owes more idle time than the allowance, waits for the one run
+ * queued next (which sees whatever changed meanwhile). A burst of polls, registrations and reports then places a few
+ * times, not once each — at fleet size every run reads and plans the whole fleet's state — while a lone change is
+ * placed at once.
  */
 export function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
   let f = flights.get(deps.store);
-  if (!f) flights.set(deps.store, (f = { endedAt: 0, tookMs: 0 }));
+  if (!f) flights.set(deps.store, (f = { owed: { ms: 0, at: 0 } }));
   const flight = f;
   if (flight.queued) return flight.queued;
   const start = () => {
     const began = performance.now();
     const run = placeOnce(deps, now)
       .then((r) => {
-        if (r.ran) Object.assign(flight, { endedAt: performance.now(), tookMs: performance.now() - began });
+        if (r.ran) flight.owed = owedAfter(flight.owed, began, performance.now());
         return r;
       })
       .finally(() => {
@@ -48,11 +65,10 @@ export function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
     flight.current = run;
     return run;
   };
-  const rest = flight.endedAt + flight.tookMs - performance.now();
-  if (!flight.current && rest <= 0) return start();
+  if (!flight.current && waitBefore(flight.owed, performance.now()) === 0) return start();
   const queued = (flight.current ?? Promise.resolve())
     .catch(() => undefined)
-    .then(() => new Promise((ok) => setTimeout(ok, Math.max(0, flight.endedAt + flight.tookMs - performance.now()))))
+    .then(() => new Promise((ok) => setTimeout(ok, waitBefore(flight.owed, performance.now()))))
     .then(() => {
       flight.queued = undefined;
       return start();

@@ -80,10 +80,12 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   }
   const placed = await placeTimed(c.var.deps, t);
   if (placed.changedNodes.length) waiter.notify();
-  // the index authentication read is current unless this poll's placement just moved it
+  // the index the authentication read decides whether the poll waits (unless this poll's placement just moved it):
+  // one that moved since, by another run, is found by the poll hub at its next look. An answer reads it afresh with
+  // the shards, so that the two agree. An agent holding the current index waits before its shards are read: they are
+  // read once, for the answer
   const known = placed.changedNodes.length ? undefined : row.assignIndex;
-  // an agent holding the current index waits before its shards are read: they are read once, for the answer
-  let current = index !== undefined && wait && index === known ? undefined : await nodeAssignments(store, node, known);
+  let current = index !== undefined && wait && index === known ? undefined : await nodeAssignments(store, node);
   if (index !== undefined && wait && (current === undefined || index === current.index)) {
     const ms = Math.min(wait, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
     const after = afterWait(c.var.deps, node, index, ms);

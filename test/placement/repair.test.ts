@@ -64,5 +64,7 @@ describe("chooseRepairs", () => {
     expect(chooseRepairs(facts({ replicas, recentRepairs: 1 })).release.map((x) => x.id)).toEqual(["r0"]);
     expect(chooseRepairs(facts({ replicas, recentRepairs: 5 })).release).toEqual([]);
     expect(chooseRepairs(facts({ replicas: replicas.slice(0, 2) })).release).toHaveLength(1);
+    // given only the replicas that may need repair, the share is of every placed one
+    expect(chooseRepairs(facts({ replicas: replicas.slice(0, 2), replicaCount: 10 })).release).toHaveLength(2);
   });
 });
