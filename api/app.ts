@@ -9,7 +9,7 @@ import { onError, problem } from "./errors.js";
 import type { Log } from "./log.js";
 import { serveMetrics } from "./metrics/endpoint.js";
 import { validationHook } from "./openapi.js";
-import { placeSoon } from "./placement/trigger.js";
+import { placeSoon, WRITE_ALLOWANCE_MS } from "./placement/trigger.js";
 import { requestIdOf } from "./request-id.js";
 import { routerRoutes } from "./router/routes.js";
 import { agentInflightRoutes } from "./routes/agent-inflight.js";
@@ -93,11 +93,13 @@ export function createApp(deps: AppDeps) {
     ),
   );
   // A successful write may change placement: place now (in the background) and wake the polls it concerns, rather
-  // than waiting for the next poll to arrive — every agent may be parked in a long-poll.
+  // than waiting for the next poll to arrive — every agent may be parked in a long-poll. An operator's write may run
+  // placement ahead of half of the instance's time a little; agents' reports, which come in storms, may not.
   app.use("/api/*", async (c, next) => {
     await next();
     if (c.req.method === "GET" || c.res.status >= 300 || c.req.path.endsWith("/assignments")) return;
-    placeSoon(deps, (work) => c.executionCtx.waitUntil(work), "a write");
+    const agent = c.req.path.startsWith("/api/v1/agents/");
+    placeSoon(deps, (work) => c.executionCtx.waitUntil(work), "a write", agent ? 0 : WRITE_ALLOWANCE_MS);
   });
 
   app.route("/", healthRoutes);

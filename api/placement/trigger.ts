@@ -18,16 +18,17 @@ type PlaceDeps = {
 type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => number };
 
 /**
- * How much placement may run ahead of half of the instance's time: a change after a quiet spell is placed at once,
- * and only a run of runs (a storm of reports, each moving the generation) is held to half.
+ * How much placement may run ahead of half of the instance's time for an operator's write (not an agent's report):
+ * a few writes in a row are each placed at once. Agents' calls get none — at fleet size their storms (a thousand
+ * ready reports after a change, each moving the generation) must share runs, or every report would start one.
  */
-export const PLACEMENT_ALLOWANCE_MS = 500;
+export const WRITE_ALLOWANCE_MS = 500;
 
 /** Placement's running time not yet matched by as much idle time, as of `at` (ms, performance.now()). */
 export type Owed = { ms: number; at: number };
 
 /** How long a run asked for at `now` waits: until what placement owes is back within the allowance. */
-export function waitBefore(owed: Owed, now: number, allowanceMs = PLACEMENT_ALLOWANCE_MS): number {
+export function waitBefore(owed: Owed, now: number, allowanceMs = 0): number {
   return Math.max(0, owed.ms - (now - owed.at) - allowanceMs);
 }
 
@@ -41,13 +42,12 @@ type Flight = { current?: Promise<PlaceResult>; queued?: Promise<PlaceResult>; o
 const flights = new WeakMap<Store, Flight>();
 
 /**
- * placeIfNeeded(), one run at a time per instance, and at most half of the instance's time beyond a short allowance:
- * who asks while a run goes on, or while placement owes more idle time than the allowance, waits for the one run
- * queued next (which sees whatever changed meanwhile). A burst of polls, registrations and reports then places a few
- * times, not once each — at fleet size every run reads and plans the whole fleet's state — while a lone change is
- * placed at once.
+ * placeIfNeeded(), one run at a time per instance, and at most half of the instance's time (beyond `allowanceMs`):
+ * who asks while a run goes on, or while placement owes more idle time than that, waits for the one run queued next
+ * (which sees whatever changed meanwhile). A burst of polls, registrations and reports then places a few times, not
+ * once each — at fleet size every run reads and plans the whole fleet's state.
  */
-export function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
+export function placeTimed(deps: PlaceDeps, now: number, allowanceMs = 0): Promise<PlaceResult> {
   let f = flights.get(deps.store);
   if (!f) flights.set(deps.store, (f = { owed: { ms: 0, at: 0 } }));
   const flight = f;
@@ -65,10 +65,10 @@ export function placeTimed(deps: PlaceDeps, now: number): Promise<PlaceResult> {
     flight.current = run;
     return run;
   };
-  if (!flight.current && waitBefore(flight.owed, performance.now()) === 0) return start();
+  if (!flight.current && waitBefore(flight.owed, performance.now(), allowanceMs) === 0) return start();
   const queued = (flight.current ?? Promise.resolve())
     .catch(() => undefined)
-    .then(() => new Promise((ok) => setTimeout(ok, waitBefore(flight.owed, performance.now()))))
+    .then(() => new Promise((ok) => setTimeout(ok, waitBefore(flight.owed, performance.now(), allowanceMs))))
     .then(() => {
       flight.queued = undefined;
       return start();
@@ -106,8 +106,8 @@ export function logDecisions(log: Log, r: PlaceResult): void {
 /**
  * Places now and wakes the long-polls of nodes whose shards changed; a failure is logged (the next poll retries it).
  */
-export function placeAndWake(deps: WakeDeps, after: string): Promise<void> {
-  return placeTimed(deps, deps.now())
+export function placeAndWake(deps: WakeDeps, after: string, allowanceMs = 0): Promise<void> {
+  return placeTimed(deps, deps.now(), allowanceMs)
     .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
     .catch((e: unknown) =>
       deps.log.warn(`placement after ${after} failed; the next poll retries it`, { error: String(e) }),
@@ -118,13 +118,15 @@ export function placeAndWake(deps: WakeDeps, after: string): Promise<void> {
  * Places soon after a write that may change placement (an API write, a console action), without holding up its
  * response — every agent may be parked in a long-poll, so waiting for the next poll could wait a long time. The work
  * goes to `deps.background` (Node: tracked for shutdown) or, where there is none, to `waitUntil` (the Worker's).
+ * `allowanceMs`: how far it may run ahead of half of the instance's time (placeTimed).
  */
 export function placeSoon(
   deps: WakeDeps & { background?: (work: Promise<unknown>) => void },
   waitUntil: (work: Promise<unknown>) => void,
   after: string,
+  allowanceMs = 0,
 ): void {
-  const work = placeAndWake(deps, after);
+  const work = placeAndWake(deps, after, allowanceMs);
   if (deps.background) deps.background(work);
   else waitUntil(work);
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bumpGeneration } from "../../api/db/cluster.js";
 import { cluster } from "../../api/db/schema.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
-import { owedAfter, PLACEMENT_ALLOWANCE_MS, placeTimed, waitBefore } from "../../api/placement/trigger.js";
+import { owedAfter, placeTimed, WRITE_ALLOWANCE_MS, waitBefore } from "../../api/placement/trigger.js";
 import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
@@ -41,25 +41,27 @@ describe("placeTimed", () => {
     expect(c!.placedGeneration).toBe(c!.generation);
   });
 
-  it("places a lone change at once, and holds a run of runs to half of the time", () => {
-    const allowance = PLACEMENT_ALLOWANCE_MS;
-    // one run of 100 ms: the next, asked for right after it, starts at once
+  it("places an operator's writes in a row at once, and holds a run of runs to half of the time", () => {
+    const allowance = WRITE_ALLOWANCE_MS;
+    // one run of 100 ms: the next, asked for right after it, waits as long for an agent, not for a write
     let owed = owedAfter({ ms: 0, at: 0 }, 1_000, 1_100);
-    expect(waitBefore(owed, 1_100)).toBe(0);
+    expect(waitBefore(owed, 1_100)).toBe(100);
+    expect(waitBefore(owed, 1_100, allowance)).toBe(0);
     // runs of 100 ms back to back: placement runs ahead by the allowance, then waits as long as each run took
     let at = 1_100;
     let waited = 0;
     for (let i = 0; i < 40; i++) {
-      const wait = waitBefore(owed, at);
+      const wait = waitBefore(owed, at, allowance);
       waited += wait;
       owed = owedAfter(owed, at + wait, at + wait + 100);
       at += wait + 100;
     }
     // 41 runs of 100 ms: idle as long as they ran, but for the allowance and the last run (still owed)
     expect(waited).toBe(41 * 100 - allowance - 100);
-    expect(waitBefore(owed, at)).toBe(100);
+    expect(waitBefore(owed, at, allowance)).toBe(100);
     // after a quiet spell as long as what is owed, nothing is owed any more
-    expect(waitBefore(owed, at + 100)).toBe(0);
+    expect(waitBefore(owed, at + 100, allowance)).toBe(0);
+    expect(waitBefore(owed, at + 600)).toBe(0);
     expect(owedAfter(owed, at + 10_000, at + 10_050)).toEqual({ ms: 50, at: at + 10_050 });
   });
 });
