@@ -68,6 +68,13 @@ function logWhenAnswered(log: Log, answered: Promise<number>, fields: ReturnType
 }
 
 /** The control API over the given dependencies; it holds no state of its own. */
+/**
+ * How far the placement after a write to `path` may run ahead of half of the instance's time: an operator's write a
+ * little (placement/trigger.ts), an agent's call (registration, heartbeat, report) not at all.
+ */
+export const placementAllowance = (path: string): number =>
+  path.startsWith("/api/v1/agents/") ? 0 : WRITE_ALLOWANCE_MS;
+
 export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
@@ -93,13 +100,11 @@ export function createApp(deps: AppDeps) {
     ),
   );
   // A successful write may change placement: place now (in the background) and wake the polls it concerns, rather
-  // than waiting for the next poll to arrive — every agent may be parked in a long-poll. An operator's write may run
-  // placement ahead of half of the instance's time a little; agents' reports, which come in storms, may not.
+  // than waiting for the next poll to arrive — every agent may be parked in a long-poll.
   app.use("/api/*", async (c, next) => {
     await next();
     if (c.req.method === "GET" || c.res.status >= 300 || c.req.path.endsWith("/assignments")) return;
-    const agent = c.req.path.startsWith("/api/v1/agents/");
-    placeSoon(deps, (work) => c.executionCtx.waitUntil(work), "a write", agent ? 0 : WRITE_ALLOWANCE_MS);
+    placeSoon(deps, (work) => c.executionCtx.waitUntil(work), "a write", placementAllowance(c.req.path));
   });
 
   app.route("/", healthRoutes);

@@ -2,6 +2,7 @@
 // and the queued run sees what changed meanwhile.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { placementAllowance } from "../../api/app.js";
 import { bumpGeneration } from "../../api/db/cluster.js";
 import { cluster } from "../../api/db/schema.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
@@ -63,5 +64,12 @@ describe("placeTimed", () => {
     expect(waitBefore(owed, at + 100, allowance)).toBe(0);
     expect(waitBefore(owed, at + 600)).toBe(0);
     expect(owedAfter(owed, at + 10_000, at + 10_050)).toEqual({ ms: 50, at: at + 10_050 });
+  });
+
+  it("gives the allowance to operators' writes, never to agents' calls (their storms must share runs)", () => {
+    for (const path of ["/api/v1/deployments/chat", "/api/v1/nodes/n1/cordon", "/api/v1/models/m"])
+      expect(placementAllowance(path)).toBe(WRITE_ALLOWANCE_MS);
+    for (const path of ["/api/v1/agents/register", "/api/v1/agents/n1/status", "/api/v1/agents/n1/heartbeat"])
+      expect(placementAllowance(path)).toBe(0);
   });
 });
