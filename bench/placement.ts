@@ -263,7 +263,7 @@ const pct = (p: number) => noop[Math.min(noop.length - 1, Math.floor((p / 100) *
 const work: number[] = [];
 for (let i = 0; i < 5; i++)
   work.push(
-    await placing("/api/v1/deployments/mid-hgx", { model: "mid", replicas: 1600 + (i % 2 ? 10 : -10), pool: "prod" }),
+    await placing("/api/v1/deployments/mid-hgx", { model: "mid", replicas: i % 2 ? 1600 : 1610, pool: "prod" }),
   );
 // a write that leaves replicas pending: 100 more two-tray NVLink replicas where room is left for 50
 const pendingStart = performance.now();
