@@ -85,7 +85,10 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Plac
     }
     await tx.delete(replicas).where(inArray(replicas.id, p.release));
   }
-  const iface = new Map(nodeRows.map((n) => [n.id, n.mgmtInterface ?? undefined]));
+  // the management interface of the nodes new shards go to (a map of them all costs ms at fleet size, every run)
+  const news = [...adoption.adopted, ...p.assign];
+  const onto = new Set(news.flatMap((r) => r.shards.map((s) => s.nodeId)));
+  const iface = new Map(onto.size ? nodeRows.filter((n) => onto.has(n.id)).map((n) => [n.id, n.mgmtInterface]) : []);
   // every new row of a kind in a few multi-row INSERTs, not one per replica: a statement is a round trip to a remote
   // database (one subrequest of a Worker's budget), however many rows it carries
   const added = {
@@ -94,7 +97,7 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Plac
     allocations: [] as (typeof allocations.$inferInsert)[],
     ports: [] as (typeof portAllocations.$inferInsert)[],
   };
-  for (const r of [...adoption.adopted, ...p.assign]) {
+  for (const r of news) {
     added.replicas.push({
       id: r.id,
       deployment: r.deployment,
@@ -105,7 +108,7 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Plac
     });
     for (const s of r.shards) {
       changed.add(s.nodeId);
-      const spec = startShard(input, r, s, iface.get(s.nodeId));
+      const spec = startShard(input, r, s, iface.get(s.nodeId) ?? undefined);
       added.shards.push({ id: s.shardId, replicaId: r.id, nodeId: s.nodeId, rank: s.rank, spec: JSON.stringify(spec) });
       for (const deviceId of s.deviceIds) added.allocations.push({ nodeId: s.nodeId, deviceId, shardId: s.shardId });
       for (const port of new Set([s.httpPort, ...(s.rank === 0 ? [s.leaderPort, ...(s.enginePorts ?? [])] : [])]))

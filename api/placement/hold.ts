@@ -8,6 +8,7 @@ import type { Tx } from "../db/client.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
 import { deployments, events } from "../db/schema.js";
 import { FAILED_AFTER, failingReason, holdsBack, nextFailing } from "./failing.js";
+import { shardKey } from "./input.js";
 import type { PlacementRows } from "./rows.js";
 import type { PlanInput } from "./types.js";
 
@@ -25,7 +26,6 @@ export async function failingIn(
   released: readonly Released[],
   now: number,
 ): Promise<Map<string, Failing>> {
-  const messageOf = new Map(rows.states.map((s) => [`${s.nodeId}/${s.shardId}`, s.message]));
   const failedBy = new Map<string, string[]>();
   for (const x of released) {
     const r = before.find((b) => b.id === x.id);
@@ -33,7 +33,7 @@ export async function failingIn(
     const shard = r.shards.find((s) => x.failedOn!.includes(s.nodeId));
     const why =
       (x.transport && x.why) ||
-      (shard && messageOf.get(`${shard.nodeId}/${shard.shardId}`)) ||
+      (shard && rows.stateOf.get(shardKey(shard))?.message) ||
       "a shard failed past its restart limit";
     failedBy.set(r.deployment, [...(failedBy.get(r.deployment) ?? []), why]);
   }

@@ -158,6 +158,13 @@ export function placeDeployment(row: SpecRow): PlaceDeployment {
 
 type StateRow = { nodeId: string; shardId: string; state: string; transport?: ShardTransport | null };
 
+/** The key a shard's reported state goes by: node and shard id. */
+export const shardKey = (s: { nodeId: string; shardId: string }): string => `${s.nodeId}/${s.shardId}`;
+/** Reported states by shardKey(). */
+export type StatesByShard<T extends StateRow = StateRow> = ReadonlyMap<string, T>;
+export const statesByShard = <T extends StateRow>(states: readonly T[]): StatesByShard<T> =>
+  new Map(states.map((s) => [shardKey(s), s]));
+
 /** Placed replicas with their shards, from the replicas and shards tables (readiness comes from the states). */
 export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[]): Replica[] {
   const byReplica = new Map<string, ShardRow[]>();
@@ -202,12 +209,11 @@ export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[])
  */
 export function withReadiness(
   placed: readonly Replica[],
-  states: readonly StateRow[],
+  stateOf: StatesByShard,
   policy: (deployment: string) => TransportPolicy = () => "require",
 ): Replica[] {
-  const stateOf = new Map(states.map((s) => [`${s.nodeId}/${s.shardId}`, s]));
   return placed.map((r) => {
-    const facts = r.shards.map((s) => stateOf.get(`${s.nodeId}/${s.shardId}`) ?? { state: undefined });
+    const facts = r.shards.map((s) => stateOf.get(shardKey(s)) ?? { state: undefined });
     return { ...r, ready: serves(replicaState(facts), policy(r.deployment)) };
   });
 }
@@ -219,6 +225,8 @@ export function planInput(rows: {
   deployments: SpecRow[];
   placed: readonly Replica[];
   states?: readonly StateRow[];
+  /** The states by shard, where the caller has them so (else made from `states`). */
+  stateOf?: StatesByShard;
   nextSeq: number;
   now: number;
   lostAfterS: number;
@@ -228,7 +236,11 @@ export function planInput(rows: {
     nodes: rows.nodes.map((n) => placeNode(n, n.facts, rows.now, rows.lostAfterS)),
     models: rows.models.map(placeModel),
     deployments: rows.deployments.map(placeDeployment),
-    replicas: withReadiness(rows.placed, rows.states ?? [], (d) => policyOf.get(d) ?? "require"),
+    replicas: withReadiness(
+      rows.placed,
+      rows.stateOf ?? statesByShard(rows.states ?? []),
+      (d) => policyOf.get(d) ?? "require",
+    ),
     nextSeq: rows.nextSeq,
   };
 }

@@ -8,6 +8,7 @@ import { insertEvents } from "../db/events.js";
 import { events, shardStatus } from "../db/schema.js";
 import { adoptOrphans, LIVE_STATES } from "./adopt.js";
 import { fitsElsewhere } from "./elsewhere.js";
+import { shardKey } from "./input.js";
 import { chooseRepairs } from "./repair.js";
 import type { PlacementRows } from "./rows.js";
 import { policies } from "./serving.js";
@@ -18,7 +19,7 @@ export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repa
 
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
 export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: number, s: PlaceSettings) {
-  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x]));
+  const stateOf = rows.stateOf;
   const policy = policies(rows.deployments);
   const [recent] = await tx
     .select({ n: count() })
@@ -29,7 +30,7 @@ export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, n
   const silentMs = new Map<string, number>();
   for (const n of rows.nodes) if (now - n.lastSeenAt > s.nodeLostAfterS * 1000) silentMs.set(n.id, now - n.lastSeenAt);
   const stateOfShard = (sh: { nodeId: string; shardId: string }) =>
-    stateOf.size ? stateOf.get(`${sh.nodeId}/${sh.shardId}`) : undefined;
+    stateOf.size ? stateOf.get(shardKey(sh)) : undefined;
   const mayNeedRepair = (x: Replica) =>
     x.shards.some((sh) => {
       if (silentMs.has(sh.nodeId)) return true;
@@ -61,14 +62,15 @@ export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, n
     maxFraction: s.repairMaxFraction,
   });
   // a replica freed for its transport only where another set of nodes fits: on the same ones it starts the same way
-  const byId = new Map(input.replicas.map((x) => [x.id, x]));
-  r.release = r.release.filter((x) => !x.transport || fitsElsewhere(input, byId.get(x.id)!, x.failedOn ?? []));
-  const deploymentOf = new Map(input.replicas.map((x) => [x.id, x.deployment]));
+  // (a map of every replica only when one is released: at fleet size nearly every run releases none)
+  const all = new Map(r.release.length ? input.replicas.map((x) => [x.id, x]) : []);
+  const byId = (id: string) => all.get(id)!;
+  r.release = r.release.filter((x) => !x.transport || fitsElsewhere(input, byId(x.id), x.failedOn ?? []));
   const ev: NewEvent[] = r.release.map((x) => ({
     type: "replica_repaired",
     nodeId: null,
     message: `replica ${x.id} freed for re-placement: ${x.why}`,
-    data: { replica: x.id, deployment: deploymentOf.get(x.id), ...(x.failedOn ? { failedOn: x.failedOn } : {}) },
+    data: { replica: x.id, deployment: byId(x.id).deployment, ...(x.failedOn ? { failedOn: x.failedOn } : {}) },
   }));
   if (r.held) {
     const [told] = await tx

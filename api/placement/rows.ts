@@ -12,7 +12,7 @@ import type { Q } from "../db/client.js";
 import { cluster, deployments, models, nodes, replicas, shardStatus, shards } from "../db/schema.js";
 import type { Orphan } from "./adopt.js";
 import type { FitCache } from "./fit.js";
-import { type NodeFacts, nodeFacts, placedReplicas } from "./input.js";
+import { type NodeFacts, nodeFacts, placedReplicas, type StatesByShard, shardKey } from "./input.js";
 import type { Replica } from "./types.js";
 
 const { inventory: _inventory, hostname: _h, tokenHash: _t, agentVersion: _a, ...nodeColumns } = getTableColumns(nodes);
@@ -116,7 +116,7 @@ async function refreshNodes(q: Q, cache: PlacementCache, full: boolean) {
 async function refreshStates(q: Q, cache: PlacementCache, full: boolean, nodeIds: string[]) {
   if (full) cache.states.clear();
   const set = (rows: StateRow[]) => {
-    for (const s of rows) cache.states.set(`${s.nodeId}/${s.shardId}`, s);
+    for (const s of rows) cache.states.set(shardKey(s), s);
   };
   set(
     await q
@@ -214,6 +214,8 @@ export async function readPlacementRows(q: Q, cache: PlacementCache, silentBefor
     deployments: deploymentRows,
     placed: cache.placed!.replicas,
     states: [...cache.states.values()],
+    // by shardKey(), as the cache keeps them (a copy: the next read changes the cache's)
+    stateOf: new Map(cache.states) as StatesByShard<StateRow>,
     orphans,
   };
 }
