@@ -18,10 +18,15 @@ export function bySeq(a: Replica, b: Replica): number {
   return a.seq - b.seq || compareText(a.id, b.id);
 }
 
-/** Which of `replicas` go first when there are too many: not ready before ready, newest first within each. */
-function scaleDownOrder(replicas: readonly Replica[]): Replica[] {
-  const newest = [...replicas].sort(bySeq).reverse();
-  return [...newest.filter((r) => !r.ready), ...newest.filter((r) => r.ready)];
+/**
+ * The `n` of `sorted` (oldest first) that go first when there are too many: not ready before ready, newest first
+ * within each.
+ */
+function surplusOf(sorted: readonly Replica[], n: number): Set<Replica> {
+  const out = new Set<Replica>();
+  for (const ready of [false, true])
+    for (let i = sorted.length - 1; i >= 0 && out.size < n; i--) if (!!sorted[i]!.ready === ready) out.add(sorted[i]!);
+  return out;
 }
 
 export type KeepOrRelease = {
@@ -50,21 +55,21 @@ export function keepOrRelease(
   leaving: (r: Replica) => boolean = () => false,
 ): KeepOrRelease {
   const current = new Map(model ? allowed.map((p) => [p.name, profileFingerprint(model, p)]) : []);
-  const sorted = [...replicas].sort(bySeq);
-  const fresh = sorted.filter((r) => current.get(r.profile) === r.fingerprint && !leaving(r));
-  const stale = sorted.filter(
-    (r) => current.has(r.profile) && (current.get(r.profile) !== r.fingerprint || leaving(r)),
-  );
-  const gone = sorted.filter((r) => !current.has(r.profile));
+  // one pass each (plain loops: at fleet size a deployment has thousands of replicas, and this runs every placement)
+  const fresh: Replica[] = [];
+  const stale: Replica[] = [];
+  const gone: Replica[] = [];
+  for (const r of [...replicas].sort(bySeq)) {
+    const fingerprint = current.get(r.profile);
+    if (fingerprint === undefined) gone.push(r);
+    else if (fingerprint === r.fingerprint && !leaving(r)) fresh.push(r);
+    else stale.push(r);
+  }
   if (fresh.length >= want) {
-    const surplus = new Set(scaleDownOrder(fresh).slice(0, fresh.length - want));
-    return {
-      keep: fresh.filter((r) => !surplus.has(r)),
-      release: [...gone, ...stale, ...surplus],
-      stale: [],
-      surge: 0,
-      drained: stale.length,
-    };
+    const surplus = surplusOf(fresh, fresh.length - want);
+    const keep: Replica[] = [];
+    for (const r of fresh) if (!surplus.has(r)) keep.push(r);
+    return { keep, release: [...gone, ...stale, ...surplus], stale: [], surge: 0, drained: stale.length };
   }
   const readyFresh = fresh.filter((r) => r.ready).length;
   const kept = stale.slice(stale.length - Math.min(stale.length, Math.max(0, want - readyFresh)));

@@ -1,10 +1,10 @@
 // How one node fits one shard of a profile: its free devices, the set it would give, the ports it has left.
 import type { LeaderPorts } from "../../shared/engines.js";
 import { chooseDevices, type DeviceSet } from "./devices.js";
-import { heldOn, type Ledger, versionOf } from "./ledger.js";
+import { heldOn, type Ledger, shardsOn, versionOf } from "./ledger.js";
 import { shardPorts } from "./ports.js";
 import { freeDevices } from "./scope.js";
-import type { PlaceNode } from "./types.js";
+import type { PlaceNode, Shard } from "./types.js";
 
 export type NodeFit = {
   node: PlaceNode;
@@ -41,10 +41,16 @@ export function fitNode(
 
 /**
  * Fits already worked out, by class and device count, then by node: each with the ledger and ledger version it saw,
- * and what was held on the node then. Kept across plan() calls (placement's cache): a fit from an earlier plan is
- * reused when the same devices and ports are held on the node now.
+ * the shards then on the node and what they held. Kept across plan() calls (placement's cache): a fit from an earlier
+ * plan is reused when the same shards (the same objects: a shard's devices and ports never change) or the same
+ * devices and ports are held on the node now.
  */
-export type FitCache = Map<string, WeakMap<PlaceNode, { ledger: Ledger; version: number; held: string; fit: NodeFit }>>;
+export type FitCache = Map<
+  string,
+  WeakMap<PlaceNode, { ledger: Ledger; version: number; shards: readonly Shard[]; held: string; fit: NodeFit }>
+>;
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
  * fitNode of one node, reused while nothing was added on it since (most nodes, most of the time, in a large plan, and
@@ -66,14 +72,16 @@ export function fitGetter(
     const version = versionOf(ledger, node.id);
     const hit = mine.get(node);
     if (hit && hit.ledger === ledger && hit.version === version) return hit.fit;
-    const held = heldOn(ledger, node.id);
-    if (hit && hit.held === held) {
+    const on = shardsOn(ledger, node.id);
+    // the same shards as then (the next plan, over the same replicas), or else the same devices and ports held
+    if (hit && (sameItems(hit.shards, on) || hit.held === heldOn(ledger, node.id))) {
       hit.ledger = ledger;
       hit.version = version;
+      hit.shards = [...on];
       return hit.fit;
     }
     const fit = fitNode(node, cls, k, ledger, network, enginePorts);
-    mine.set(node, { ledger, version, held, fit });
+    mine.set(node, { ledger, version, shards: [...on], held: heldOn(ledger, node.id), fit });
     return fit;
   };
 }

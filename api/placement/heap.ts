@@ -4,6 +4,13 @@ export type HeapEntry<T> = { rank: number; order: number; item: T };
 
 const less = <T>(a: HeapEntry<T>, b: HeapEntry<T>) => a.rank < b.rank || (a.rank === b.rank && a.order < b.order);
 
+// (not a destructuring swap: placement runs rarely, mostly unoptimized, where that builds an array at each step)
+function swap<T>(a: T[], i: number, j: number): void {
+  const t = a[i]!;
+  a[i] = a[j]!;
+  a[j] = t;
+}
+
 export class MinHeap<T> {
   private readonly a: HeapEntry<T>[] = [];
 
@@ -22,7 +29,7 @@ export class MinHeap<T> {
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (!less(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
+      swap(a, i, p);
       i = p;
     }
   }
@@ -41,7 +48,7 @@ export class MinHeap<T> {
         if (l < a.length && less(a[l]!, a[m]!)) m = l;
         if (r < a.length && less(a[r]!, a[m]!)) m = r;
         if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
+        swap(a, i, m);
         i = m;
       }
     }

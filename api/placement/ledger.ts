@@ -1,8 +1,11 @@
 // What is taken on each node while one plan is being made: devices held and ports bound by shards.
 import type { Replica, Shard } from "./types.js";
 
-/** `version` counts the shards added, so that what was worked out from an unchanged node can be reused. */
-export type NodeUse = { devices: Set<number>; ports: Set<number>; version: number };
+/**
+ * `version` counts the shards added, so that what was worked out from an unchanged node can be reused; `shards` are
+ * the shards themselves, in the order they were added.
+ */
+export type NodeUse = { devices: Set<number>; ports: Set<number>; version: number; shards: Shard[] };
 
 /** Taken devices and ports by node id. Local to one plan() call, which adds each replica it assigns. */
 export type Ledger = Map<string, NodeUse>;
@@ -38,13 +41,14 @@ function holdShard(ledger: Ledger, s: Shard): void {
   use.ports.add(s.httpPort);
   use.ports.add(s.leaderPort);
   for (const p of s.enginePorts ?? []) use.ports.add(p);
+  use.shards.push(s);
   use.version++;
 }
 
 function useOf(ledger: Ledger, nodeId: string): NodeUse {
   let use = ledger.get(nodeId);
   if (!use) {
-    use = { devices: new Set(), ports: new Set(), version: 0 };
+    use = { devices: new Set(), ports: new Set(), version: 0, shards: [] };
     ledger.set(nodeId, use);
   }
   return use;
@@ -58,6 +62,13 @@ export function isHeld(ledger: Ledger, nodeId: string, deviceId: number): boolea
 /** How many shards were added on the node: changes whenever its free devices or ports may have. */
 export function versionOf(ledger: Ledger, nodeId: string): number {
   return ledger.get(nodeId)?.version ?? 0;
+}
+
+const NONE: readonly Shard[] = [];
+
+/** The shards holding devices and ports on the node (the ledger's own list: read it, never keep it). */
+export function shardsOn(ledger: Ledger, nodeId: string): readonly Shard[] {
+  return ledger.get(nodeId)?.shards ?? NONE;
 }
 
 /** What is held on the node, as one string: equal strings, equal free devices and ports. */

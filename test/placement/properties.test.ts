@@ -249,7 +249,7 @@ function shuffled(x: PlanInput): PlanInput {
 }
 
 describe("plan properties", () => {
-  it("holds every invariant, with and without existing replicas, and is deterministic", () => {
+  it("holds every invariant, with and without existing replicas, is deterministic, and the same with fits kept across plans", () => {
     const seen = new Set<string>();
     fc.assert(
       fc.property(arbScenario, ({ first, firstPlan, second }) => {
@@ -258,6 +258,12 @@ describe("plan properties", () => {
         check(second, p);
         expect(plan(shuffled(second))).toEqual(p);
         expect(plan(shuffled(first))).toEqual(firstPlan);
+        // node fits kept from one plan to the next (placement's cache) change nothing: the second plan's nodes hold
+        // the first's shards, the same objects, and every fit reused must still be true of them
+        const fits = new Map();
+        expect(plan(first, fits)).toEqual(firstPlan);
+        expect(plan(second, fits)).toEqual(p);
+        expect(plan(second, fits)).toEqual(p);
         for (const r of [...firstPlan.assign, ...p.assign]) seen.add(r.shards[0]!.fabric.replace(/:.*/, ""));
         for (const r of [...firstPlan.assign, ...p.assign])
           if (r.shards[0]!.visibleDevices.startsWith("MIG-")) seen.add("mig");
