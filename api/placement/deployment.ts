@@ -10,6 +10,15 @@ import { type Scope, scopeOf } from "./scope.js";
 import { placeSingle } from "./single.js";
 import type { Pending, PlaceDeployment, PlaceModel, PlaceNode, Replica } from "./types.js";
 
+const draining = new WeakMap<readonly PlaceNode[], ReadonlySet<string>>();
+
+/** The draining nodes among `nodes`, found once per plan (one plan's deployments share its array of nodes). */
+function drainingIn(nodes: readonly PlaceNode[]): ReadonlySet<string> {
+  let out = draining.get(nodes);
+  if (!out) draining.set(nodes, (out = new Set(nodes.filter((n) => n.notSchedulable === "draining").map((n) => n.id))));
+  return out;
+}
+
 export type DeploymentPlan = {
   assign: Replica[];
   release: string[];
@@ -34,8 +43,8 @@ export function planDeployment(
 ): DeploymentPlan {
   const want = Number.isInteger(d.replicas) && d.replicas > 0 ? d.replicas : 0;
   const allowed = allowedProfiles(d, model);
-  const draining = new Set(nodes.filter((n) => n.notSchedulable === "draining").map((n) => n.id));
-  const leaving = (r: Replica) => r.shards.some((s) => draining.has(s.nodeId));
+  const drains = drainingIn(nodes);
+  const leaving = (r: Replica) => r.shards.some((s) => drains.has(s.nodeId));
   const { keep, release, stale, surge, drained } = keepOrRelease(existing, model, allowed, want, leaving);
   const out: DeploymentPlan = { assign: [], release: release.map((r) => r.id), nextSeq };
   const missing = want + surge - keep.length;

@@ -27,10 +27,17 @@ export function plan(input: PlanInput, fits: FitCache = new Map()): Plan {
   let nextSeq = input.nextSeq;
   let again = false;
   const seen = new Set<string>();
+  // each deployment's replicas, oldest first (one pass, not one per deployment)
+  const byDeployment = new Map<string, Replica[]>();
+  for (const r of existing) {
+    const mine = byDeployment.get(r.deployment);
+    if (mine) mine.push(r);
+    else byDeployment.set(r.deployment, [r]);
+  }
   for (const d of deployments) {
     if (seen.has(d.name)) continue;
     seen.add(d.name);
-    const mine = existing.filter((r) => r.deployment === d.name);
+    const mine = byDeployment.get(d.name) ?? [];
     const out = planDeployment(d, models.get(d.model), mine, nodes, ledger, fits, nextSeq);
     assign.push(...out.assign);
     for (const id of out.release) release.add(id);

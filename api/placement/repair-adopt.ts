@@ -28,7 +28,8 @@ export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, n
   // only nodes silent past the limit and replicas with a shard failed, degraded or on one of them can need repair:
   // at fleet size the rest (nearly all) are left out rather than copied
   const silentMs = new Map<string, number>();
-  for (const n of rows.nodes) if (now - n.lastSeenAt > s.nodeLostAfterS * 1000) silentMs.set(n.id, now - n.lastSeenAt);
+  // (the few the read found silent, not a look at every node)
+  for (const [id, at] of rows.silent) if (now - at > s.nodeLostAfterS * 1000) silentMs.set(id, now - at);
   const stateOfShard = (sh: { nodeId: string; shardId: string }) =>
     stateOf.size ? stateOf.get(shardKey(sh)) : undefined;
   const mayNeedRepair = (x: Replica) =>

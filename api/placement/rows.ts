@@ -207,9 +207,14 @@ export async function readPlacementRows(q: Q, cache: PlacementCache, silentBefor
   return {
     // the cached rows themselves (placement keeps what it derives from a row while the row object is the same)
     nodes: [...cache.nodes.values()].map((n) => {
-      n.lastSeenAt = silent.get(n.id) ?? Math.max(n.lastSeenAt, silentBefore);
+      // written only when it moves (rarely: most nodes were heard from since): a write to each of thousands of rows
+      // costs more than the read
+      const lastSeenAt = silent.get(n.id) ?? Math.max(n.lastSeenAt, silentBefore);
+      if (lastSeenAt !== n.lastSeenAt) n.lastSeenAt = lastSeenAt;
       return n;
     }),
+    /** The nodes silent since before `silentBefore`, with when they were last heard from. */
+    silent: silent as ReadonlyMap<string, number>,
     models: modelRows,
     deployments: deploymentRows,
     placed: cache.placed!.replicas,
