@@ -1,6 +1,7 @@
 // Single-node replicas (docs/architecture.md, placement rule 2): `gpusPerNode` devices on one node, or one MIG
 // instance.
 import { leaderPorts, talksToPeers } from "../../shared/engines.js";
+import { compareText } from "../../shared/sort.js";
 import type { Attempt, PlaceContext } from "./context.js";
 import type { DeviceSet } from "./devices.js";
 import { fitGetter, fits, type NodeFit } from "./fit.js";
@@ -60,10 +61,23 @@ type Ranking = {
   weightsPath: string;
   /** How far into the ledger's changes the ranking is up to date. */
   seen: number;
-  order: Map<string, number>;
   heap: MinHeap<{ fit: Fitting; version: number }>;
 };
 const rankings = new WeakMap<Scope, Map<string, Ranking>>();
+
+/** Where the node `id` is in `nodes` (sorted by id, as every stage of a scope is), or -1: a binary search. */
+function indexOf(nodes: readonly PlaceNode[], id: string): number {
+  let lo = 0;
+  let hi = nodes.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareText(nodes[mid]!.id, id);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
 
 /**
  * The best fitting node of the scope — the first of the lowest score in the scope's node order, as one pass over
@@ -91,7 +105,6 @@ function bestOf(ctx: PlaceContext, scope: Scope, fitOf: (n: PlaceNode) => NodeFi
       spread: ctx.spread,
       weightsPath: ctx.model.weightsPath,
       seen: changedSince(ledger, 0).next,
-      order: new Map(scope.schedulable.map((n, i) => [n.id, i])),
       heap: new MinHeap(),
     };
     byKey.set(key, r);
@@ -100,8 +113,8 @@ function bestOf(ctx: PlaceContext, scope: Scope, fitOf: (n: PlaceNode) => NodeFi
     const { nodeIds, next } = changedSince(ledger, r.seen);
     r.seen = next;
     for (const id of new Set(nodeIds)) {
-      const i = r.order.get(id);
-      if (i !== undefined) rank(i, scope.schedulable[i]!);
+      const i = indexOf(scope.schedulable, id);
+      if (i >= 0) rank(i, scope.schedulable[i]!);
     }
   }
   // an entry made before its node changed is stale: the node's current entry (if it still fits) was pushed since
