@@ -288,7 +288,7 @@ console.log(
   `no-op poll (nothing changed): p50 ${pct(50).toFixed(2)} ms, p99 ${pct(99).toFixed(2)} ms over ${noop.length}`,
 );
 console.log(
-  `a deployment scaled by 10, until placed (placement with work): max ${Math.max(...work).toFixed(0)} ms over ${work.length}`,
+  `a deployment scaled by 10, until placed (placement with work): max ${Math.max(...work).toFixed(0)} ms over ${work.length} (up and down in turn: ${work.map((w) => w.toFixed(0)).join(", ")} ms)`,
 );
 console.log(
   `a write that leaves replicas pending, until its reason is stored: ${pendingMs.toFixed(0)} ms (${pendingReason})`,

@@ -74,10 +74,11 @@ export function fitGetter(
     if (hit && hit.ledger === ledger && hit.version === version) return hit.fit;
     const on = shardsOn(ledger, node.id);
     // the same shards as then (the next plan, over the same replicas), or else the same devices and ports held
-    if (hit && (sameItems(hit.shards, on) || hit.held === heldOn(ledger, node.id))) {
+    const same = !!hit && sameItems(hit.shards, on);
+    if (hit && (same || hit.held === heldOn(ledger, node.id))) {
       hit.ledger = ledger;
       hit.version = version;
-      hit.shards = [...on];
+      if (!same) hit.shards = [...on];
       return hit.fit;
     }
     const fit = fitNode(node, cls, k, ledger, network, enginePorts);
