@@ -2,6 +2,7 @@
 // state and each shard's transport verdict. Pure, from one read of the placement rows.
 import { ShardState } from "../../shared/schemas/common.js";
 import { compareText } from "../../shared/sort.js";
+import { shardKey } from "../placement/input.js";
 import { policies, type ReplicaState, replicaState, serves } from "../placement/serving.js";
 import type { capacityInput, PlacementRows } from "../views/capacity.js";
 
@@ -10,7 +11,6 @@ type Input = ReturnType<typeof capacityInput>;
 const STATES: readonly ReplicaState[] = ["ready", "degraded", "starting", "failed"];
 
 export function replicaFigures(input: Input, rows: PlacementRows) {
-  const stateOf = new Map(rows.states.map((x) => [`${x.nodeId}/${x.shardId}`, x]));
   const policy = policies(rows.deployments);
   const shardStates = new Map<string, number>([...ShardState.options, "unknown"].map((x) => [x, 0]));
   const counts = new Map<string, Map<ReplicaState, number>>();
@@ -24,7 +24,7 @@ export function replicaFigures(input: Input, rows: PlacementRows) {
   const shardTransportOk: Sample[] = [];
   for (const r of input.replicas) {
     const facts = r.shards.map((sh) => {
-      const st = stateOf.get(`${sh.nodeId}/${sh.shardId}`);
+      const st = rows.stateOf.get(shardKey(sh));
       const t = st?.transport;
       if (t && t.verdict !== "pending" && t.verdict !== "local")
         shardTransportOk.push({

@@ -218,7 +218,6 @@ export async function readPlacementRows(q: Q, cache: PlacementCache, silentBefor
     models: modelRows,
     deployments: deploymentRows,
     placed: cache.placed!.replicas,
-    states: [...cache.states.values()],
     // by shardKey(), as the cache keeps them (a copy: the next read changes the cache's)
     stateOf: new Map(cache.states) as StatesByShard<StateRow>,
     orphans,

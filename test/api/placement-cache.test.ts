@@ -80,7 +80,9 @@ describe("placement's read cache", () => {
       token: tokens.get(shard!.nodeId),
       body: { shards: [{ shardId: shard!.shardId, replicaId: shard!.replicaId, state: "ready" }] },
     });
-    expect((await read()).states).toContainEqual(expect.objectContaining({ shardId: shard!.shardId, state: "ready" }));
+    expect([...(await read()).stateOf.values()]).toContainEqual(
+      expect.objectContaining({ shardId: shard!.shardId, state: "ready" }),
+    );
     // n1 goes silent past the limit (n2 keeps polling): its real last-seen time comes back
     const seen = (await t.db.select({ at: nodes.lastSeenAt }).from(nodes).where(eq(nodes.id, "n1")))[0]!.at;
     t.clock.advance((LOST_AFTER_S + 10) * 1000);
@@ -96,7 +98,7 @@ describe("placement's read cache", () => {
     expect((await t.admin("DELETE", "/api/v1/nodes/n1")).status).toBe(204);
     const rows = await read();
     expect(rows.nodes.map((n) => n.id)).toEqual(["n2"]);
-    expect(rows.states.filter((s) => s.nodeId === "n1")).toEqual([]);
+    expect([...rows.stateOf.values()].filter((s) => s.nodeId === "n1")).toEqual([]);
   });
 
   it("reads everything again from a database restored from an older backup", async () => {
