@@ -55,7 +55,7 @@ export function keepOrRelease(
   leaving: (r: Replica) => boolean = () => false,
 ): KeepOrRelease {
   const current = new Map(model ? allowed.map((p) => [p.name, profileFingerprint(model, p)]) : []);
-  // one pass each (plain loops: at fleet size a deployment has thousands of replicas, and this runs every placement)
+  // in one pass (a plain loop: at fleet size a deployment has thousands of replicas, and this runs every placement)
   const fresh: Replica[] = [];
   const stale: Replica[] = [];
   const gone: Replica[] = [];

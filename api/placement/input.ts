@@ -162,8 +162,6 @@ type StateRow = { nodeId: string; shardId: string; state: string; transport?: Sh
 export const shardKey = (s: { nodeId: string; shardId: string }): string => `${s.nodeId}/${s.shardId}`;
 /** Reported states by shardKey(). */
 export type StatesByShard<T extends StateRow = StateRow> = ReadonlyMap<string, T>;
-export const statesByShard = <T extends StateRow>(states: readonly T[]): StatesByShard<T> =>
-  new Map(states.map((s) => [shardKey(s), s]));
 
 /** Placed replicas with their shards, from the replicas and shards tables (readiness comes from the states). */
 export function placedReplicas(replicaRows: ReplicaRow[], shardRows: ShardRow[]): Replica[] {
@@ -224,9 +222,8 @@ export function planInput(rows: {
   models: SpecRow[];
   deployments: SpecRow[];
   placed: readonly Replica[];
-  states?: readonly StateRow[];
-  /** The states by shard, where the caller has them so (else made from `states`). */
-  stateOf?: StatesByShard;
+  /** The shards' reported states, by shardKey(). */
+  stateOf: StatesByShard;
   nextSeq: number;
   now: number;
   lostAfterS: number;
@@ -236,11 +233,7 @@ export function planInput(rows: {
     nodes: rows.nodes.map((n) => placeNode(n, n.facts, rows.now, rows.lostAfterS)),
     models: rows.models.map(placeModel),
     deployments: rows.deployments.map(placeDeployment),
-    replicas: withReadiness(
-      rows.placed,
-      rows.stateOf ?? statesByShard(rows.states ?? []),
-      (d) => policyOf.get(d) ?? "require",
-    ),
+    replicas: withReadiness(rows.placed, rows.stateOf, (d) => policyOf.get(d) ?? "require"),
     nextSeq: rows.nextSeq,
   };
 }

@@ -19,7 +19,6 @@ export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repa
 
 /** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
 export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: number, s: PlaceSettings) {
-  const stateOf = rows.stateOf;
   const policy = policies(rows.deployments);
   const [recent] = await tx
     .select({ n: count() })
@@ -31,7 +30,7 @@ export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, n
   // (the few the read found silent, not a look at every node)
   for (const [id, at] of rows.silent) if (now - at > s.nodeLostAfterS * 1000) silentMs.set(id, now - at);
   const stateOfShard = (sh: { nodeId: string; shardId: string }) =>
-    stateOf.size ? stateOf.get(shardKey(sh)) : undefined;
+    rows.stateOf.size ? rows.stateOf.get(shardKey(sh)) : undefined;
   const mayNeedRepair = (x: Replica) =>
     x.shards.some((sh) => {
       if (silentMs.has(sh.nodeId)) return true;

@@ -1,6 +1,6 @@
 // How many replicas each deployment has placed, and how many of them are ready or degraded, counted by the database:
 // a deployment's status answers every PUT, and reading each of a large deployment's replicas with its shards to count
-// them cost more than the write (1,600 replicas: ~15 ms on a 2-core machine). The rule is replicaState()'s
+// them cost more than the write (1,600 replicas: about half of the PUT, ~12 ms on a 2-core machine). The rule is replicaState()'s
 // (placement/serving.ts), in SQL; a test holds the two to the same answers.
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Q } from "../db/client.js";
