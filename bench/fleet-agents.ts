@@ -4,6 +4,7 @@
 // and reports each new shard `starting`, then `ready` a few seconds later (a vanished one `stopped`). What it measures
 // goes to the parent over IPC, per phase.
 import { type ChildProcess, fork } from "node:child_process";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { heartbeatOf } from "../agent/heartbeat.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
@@ -38,6 +39,11 @@ export type PhaseStats = {
   heartbeat: number[];
   status: number[];
   errors: Record<string, number>;
+  /**
+   * The agents' own event-loop delay in the phase, one per process (ms past a 10 ms timer): a stalled agent process
+   * delays its calls' round trips as a slow API would.
+   */
+  loops: { p99: number; max: number }[];
 };
 export type FromAgents =
   | { type: "registered"; registered: number; failed: number }
@@ -73,7 +79,18 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   const http = httpPools(job.origins);
   let stopped = false;
   let open = 0;
-  let phase: PhaseStats = { name: "register", register: [], heartbeat: [], status: [], errors: {} };
+  const fresh = (name: string): PhaseStats => ({
+    name,
+    register: [],
+    heartbeat: [],
+    status: [],
+    errors: {},
+    loops: [],
+  });
+  let phase = fresh("register");
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const pastTimer = (ns: number) => Math.max(0, Math.round((ns - 10e6) / 1e4) / 100);
   let deliveries: Delivery[] = [];
   const fail = (what: string, e: unknown) => {
     const why = typeof e === "number" ? String(e) : ((e as { code?: string }).code ?? (e as Error).name ?? "error");
@@ -197,14 +214,14 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
 
   let registered = 0;
   let failed = 0;
-  const fresh = () => ({ shards: new Map<string, ShardReport>(), deploymentOf: new Map<string, string>() });
+  const noShards = () => ({ shards: new Map<string, ShardReport>(), deploymentOf: new Map<string, string>() });
   async function register(i: number): Promise<Agent | undefined> {
     const inv = inventoryOf(i);
     if (job.seeded) {
       await sleep(Math.random() * job.seeded.rampS * 1000);
       registered++;
       const { pollWaitS, heartbeatS } = job.seeded;
-      return { i, node: nodeIdOf(i), inv, token: seededToken(i), index: 0, pollWaitS, heartbeatS, ...fresh() };
+      return { i, node: nodeIdOf(i), inv, token: seededToken(i), index: 0, pollWaitS, heartbeatS, ...noShards() };
     }
     const body = registrationOf(i, inv);
     for (let attempt = 1; attempt <= 5 && !stopped; attempt++) {
@@ -223,7 +240,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
           index: 0,
           pollWaitS: reply.pollWaitS,
           heartbeatS: reply.heartbeatIntervalS,
-          ...fresh(),
+          ...noShards(),
         };
       } catch (e) {
         fail("register", e);
@@ -241,8 +258,10 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   }, 250);
   process.on("message", (m: ToAgents) => {
     if (m.type === "phase") {
+      phase.loops = [{ p99: pastTimer(loop.percentile(99)), max: pastTimer(loop.max) }];
+      loop.reset();
       send({ type: "phase", stats: phase });
-      phase = { name: m.name, register: [], heartbeat: [], status: [], errors: {} };
+      phase = fresh(m.name);
     } else {
       stopped = true;
       clearInterval(tick);

@@ -4,8 +4,12 @@
 // pause, ms: scavenges of the young generation apart from the other collections), and where its memory is at that
 // moment (MiB: the V8 heap used and held, memory outside the heap), to $FLEET_LOOP_FILE and starts over, so the
 // benchmark reads one window per phase. The figures are the delay past the 10 ms sampling timer (perf_hooks counts the
-// timer in: an idle loop reads 10.1 ms there, and prom-client's nodejs_eventloop_lag_* would too). Plain JavaScript, so
-// that serve runs without a TypeScript loader.
+// timer in: an idle loop reads 10.1 ms there, and prom-client's nodejs_eventloop_lag_* would too). It also times the
+// agents' heartbeats and status reports inside serve (from their headers parsed to their answer's last byte, by Node's
+// http diagnostics channels) and a new connection's wait from its accept to its first request's headers, so that a
+// wait the agents see can be told apart from one in serve. Plain JavaScript, so that serve runs without a TypeScript
+// loader.
+import { subscribe } from "node:diagnostics_channel";
 import { renameSync, writeFileSync } from "node:fs";
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 
@@ -27,6 +31,39 @@ if (file) {
       g.maxMs = Math.max(g.maxMs, e.duration);
     }
   }).observe({ entryTypes: ["gc"] });
+  // per call kind, the durations (ms) in this window; a new socket's accept time until its first request
+  let calls = { heartbeat: [], status: [], firstRequest: [] };
+  const started = new WeakMap();
+  const accepted = new WeakMap();
+  const kindOf = (req) =>
+    req.method === "POST"
+      ? req.url.endsWith("/heartbeat")
+        ? "heartbeat"
+        : req.url.endsWith("/status")
+          ? "status"
+          : undefined
+      : undefined;
+  subscribe("net.server.socket", ({ socket }) => accepted.set(socket, performance.now()));
+  subscribe("http.server.request.start", ({ request, response, socket }) => {
+    const t = performance.now();
+    const at = accepted.get(socket);
+    if (at !== undefined) {
+      calls.firstRequest.push(t - at);
+      accepted.delete(socket);
+    }
+    const kind = kindOf(request);
+    if (kind) started.set(response, { kind, t });
+  });
+  subscribe("http.server.response.finish", ({ response }) => {
+    const s = started.get(response);
+    if (s) calls[s.kind].push(performance.now() - s.t);
+  });
+  const summary = (xs) => {
+    const v = [...xs].sort((a, b) => a - b);
+    const at = (q) =>
+      v.length ? Math.round(v[Math.min(v.length - 1, Math.floor((q / 100) * v.length))] * 100) / 100 : 0;
+    return { n: v.length, p50: at(50), p99: at(99), max: at(100) };
+  };
   process.on("SIGUSR2", () => {
     // started with --expose-gc (NODE_OPTIONS): the heap as live objects leave it, garbage collected first
     const collected = gc;
@@ -44,7 +81,13 @@ if (file) {
       mean: ms(h.mean),
       count: h.count,
       gc: collected,
+      calls: {
+        heartbeat: summary(calls.heartbeat),
+        status: summary(calls.status),
+        firstRequest: summary(calls.firstRequest),
+      },
     };
+    calls = { heartbeat: [], status: [], firstRequest: [] };
     h.reset();
     writeFileSync(`${file}.tmp`, JSON.stringify(window));
     renameSync(`${file}.tmp`, file);

@@ -69,6 +69,15 @@ function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
         ]
       : [],
   );
+  const inside = (p.loops ?? []).flatMap((x, n) => {
+    if (!x?.calls) return [];
+    const c = x.calls;
+    const one = (k: keyof typeof c, what: string) =>
+      `${what} ${c[k].n}: p50 ${ms(c[k].p50)}, p99 ${ms(c[k].p99)}, max ${ms(c[k].max)}`;
+    return [
+      `serve[${n}] ${one("heartbeat", "heartbeats")}; ${one("status", "status reports")}; ${one("firstRequest", "new connections, accept to first request")}`,
+    ];
+  });
   const runs = (p.placements ?? []).map((x, n) => {
     const b = before?.placements?.[n] ?? { count: 0, sum: 0 };
     return `serve[${n}] ${x.count - b.count} runs, ${(x.sum - b.sum).toFixed(1)} s in all`;
@@ -81,7 +90,7 @@ function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
   return (
     `${name}: event-loop delay (ms past the probe's 10 ms timer) ${loop.join("; ") || "–"}; placement runs ` +
     `(llmgw_placement_duration_seconds, queueing included) ${runs.join("; ") || "–"}; TCP ${tcp}, accept queue ` +
-    `(of ${LISTEN_BACKLOG}) ${accept}; ${gc.length ? `garbage collection ${gc.join("; ")}; ` : ""}${heap.length ? `memory at the end: ${heap.join("; ")}; ` : ""}failed calls ${counts(p.stats?.errors ?? {})}`
+    `(of ${LISTEN_BACKLOG}) ${accept}; ${inside.length ? `inside serve (ms) ${inside.join("; ")}; ` : ""}${gc.length ? `garbage collection ${gc.join("; ")}; ` : ""}${heap.length ? `memory at the end: ${heap.join("; ")}; ` : ""}failed calls ${counts(p.stats?.errors ?? {})}`
   );
 }
 
@@ -110,6 +119,9 @@ export function printRun(r: Run): void {
         `long-polls open (sampled each second) ${range(steady.held)}`,
     );
     console.log(`floor: GET /healthz one at a time from the bench process during the steady phase: ${dist(r.floor)}`);
+    console.log(
+      `the agents' own event loops in the steady phase (ms past a 10 ms timer): ${s.loops.map((l, n) => `agents[${n}] p99 ${ms(l.p99)}, max ${ms(l.max)}`).join("; ")}`,
+    );
   }
   for (const line of r.cpu) console.log(line);
   for (const [n, m] of r.mem.entries())

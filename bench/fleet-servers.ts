@@ -33,6 +33,11 @@ export type LoopWindow = {
   externalMb?: number;
   /** Garbage collections in the window: scavenges (young) and the others (mark-compacts and their steps). */
   gc?: Record<"young" | "full", { n: number; ms: number; maxMs: number }>;
+  /**
+   * Inside serve: heartbeats and status reports from their headers parsed to their answer's last byte, and a new
+   * connection's wait from its accept to its first request's headers (ms).
+   */
+  calls?: Record<"heartbeat" | "status" | "firstRequest", { n: number; p50: number; p99: number; max: number }>;
 };
 
 /** Stops a process within `ms` (SIGTERM, then SIGKILL). */

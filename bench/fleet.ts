@@ -131,8 +131,9 @@ async function endPhase(next: string): Promise<PhaseStats> {
   replies.length = 0;
   for (const c of children) c.send({ type: "phase", name: next });
   if (!(await until(() => replies.length === children.length, 30_000))) throw new Error("the agents did not answer");
-  const merged: PhaseStats = { name: replies[0]!.name, register: [], heartbeat: [], status: [], errors: {} };
+  const merged: PhaseStats = { name: replies[0]!.name, register: [], heartbeat: [], status: [], errors: {}, loops: [] };
   for (const r of replies) {
+    merged.loops.push(...r.loops);
     for (const k of ["register", "heartbeat", "status"] as const) merged[k].push(...r[k]);
     for (const [k, n] of Object.entries(r.errors)) merged.errors[k] = (merged.errors[k] ?? 0) + n;
   }
