@@ -1,10 +1,10 @@
 // The cluster's gauges on /metrics, read from the database at every scrape, so every API instance reports the same
 // values: their definitions, clusterFigures() (pure) and readClusterFigures(). prom-client serves them on Node
 // (cluster.ts), the Worker renders them itself (exposition.ts). No runtime import of prom-client here.
+import { nextTurn } from "../../shared/next-turn.js";
 import { NodeState } from "../../shared/schemas/node.js";
 import { byText } from "../../shared/sort.js";
 import type { Q } from "../db/client.js";
-import { nodes } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
 import { classCapacity } from "../placement/capacity.js";
 import type { PlacementCache } from "../placement/rows.js";
@@ -180,16 +180,11 @@ export async function readClusterInput(
   nvlinkCache: NvlinkCache,
 ): Promise<{ rows: PlacementRows; nvlink: NvlinkInput }> {
   const rows = await readPlacementRows(db, placementCache, now - lostAfterS * 1000);
-  const nvlink = await readNvlinkInput(db, now, lostAfterS, nvlinkCache);
+  // a scrape at fleet size holds the event loop for each of its parts: other requests go between them
+  await nextTurn();
+  const { liveness, ...nvlink } = await readNvlinkInput(db, now, lostAfterS, nvlinkCache);
   // every node's own liveness (placement's rows carry only whether it is silent): the up and heartbeat-age gauges
-  const heard = new Map(
-    (
-      await db
-        .select({ id: nodes.id, lastSeenAt: nodes.lastSeenAt, lastHeartbeatAt: nodes.lastHeartbeatAt })
-        .from(nodes)
-    ).map((n) => [n.id, n]),
-  );
-  return { rows: { ...rows, nodes: rows.nodes.map((n) => ({ ...n, ...heard.get(n.id) })) }, nvlink };
+  return { rows: { ...rows, nodes: rows.nodes.map((n) => ({ ...n, ...liveness.get(n.id) })) }, nvlink };
 }
 
 /** Reads the database once and computes every cluster gauge's samples. */
@@ -227,6 +222,7 @@ export async function scrapeCluster(
   } catch (e) {
     return { databaseUp: false, error: String(e) };
   }
+  await nextTurn();
   try {
     return { databaseUp: true, figures: clusterFigures({ ...input, now, lostAfterS }) };
   } catch (e) {

@@ -7,19 +7,29 @@ type Def = { type: Kind; name: string; help: string; labelNames: readonly string
 type Series = { labels: Labels; value: number; buckets?: number[]; sum?: number };
 
 const escapeHelp = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
-const escapeValue = (s: string) => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+const SPECIAL = /[\\\n"]/;
+/** A label value as the format quotes it; most (node ids, states) have nothing to escape and are returned as they are. */
+const escapeValue = (s: string) =>
+  SPECIAL.test(s) ? s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"') : s;
 const number = (n: number) => (Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN");
 
 /** `{a="1",b="2"}` (empty for no labels). */
 function labelText(labels: Labels, extra?: [string, string]): string {
-  const pairs = Object.entries(labels);
-  if (extra) pairs.push(extra);
-  return pairs.length ? `{${pairs.map(([k, v]) => `${k}="${escapeValue(v)}"`).join(",")}}` : "";
+  // a scrape renders a sample per GPU of the fleet: built by concatenation, without a pair array per sample
+  let out = "";
+  for (const k in labels) out += `${out ? "," : ""}${k}="${escapeValue(labels[k]!)}"`;
+  if (extra) out += `${out ? "," : ""}${extra[0]}="${escapeValue(extra[1])}"`;
+  return out ? `{${out}}` : "";
 }
 
 /** One metric family as exposition text: HELP, TYPE and its samples. */
 export function renderFamily(def: Def, series: Iterable<Series>): string {
-  let out = `# HELP ${def.name} ${escapeHelp(def.help)}\n# TYPE ${def.name} ${def.type}\n`;
+  return `# HELP ${def.name} ${escapeHelp(def.help)}\n# TYPE ${def.name} ${def.type}\n${renderSamples(def, series)}`;
+}
+
+/** The sample lines of `series` in family `def` (without its HELP and TYPE: a family may be rendered in parts). */
+export function renderSamples(def: Def, series: Iterable<Series>): string {
+  let out = "";
   for (const s of series) {
     if (def.type !== "histogram") {
       out += `${def.name}${labelText(s.labels)} ${number(s.value)}\n`;

@@ -8,15 +8,9 @@ import { newPlacementCache } from "../placement/rows.js";
 import type { RouterMetrics } from "../router/metric-defs.js";
 import { ROUTER_METRICS } from "../router/metric-defs.js";
 import type { NvlinkCache } from "../views/nvlink.js";
-import {
-  CLUSTER_UP,
-  type ClusterFigures,
-  DATABASE_UP,
-  GAUGES,
-  PLACEMENT_DURATION,
-  scrapeCluster,
-} from "./cluster-figures.js";
-import { family, renderFamily } from "./exposition.js";
+import { PLACEMENT_DURATION, scrapeCluster } from "./cluster-figures.js";
+import { clusterText } from "./cluster-text.js";
+import { family } from "./exposition.js";
 
 /** This isolate's metrics: what the router records, placement durations, and the text of GET /metrics. */
 export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: number; log: Log }) {
@@ -39,21 +33,9 @@ export function createIsolateMetrics(o: { db: Q; now: () => number; lostAfterS: 
     observePlacement: (seconds: number) => placement.observe({}, seconds),
     async text(): Promise<string> {
       const read = await scrapeCluster(o.db, o.now(), o.lostAfterS, placementCache, nvlinkCache);
-      const figures = read.figures;
-      if (!figures)
+      if (!read.figures)
         o.log.warn("metrics: could not read the cluster's state", { error: read.error, databaseUp: read.databaseUp });
-      const cluster = figures
-        ? Object.entries(GAUGES).map(([k, g]) =>
-            renderFamily({ ...g, type: "gauge" }, figures[k as keyof ClusterFigures]),
-          )
-        : [];
-      const up = renderFamily({ ...CLUSTER_UP, type: "gauge", labelNames: [] }, [
-        { labels: {}, value: figures ? 1 : 0 },
-      ]);
-      const database = renderFamily({ ...DATABASE_UP, type: "gauge", labelNames: [] }, [
-        { labels: {}, value: read.databaseUp ? 1 : 0 },
-      ]);
-      return [...cluster, up, database, placement.render(), ...Object.values(router).map((f) => f.render())].join("");
+      return [await clusterText(read), placement.render(), ...Object.values(router).map((f) => f.render())].join("");
     },
   };
 }

@@ -6,6 +6,7 @@
 // Both only grow, so a read that finds either below what the cache saw (the database restored from an older backup)
 // reads everything again.
 import { and, asc, count, eq, getTableColumns, gt, inArray, isNotNull, lt, notExists } from "drizzle-orm";
+import { nextTurn } from "../../shared/next-turn.js";
 import { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { Q } from "../db/client.js";
@@ -57,11 +58,6 @@ const versionOf = (n: { registeredAt: number; inventoryVersion: number }) => `${
 
 /** Rows per statement when placement reads a fleet in parts. */
 const CHUNK = 200;
-/**
- * Lets the event loop run between the parts of a long read: the local driver is synchronous, so reading a fleet of
- * thousands of nodes in one go would hold up every other request (polls, heartbeats) for the whole of it.
- */
-const nextTurn = () => new Promise<void>((ok) => setTimeout(ok, 0));
 
 /** Every node row, in parts of CHUNK by id, with a turn of the event loop between them. */
 async function allNodeRows(q: Q): Promise<NodeRow[]> {

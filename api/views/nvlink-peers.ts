@@ -20,13 +20,26 @@ export type ImexDomainList = { addresses: number; digest: string };
  * was last seen in (a tray whose fabric manager is restarting still counts); null when neither.
  */
 export function nodeDomain(gpus: readonly Pick<Gpu, "fabric">[], lastDomain: string | null | undefined): string | null {
-  return homeDomain(gpus) ?? lastDomain ?? null;
+  let home = homes.get(gpus);
+  if (home === undefined) {
+    home = homeDomain(gpus) ?? null;
+    homes.set(gpus, home);
+  }
+  return home ?? lastDomain ?? null;
 }
+
+/** The domain each cards list names, worked out once per list (a scrape asks it of every node, twice). */
+const homes = new WeakMap<readonly Pick<Gpu, "fabric">[], string | null>();
 
 /** Every domain's addresses, once each and sorted: every node drawn in it, whatever its state. */
 export function domainAddresses(all: readonly PeerNode[]): Map<string, string[]> {
   const by = new Map<string, string[]>();
-  for (const n of all) if (n.domain) by.set(n.domain, [...(by.get(n.domain) ?? []), n.mgmtAddr]);
+  for (const n of all) {
+    if (!n.domain) continue;
+    const list = by.get(n.domain);
+    if (list) list.push(n.mgmtAddr);
+    else by.set(n.domain, [n.mgmtAddr]);
+  }
   return new Map([...by].map(([domain, addresses]) => [domain, canonicalAddresses(addresses)]));
 }
 

@@ -77,29 +77,64 @@ export function nvlinkTray(
   imexList?: ImexDomainList,
   shards: readonly NvlinkShard[] = [],
 ): NvlinkTray {
-  const gpus = [...n.gpus].sort((a, b) => a.index - b.index);
-  const fabric = domainEligibility(gpus, n.imex);
-  const summed = nodeFabric(gpus);
-  // drawn in the domain it was last seen in, its cards naming none now: each card says why it is not joined
-  const gone = summed.domains.length ? [] : gpus.map((g) => `GPU ${g.index} ${notJoinedReason(g.fabric)}`);
-  const reasons = [...(n.state === "ready" ? [] : [`node ${n.state}`]), ...fabric.reasons, ...gone];
+  const c = cardsOf(n.gpus, n.imex);
+  const reasons = [...(n.state === "ready" ? [] : [`node ${n.state}`]), ...c.reasons];
   return {
     node: n.id,
     hostname: n.hostname,
     state: n.state,
+    trayIndex: c.trayIndex,
+    slotNumber: c.slotNumber,
+    chassisSerial: c.chassisSerial,
+    eligible: c.eligible && reasons.length === 0,
+    reasons,
+    degraded: c.degraded,
+    warnings: [...c.warnings],
+    joined: c.joined,
+    total: c.total,
+    fabricHealth: c.fabricHealth,
+    imex: n.imex,
+    imexConfig: imexConfigOf(n.imexConfig, imexList),
+    degradedShards: degradedShardsOn(n.id, shards),
+    gpus: [...c.gpus],
+  };
+}
+
+/** What a tray's cards and IMEX alone decide: everything of nvlinkTray() but the node's state, peers and shards. */
+type Cards = Pick<
+  NvlinkTray,
+  "trayIndex" | "slotNumber" | "chassisSerial" | "degraded" | "warnings" | "joined" | "total" | "fabricHealth" | "gpus"
+> & { eligible: boolean; reasons: string[]; imex: Inventory["imex"] };
+
+/**
+ * Worked out once per cards list: a scrape draws every tray of the fleet, and the lists (with their IMEX) are the
+ * ones the view's cache keeps while the node's inventory has not changed. A list seen with another IMEX is worked out
+ * again.
+ */
+const cardsMemo = new WeakMap<readonly NvlinkCard[], Cards>();
+
+export function cardsOf(cards: readonly NvlinkCard[], imex: Inventory["imex"]): Cards {
+  const known = cardsMemo.get(cards);
+  if (known?.imex === imex) return known;
+  const gpus = [...cards].sort((a, b) => a.index - b.index);
+  const fabric = domainEligibility(gpus, imex);
+  const summed = nodeFabric(gpus);
+  // drawn in the domain it was last seen in, its cards naming none now: each card says why it is not joined
+  const gone = summed.domains.length ? [] : gpus.map((g) => `GPU ${g.index} ${notJoinedReason(g.fabric)}`);
+  const out: Cards = {
+    imex,
     trayIndex: platform(gpus, "trayIndex"),
     slotNumber: platform(gpus, "slotNumber"),
     chassisSerial: platform(gpus, "chassisSerial"),
-    eligible: fabric.eligible && reasons.length === 0,
-    reasons,
+    eligible: fabric.eligible,
+    reasons: [...fabric.reasons, ...gone],
     degraded: fabric.degraded,
     warnings: warningsOf(gpus),
     joined: summed.joined,
     total: summed.total,
     fabricHealth: summed.health ?? null,
-    imex: n.imex,
-    imexConfig: imexConfigOf(n.imexConfig, imexList),
-    degradedShards: degradedShardsOn(n.id, shards),
     gpus: gpus.map(nvlinkGpu),
   };
+  cardsMemo.set(cards, out);
+  return out;
 }

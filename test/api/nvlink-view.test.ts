@@ -173,4 +173,20 @@ describe("nvlinkView", () => {
     expect(d.eligibleTrays).toBe(2);
     expect(d.degraded).toBe(true);
   });
+
+  it("draws a tray again from the same cards (as a scrape's cache hands them) with its state and IMEX of now", () => {
+    const first = tray("a");
+    const view = (n: NvlinkNodeInput) =>
+      nvlinkView({ imexLists: NO_LISTS, nodes: [n], shards: [] }).domains[0]!.trays[0]!;
+    expect(view(first)).toMatchObject({ eligible: true, reasons: [] });
+    // the same cards list: what depends on the cards alone may be kept, never the node's state or its IMEX
+    const lost = { ...first, state: "lost" as const };
+    const down = { ...first, imex: { state: "down" as const, channels: 2 } };
+    const fresh = (n: NvlinkNodeInput) => view(structuredClone(n));
+    expect(view(lost)).toEqual(fresh(lost));
+    expect(view(lost)).toMatchObject({ eligible: false, reasons: ["node lost"] });
+    expect(view(down)).toEqual(fresh(down));
+    expect(view(down)).toMatchObject({ eligible: false, reasons: ["IMEX down"] });
+    expect(view(first)).toEqual(fresh(first));
+  });
 });
