@@ -1,8 +1,11 @@
 // The cluster gauges of /metrics on the crafted fleet (test/helpers/nvlink-fleet.ts), read from the database at scrape
 // time; the scrape token; every family with its labels.
+
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadServerConfig } from "../../api/config.js";
-import { createTestApp, type TestApp } from "../helpers/app.js";
+import { createClusterMetrics } from "../../api/metrics/cluster.js";
+import { createTestApp, silentLog, type TestApp } from "../helpers/app.js";
 import {
   DOMAIN,
   declareNvlinkDeployment,
@@ -284,6 +287,36 @@ describe("a database that cannot be read", () => {
     expect(samples.some((x) => x.name === "llmgw_nodes")).toBe(false);
     expect(r.text).toContain("# TYPE llmgw_router_requests_total counter");
     await m2.close();
+  });
+});
+
+describe("scrapes at once", () => {
+  it("share one read of the cluster, with the same text; a later scrape reads again", async () => {
+    let selects = 0;
+    const counted = new Proxy(t.store.db, {
+      get(target, key) {
+        const v = Reflect.get(target, key) as unknown;
+        if (typeof v !== "function") return v;
+        return (...args: unknown[]) => {
+          if (key === "select") selects++;
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const cm = createClusterMetrics(new Registry(), { db: counted, now: t.clock.now, lostAfterS: 60, log: silentLog });
+    const reads = async (scrapes: number) => {
+      const before = selects;
+      const texts = await Promise.all(Array.from({ length: scrapes }, () => cm.text()));
+      return { texts, selects: selects - before };
+    };
+    await reads(1); // the first reads every inventory; the ones after only what changed
+    const alone = await reads(1);
+    const together = await reads(3);
+    expect(alone.selects).toBeGreaterThan(0);
+    expect(together.selects).toBe(alone.selects);
+    expect(new Set(together.texts).size).toBe(1);
+    expect(together.texts[0]).toContain("llmgw_cluster_metrics_up 1");
+    expect((await reads(1)).selects).toBe(alone.selects);
   });
 });
 
