@@ -1,6 +1,6 @@
 // The cluster's gauges on /metrics, read from the database at every scrape, so every API instance reports the same
-// values: their definitions, clusterFigures() (pure) and readClusterFigures(). prom-client serves them on Node
-// (cluster.ts), the Worker renders them itself (exposition.ts). No runtime import of prom-client here.
+// values: their definitions, clusterFigures() (pure) and readClusterFigures(). Node (cluster.ts) and the Worker
+// (isolate.ts) render them alike (cluster-text.ts). No runtime import of prom-client here.
 import { nextTurn } from "../../shared/next-turn.js";
 import { NodeState } from "../../shared/schemas/node.js";
 import { byText } from "../../shared/sort.js";

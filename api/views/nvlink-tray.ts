@@ -113,6 +113,7 @@ type Cards = Pick<
  */
 const cardsMemo = new WeakMap<readonly NvlinkCard[], Cards>();
 
+/** What `cards` (with `imex`) decide of a tray, from the memo while it holds the same list with the same IMEX. */
 export function cardsOf(cards: readonly NvlinkCard[], imex: Inventory["imex"]): Cards {
   const known = cardsMemo.get(cards);
   if (known?.imex === imex) return known;

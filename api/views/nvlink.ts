@@ -248,7 +248,8 @@ async function readShards(q: Q): Promise<NvlinkShard[]> {
 }
 
 /**
- * What nvlinkView() needs, from the database; `cache` spares re-parsing unchanged inventories (a fresh one reads all).
+ * What nvlinkView() needs, from the database, with each node's liveness (the metrics' up and heartbeat-age gauges read
+ * it from the same rows); `cache` spares re-parsing unchanged inventories (a fresh one reads all).
  */
 export async function readNvlinkInput(
   q: Q,
