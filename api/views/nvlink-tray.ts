@@ -38,7 +38,7 @@ function cardDegraded(g: NvlinkCard): boolean {
 }
 
 /** One card as the view shows it: joined or why not, its domain, degraded or not, and the fabric as reported. */
-export function nvlinkGpu(g: NvlinkCard): NvlinkGpu {
+function nvlinkGpu(g: NvlinkCard): NvlinkGpu {
   return {
     index: g.index,
     uuid: g.uuid,
