@@ -10,7 +10,7 @@ import { heartbeatOf } from "../agent/heartbeat.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
 import { httpPools } from "./fleet-http.js";
-import { inventoryOf, nodeIdOf, registrationOf, seededToken } from "./fleet-inventory.js";
+import { inventoryOf, nodeIdOf, registrationOf, seededToken, withReadings } from "./fleet-inventory.js";
 
 /** Agents first … first + count - 1, registered `concurrency` at a time, over `origins` round-robin. */
 export type AgentsJob = {
@@ -202,9 +202,10 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   }
 
   function heartbeats(a: Agent) {
+    let n = 0;
     const beat = async () => {
       if (stopped) return;
-      const body = heartbeatOf(a.inv, [...a.shards.values()]);
+      const body = heartbeatOf(withReadings(a.inv, n++), [...a.shards.values()]);
       await timed("heartbeat", () => http.call("POST", agentPath(a, "heartbeat"), a.token, body, 30_000, a.index));
       if (!stopped) setTimeout(beat, a.heartbeatS * 1000 * (0.95 + 0.1 * Math.random()));
     };

@@ -56,6 +56,25 @@ export function inventoryOf(i: number): Inventory {
   };
 }
 
+/**
+ * `inv` as a fresh discovery finds it at beat `beat`: memory in use, utilization, temperature and power differ at every
+ * heartbeat, as a real node's do (the rest stays as registered).
+ */
+export function withReadings(inv: Inventory, beat: number): Inventory {
+  return {
+    ...inv,
+    gpus: inv.gpus.map((g, n) => {
+      const load = (beat * 37 + n * 11) % 100;
+      return {
+        ...g,
+        memoryUsedMiB: Math.round(((g.memoryTotalMiB ?? 0) * load) / 100),
+        utilizationPercent: load,
+        health: { ...g.health, temperatureC: 30 + (load % 50), powerDrawW: 80 + load * 6 },
+      };
+    }),
+  };
+}
+
 /** Node i's registration, as the agent sends it (no engines running yet). */
 export function registrationOf(i: number, inventory: Inventory): RegisterRequestInput {
   const id = nodeIdOf(i);

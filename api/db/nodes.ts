@@ -8,13 +8,15 @@ import { type Actor, auditEvent } from "./audit-event.js";
 import type { Q, Tx } from "./client.js";
 import { bumpGeneration, nextRev } from "./cluster.js";
 import { insertEvents } from "./events.js";
+import { applyReadings, type Readings } from "./readings.js";
 import { devices, nodes, shardStatus } from "./schema.js";
 
 export type NodeRow = typeof nodes.$inferSelect;
 
-/** The stored inventory of a node row (validated when it was written). */
-export function readInventory(row: Pick<NodeRow, "inventory">): Inventory {
-  return JSON.parse(row.inventory) as Inventory;
+/** The stored inventory of a node row (validated when it was written), with the heartbeats' readings since. */
+export function readInventory(row: Pick<NodeRow, "inventory" | "readings">): Inventory {
+  const inv = JSON.parse(row.inventory) as Inventory;
+  return row.readings ? applyReadings(inv, JSON.parse(row.readings) as Readings) : inv;
 }
 
 /** Fetches one node row. */
@@ -23,12 +25,16 @@ export async function findNode(q: Q, id: string): Promise<NodeRow | undefined> {
   return row;
 }
 
-/** What a heartbeat reads of its node's row (inside its transaction): the inventory and the liveness fields. */
+/**
+ * What a heartbeat reads of its node's row (inside its transaction): the liveness fields, the readings and the digest
+ * of the last heartbeat applied to the inventory — not the inventory, which it reads only when something else changed.
+ */
 export async function findHeartbeatRow(q: Q, id: string) {
   const [row] = await q
     .select({
       id: nodes.id,
-      inventory: nodes.inventory,
+      readings: nodes.readings,
+      heartbeatDigest: nodes.heartbeatDigest,
       lastDomain: nodes.lastDomain,
       adminState: nodes.adminState,
       lastSeenAt: nodes.lastSeenAt,
@@ -37,6 +43,12 @@ export async function findHeartbeatRow(q: Q, id: string) {
     .from(nodes)
     .where(eq(nodes.id, id));
   return row;
+}
+
+/** A node's stored inventory text. */
+export async function findInventoryText(q: Q, id: string): Promise<string | undefined> {
+  const [row] = await q.select({ inventory: nodes.inventory }).from(nodes).where(eq(nodes.id, id));
+  return row?.inventory;
 }
 
 /** Writes a registration: the node row (created or replaced) and its devices, derived from the inventory. */
@@ -52,6 +64,8 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
     portFirst: req.portRange?.first ?? null,
     portLast: req.portRange?.last ?? null,
     inventory: JSON.stringify(req.inventory),
+    readings: null,
+    heartbeatDigest: null,
     lastDomain: homeDomain(req.inventory.gpus) ?? existing?.lastDomain ?? null,
     lastSeenAt: now,
     lostAt: null,

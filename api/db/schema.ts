@@ -67,6 +67,17 @@ export const nodes = sqliteTable(
     imexConfigDigest: text("imex_config_digest"),
     imexConfigAddresses: integer("imex_config_addresses"),
     /**
+     * The readings of the heartbeats since the inventory was last written (api/db/readings.ts: memory in use and
+     * utilization of each card and MIG instance, memory available), JSON, or null: a heartbeat that reports nothing
+     * else new writes only these. `readInventory` lays them over `inventory`.
+     */
+    readings: text("readings"),
+    /**
+     * The SHA-256 of what the last heartbeat applied to `inventory` said besides its readings (api/db/readings.ts
+     * `heartbeatFacts`); null after a registration. A heartbeat with the same digest leaves the inventory as it is.
+     */
+    heartbeatDigest: text("heartbeat_digest"),
+    /**
      * Placement's change index: set to the cluster generation + 1 (api/db/cluster.ts `nextRev`) by every write of what
      * placement reads of the node (registration, admin state, facts a heartbeat changed), so that placement re-reads
      * only the rows that changed since the generation it last read at.

@@ -1,29 +1,27 @@
 import type { Heartbeat } from "../../shared/schemas/agent.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import { applyReadings, readingsOf } from "../db/readings.js";
 
 /** The inventory with a heartbeat's dynamic fields applied; GPUs and ports it does not name stay as they were. */
 export function applyHeartbeat(inv: Inventory, hb: Heartbeat): Inventory {
+  const read = applyReadings(inv, readingsOf(hb));
   const byUuid = new Map((hb.gpus ?? []).map((g) => [g.uuid, g]));
-  const gpus = inv.gpus.map((gpu) => {
+  const gpus = read.gpus.map((gpu) => {
     const h = byUuid.get(gpu.uuid);
     if (!h) return gpu;
     const next = { ...gpu };
-    if (h.memoryUsedMiB !== undefined) next.memoryUsedMiB = h.memoryUsedMiB;
-    if (h.utilizationPercent !== undefined) next.utilizationPercent = h.utilizationPercent;
     if ("fabric" in h) next.fabric = h.fabric;
     if (h.health) next.health = h.health;
-    if ((h.migMemoryUsedMiB || h.migProblems) && next.mig) {
-      const used = h.migMemoryUsedMiB ?? {};
-      const problems = h.migProblems;
+    const problems = h.migProblems;
+    if (problems && next.mig) {
       next.mig = {
         ...next.mig,
         instances: next.mig.instances.map((m) => {
           const key = String(m.index);
-          const out = used[key] === undefined ? { ...m } : { ...m, memoryUsedMiB: used[key] };
-          if (problems && key in problems) {
-            if (problems[key]!.length) out.problems = problems[key];
-            else delete out.problems;
-          }
+          if (!(key in problems)) return m;
+          const out = { ...m };
+          if (problems[key]!.length) out.problems = problems[key];
+          else delete out.problems;
           return out;
         }),
       };
@@ -31,8 +29,6 @@ export function applyHeartbeat(inv: Inventory, hb: Heartbeat): Inventory {
     return next;
   });
   const ports = new Map((hb.ports ?? []).map(({ hca, ...p }) => [`${hca}/${p.port}`, p]));
-  const hcas = inv.hcas.map((h) => ({ ...h, ports: h.ports.map((p) => ports.get(`${h.name}/${p.port}`) ?? p) }));
-  const memory =
-    hb.memoryAvailableMiB === undefined ? inv.memory : { ...inv.memory, availableMiB: hb.memoryAvailableMiB };
-  return { ...inv, gpus, hcas, memory, imex: hb.imex ?? inv.imex };
+  const hcas = read.hcas.map((h) => ({ ...h, ports: h.ports.map((p) => ports.get(`${h.name}/${p.port}`) ?? p) }));
+  return { ...read, gpus, hcas, imex: hb.imex ?? read.imex };
 }

@@ -16,7 +16,15 @@ import type { FitCache } from "./fit.js";
 import { type NodeFacts, nodeFacts, placedReplicas, type StatesByShard, shardKey } from "./input.js";
 import type { Replica } from "./types.js";
 
-const { inventory: _inventory, hostname: _h, tokenHash: _t, agentVersion: _a, ...nodeColumns } = getTableColumns(nodes);
+const {
+  inventory: _inventory,
+  readings: _r,
+  heartbeatDigest: _d,
+  hostname: _h,
+  tokenHash: _t,
+  agentVersion: _a,
+  ...nodeColumns
+} = getTableColumns(nodes);
 type NodeRow = { [K in keyof typeof nodeColumns]: (typeof nodes.$inferSelect)[K] };
 type StateRow = {
   nodeId: string;

@@ -9,7 +9,8 @@ import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
 import { bumpGeneration, nextRev } from "../db/cluster.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
-import { findHeartbeatRow, findNode, readInventory, upsertNode } from "../db/nodes.js";
+import { findHeartbeatRow, findInventoryText, findNode, readInventory, upsertNode } from "../db/nodes.js";
+import { heartbeatFacts, mergeReadings, readingsOf } from "../db/readings.js";
 import { joinTokens, nodes, shards } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
 import { upsertShardReports } from "../db/shards.js";
@@ -90,11 +91,12 @@ async function withOrphanSpecs(tx: Tx, nodeId: string, running: RunningShard[]) 
 
 /**
  * The fields a heartbeat changes that placement derives facts from (api/placement/input.ts nodeFacts): each card's
- * health and fabric, each MIG instance's problems, the NICs' port states and IMEX — not memory in use or utilization.
+ * problems and fabric, each MIG instance's problems, the NICs' port states and IMEX — not memory in use, utilization,
+ * temperature or power, which change at every heartbeat.
  */
 const placementFacts = (inv: Inventory) =>
   JSON.stringify([
-    inv.gpus.map((g) => [g.health, g.fabric, g.mig?.instances.map((m) => m.problems ?? [])]),
+    inv.gpus.map((g) => [g.health.problems, g.fabric, g.mig?.instances.map((m) => m.problems ?? [])]),
     inv.hcas.map((h) => h.ports.map((p) => p.state)),
     inv.imex,
   ]);
@@ -164,11 +166,33 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { node } = c.req.valid("param");
     const { store, now, settings } = c.var.deps;
     const t = now();
+    const digest = await hashSecret(heartbeatFacts(hb));
     await store.write(async (tx) => {
       const row = await findHeartbeatRow(tx, node);
       if (!row)
         throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
-      const before = readInventory(row);
+      const live = {
+        lastHeartbeatAt: t,
+        lastSeenAt: t,
+        lostAt: null,
+        // what the node's IMEX peer list says, for the NVLink view to compare; placement never reads it
+        imexConfigDigest: hb.imexConfig?.digest ?? null,
+        imexConfigAddresses: hb.imexConfig?.addresses ?? null,
+      };
+      const back = heardFrom(row, t, settings.nodeLostAfterS);
+      if (row.heartbeatDigest === digest) {
+        // nothing new but the readings: the inventory stays as it is (placement and the views derive nothing from them)
+        const readings = mergeReadings(row.readings ? JSON.parse(row.readings) : undefined, readingsOf(hb));
+        await tx
+          .update(nodes)
+          .set({ ...live, readings: JSON.stringify(readings) })
+          .where(eq(nodes.id, node));
+        await upsertShardReports(tx, node, hb.shards ?? [], t);
+        await insertEvents(tx, t, back);
+        if (back.length) await bumpGeneration(tx);
+        return;
+      }
+      const before = readInventory({ inventory: (await findInventoryText(tx, node))!, readings: row.readings });
       const known = new Set(before.gpus.map((g) => g.uuid));
       const unknown = (hb.gpus ?? []).filter((g) => !known.has(g.uuid)).map((g) => g.uuid);
       if (unknown.length) {
@@ -179,20 +203,17 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
         );
       }
       const after = applyHeartbeat(before, hb);
-      const events = [...heardFrom(row, t, settings.nodeLostAfterS), ...inventoryEvents(node, before, after)];
+      const events = [...back, ...inventoryEvents(node, before, after)];
       const moved = placementFacts(before) !== placementFacts(after);
       await tx
         .update(nodes)
         .set({
+          ...live,
           inventory: JSON.stringify(after),
           inventoryVersion: sql`${nodes.inventoryVersion} + 1`,
+          readings: null,
+          heartbeatDigest: digest,
           lastDomain: homeDomain(after.gpus) ?? row.lastDomain,
-          lastHeartbeatAt: t,
-          lastSeenAt: t,
-          lostAt: null,
-          // what the node's IMEX peer list says, for the NVLink view to compare; placement never reads it
-          imexConfigDigest: hb.imexConfig?.digest ?? null,
-          imexConfigAddresses: hb.imexConfig?.addresses ?? null,
           // placement re-reads the node only when what it derives changed, not at every heartbeat
           ...(moved ? { rev: nextRev } : {}),
         })

@@ -186,7 +186,8 @@ async function readNodes(
       .from(nodes)
       .where(inArray(nodes.id, stale.slice(i, i + 500)));
     for (const r of chunk) {
-      const inv = readInventory(r);
+      // the view draws no readings (memory in use, utilization): the inventory alone
+      const inv = readInventory({ inventory: r.inventory, readings: null });
       const gpus = inv.gpus.map(({ index, uuid, class: cls, fabric, platform }) => ({
         index,
         uuid,

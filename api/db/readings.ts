@@ -1,0 +1,94 @@
+// A heartbeat's readings — what changes at every beat: memory in use and utilization of each card and MIG instance, each
+// card's temperature, power draw and processes, the host's memory available — kept in the node row apart from its inventory (`nodes.readings`). A heartbeat that
+// reports nothing else new writes only them: it neither parses nor rewrites the inventory, kilobytes of JSON.
+// `readInventory` lays them over the inventory when a row is read.
+import type { Heartbeat } from "../../shared/schemas/agent.js";
+import type { Gpu } from "../../shared/schemas/gpu.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
+
+type GpuHealth = Gpu["health"];
+/** The parts of a card's health that are readings; the rest (problems, ECC, pending retirements, limits) are facts. */
+type HealthReadings = Pick<GpuHealth, "temperatureC" | "powerDrawW" | "processes">;
+type CardReadings = {
+  memoryUsedMiB?: number;
+  utilizationPercent?: number;
+  migMemoryUsedMiB?: Record<string, number>;
+  /** Present when the heartbeat sent the card's health: it replaces these three as it replaces the whole health. */
+  health?: HealthReadings;
+};
+
+const healthReadings = ({ temperatureC, powerDrawW, processes }: GpuHealth): HealthReadings => ({
+  ...(temperatureC === undefined ? {} : { temperatureC }),
+  ...(powerDrawW === undefined ? {} : { powerDrawW }),
+  processes,
+});
+const healthFacts = ({ temperatureC: _t, powerDrawW: _p, processes: _r, ...facts }: GpuHealth) => facts;
+export type Readings = { memoryAvailableMiB?: number; gpus?: Record<string, CardReadings> };
+
+/** The readings in a heartbeat, by card UUID. */
+export function readingsOf(hb: Heartbeat): Readings {
+  const gpus: Record<string, CardReadings> = {};
+  for (const { uuid, memoryUsedMiB, utilizationPercent, migMemoryUsedMiB, health } of hb.gpus ?? []) {
+    const r: CardReadings = {};
+    if (health) r.health = healthReadings(health);
+    if (memoryUsedMiB !== undefined) r.memoryUsedMiB = memoryUsedMiB;
+    if (utilizationPercent !== undefined) r.utilizationPercent = utilizationPercent;
+    if (migMemoryUsedMiB) r.migMemoryUsedMiB = migMemoryUsedMiB;
+    gpus[uuid] = r;
+  }
+  return hb.memoryAvailableMiB === undefined ? { gpus } : { memoryAvailableMiB: hb.memoryAvailableMiB, gpus };
+}
+
+/** `next` over `prev`: a reading a heartbeat leaves out keeps its last value, as it does in the inventory. */
+export function mergeReadings(prev: Readings | undefined, next: Readings): Readings {
+  if (!prev) return next;
+  const gpus: Record<string, CardReadings> = { ...prev.gpus };
+  for (const [uuid, r] of Object.entries(next.gpus ?? {})) {
+    const had = gpus[uuid];
+    const mig =
+      had?.migMemoryUsedMiB && r.migMemoryUsedMiB ? { ...had.migMemoryUsedMiB, ...r.migMemoryUsedMiB } : undefined;
+    gpus[uuid] = { ...had, ...r, ...(mig ? { migMemoryUsedMiB: mig } : {}) };
+  }
+  const memory = next.memoryAvailableMiB ?? prev.memoryAvailableMiB;
+  return memory === undefined ? { gpus } : { memoryAvailableMiB: memory, gpus };
+}
+
+/** The inventory with `r` applied; cards and MIG instances it does not name stay as they were. */
+export function applyReadings(inv: Inventory, r: Readings): Inventory {
+  const byUuid = r.gpus ?? {};
+  const gpus = inv.gpus.map((gpu) => {
+    const c = byUuid[gpu.uuid];
+    if (!c) return gpu;
+    const next = { ...gpu };
+    if (c.memoryUsedMiB !== undefined) next.memoryUsedMiB = c.memoryUsedMiB;
+    if (c.utilizationPercent !== undefined) next.utilizationPercent = c.utilizationPercent;
+    if (c.health) next.health = { ...healthFacts(gpu.health), ...c.health };
+    const used = c.migMemoryUsedMiB;
+    if (used && next.mig) {
+      next.mig = {
+        ...next.mig,
+        instances: next.mig.instances.map((m) => {
+          const v = used[String(m.index)];
+          return v === undefined ? m : { ...m, memoryUsedMiB: v };
+        }),
+      };
+    }
+    return next;
+  });
+  const memory =
+    r.memoryAvailableMiB === undefined ? inv.memory : { ...inv.memory, availableMiB: r.memoryAvailableMiB };
+  return { ...inv, gpus, memory };
+}
+
+/**
+ * What a heartbeat says besides its readings, its shards and its IMEX peer list, as one string: the cards it names with
+ * their fabric, MIG problems and the facts of their health, IMEX, the ports. Two heartbeats with the same facts change
+ * the same inventory alike but for the readings.
+ */
+export function heartbeatFacts(hb: Heartbeat): string {
+  const gpus = (hb.gpus ?? []).map(
+    ({ memoryUsedMiB: _m, utilizationPercent: _u, migMemoryUsedMiB: _g, health, ...rest }) =>
+      health ? { ...rest, health: healthFacts(health) } : rest,
+  );
+  return JSON.stringify([gpus, hb.imex ?? null, hb.ports ?? null]);
+}
