@@ -8,6 +8,7 @@ import { type Actor, auditEvent } from "./audit-event.js";
 import type { Q, Tx } from "./client.js";
 import { bumpGeneration, nextRev } from "./cluster.js";
 import { insertEvents } from "./events.js";
+import { prepared } from "./prepared.js";
 import { applyReadings, type Readings } from "./readings.js";
 import { devices, nodes, shardStatus } from "./schema.js";
 
@@ -25,12 +26,8 @@ export async function findNode(q: Q, id: string): Promise<NodeRow | undefined> {
   return row;
 }
 
-/**
- * What a heartbeat reads of its node's row (inside its transaction): the liveness fields, the readings and the digest
- * of the last heartbeat applied to the inventory — not the inventory, which it reads only when something else changed.
- */
-export async function findHeartbeatRow(q: Q, id: string) {
-  const [row] = await q
+const heartbeatRow = prepared((q) =>
+  q
     .select({
       id: nodes.id,
       readings: nodes.readings,
@@ -41,8 +38,66 @@ export async function findHeartbeatRow(q: Q, id: string) {
       lostAt: nodes.lostAt,
     })
     .from(nodes)
-    .where(eq(nodes.id, id));
+    .where(eq(nodes.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+/**
+ * What a heartbeat or a status report reads of its node's row (inside its transaction): the liveness fields, the
+ * readings and the digest of the last heartbeat applied to the inventory — not the inventory, which a heartbeat reads
+ * only when something else changed.
+ */
+export async function findHeartbeatRow(q: Q, id: string) {
+  const [row] = await heartbeatRow(q, { id });
   return row;
+}
+
+// a value bound at each run in an update's SET (drizzle types a bare placeholder only in a WHERE)
+const param = (name: string) => sql`${sql.placeholder(name)}`;
+
+const heardNow = prepared((q) =>
+  q
+    .update(nodes)
+    .set({ lastSeenAt: param("t"), lostAt: null })
+    .where(eq(nodes.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+/** Records that the node was heard from at `t` (a status report, a poll): no longer lost. */
+export async function markHeard(q: Q, id: string, t: number): Promise<void> {
+  await heardNow(q, { id, t });
+}
+
+const beatNow = prepared((q) =>
+  q
+    .update(nodes)
+    .set({
+      lastHeartbeatAt: param("t"),
+      lastSeenAt: param("t"),
+      lostAt: null,
+      imexConfigDigest: param("imexDigest"),
+      imexConfigAddresses: param("imexAddresses"),
+      readings: param("readings"),
+    })
+    .where(eq(nodes.id, sql.placeholder("id")))
+    .prepare(),
+);
+
+/** A heartbeat that brought nothing new but its readings: those, the liveness times and the IMEX peer list's summary. */
+export async function writeBeat(
+  q: Q,
+  id: string,
+  t: number,
+  readings: string,
+  imexConfig: { digest: string; addresses: number } | undefined,
+): Promise<void> {
+  await beatNow(q, {
+    id,
+    t,
+    readings,
+    imexDigest: imexConfig?.digest ?? null,
+    imexAddresses: imexConfig?.addresses ?? null,
+  });
 }
 
 /** A node's stored inventory text. */

@@ -5,6 +5,7 @@ import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { Q, Store } from "./client.js";
 import { nextRev } from "./cluster.js";
+import { prepared } from "./prepared.js";
 import { nodes, shardStatus, shards } from "./schema.js";
 
 export type ShardReportInput = {
@@ -62,11 +63,22 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
  * the newer index with shards it does not yet hold.
  */
 export async function nodeAssignments(store: Store, nodeId: string): Promise<{ index: number; shards: StartShard[] }> {
-  const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
-  const rows = await store.db
-    .select({ spec: shards.spec })
-    .from(shards)
-    .where(eq(shards.nodeId, nodeId))
-    .orderBy(sql`${shards.id}`);
+  const [n] = await assignIndexOf(store.db, { id: nodeId });
+  const rows = await shardSpecsOf(store.db, { id: nodeId });
   return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
 }
+const assignIndexOf = prepared((q) =>
+  q
+    .select({ index: nodes.assignIndex })
+    .from(nodes)
+    .where(eq(nodes.id, sql.placeholder("id")))
+    .prepare(),
+);
+const shardSpecsOf = prepared((q) =>
+  q
+    .select({ spec: shards.spec })
+    .from(shards)
+    .where(eq(shards.nodeId, sql.placeholder("id")))
+    .orderBy(sql`${shards.id}`)
+    .prepare(),
+);

@@ -9,7 +9,15 @@ import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import type { Tx } from "../db/client.js";
 import { bumpGeneration, nextRev } from "../db/cluster.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
-import { findHeartbeatRow, findInventoryText, findNode, readInventory, upsertNode } from "../db/nodes.js";
+import {
+  findHeartbeatRow,
+  findInventoryText,
+  findNode,
+  markHeard,
+  readInventory,
+  upsertNode,
+  writeBeat,
+} from "../db/nodes.js";
 import { heartbeatFacts, mergeReadings, readingsOf } from "../db/readings.js";
 import { joinTokens, nodes, shards } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
@@ -171,22 +179,11 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       const row = await findHeartbeatRow(tx, node);
       if (!row)
         throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
-      const live = {
-        lastHeartbeatAt: t,
-        lastSeenAt: t,
-        lostAt: null,
-        // what the node's IMEX peer list says, for the NVLink view to compare; placement never reads it
-        imexConfigDigest: hb.imexConfig?.digest ?? null,
-        imexConfigAddresses: hb.imexConfig?.addresses ?? null,
-      };
       const back = heardFrom(row, t, settings.nodeLostAfterS);
       if (row.heartbeatDigest === digest) {
         // nothing new but the readings: the inventory stays as it is (placement and the views derive nothing from them)
         const readings = mergeReadings(row.readings ? JSON.parse(row.readings) : undefined, readingsOf(hb));
-        await tx
-          .update(nodes)
-          .set({ ...live, readings: JSON.stringify(readings) })
-          .where(eq(nodes.id, node));
+        await writeBeat(tx, node, t, JSON.stringify(readings), hb.imexConfig);
         await upsertShardReports(tx, node, hb.shards ?? [], t);
         await insertEvents(tx, t, back);
         if (back.length) await bumpGeneration(tx);
@@ -208,7 +205,12 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       await tx
         .update(nodes)
         .set({
-          ...live,
+          lastHeartbeatAt: t,
+          lastSeenAt: t,
+          lostAt: null,
+          // what the node's IMEX peer list says, for the NVLink view to compare; placement never reads it
+          imexConfigDigest: hb.imexConfig?.digest ?? null,
+          imexConfigAddresses: hb.imexConfig?.addresses ?? null,
           inventory: JSON.stringify(after),
           inventoryVersion: sql`${nodes.inventoryVersion} + 1`,
           readings: null,
@@ -233,11 +235,11 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { store, now, settings } = c.var.deps;
     const t = now();
     await store.write(async (tx) => {
-      const row = await findNode(tx, node);
+      const row = await findHeartbeatRow(tx, node);
       if (!row)
         throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
       await upsertShardReports(tx, node, shards, t);
-      await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
+      await markHeard(tx, node, t);
       const back = heardFrom(row, t, settings.nodeLostAfterS);
       await insertEvents(tx, t, back);
       // a failed shard (an unknown state reads as failed), a ready one (old replicas may drain) or a node back from

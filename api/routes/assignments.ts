@@ -1,12 +1,11 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { Assignments } from "../../shared/schemas/assignment.js";
 import { NodeId } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, stateBehind } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
-import { nodes } from "../db/schema.js";
+import { markHeard } from "../db/nodes.js";
 import { nodeAssignments } from "../db/shards.js";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { heardFrom } from "../nodes/state.js";
@@ -72,7 +71,7 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   const row = c.var.node;
   if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS)) {
     await store.write(async (tx) => {
-      await tx.update(nodes).set({ lastSeenAt: t, lostAt: null }).where(eq(nodes.id, node));
+      await markHeard(tx, node, t);
       const back = heardFrom(row, t, settings.nodeLostAfterS);
       await insertEvents(tx, t, back);
       if (back.length) await bumpGeneration(tx);
