@@ -1,6 +1,6 @@
 import type { Hook } from "@hono/zod-openapi";
 import { Problem } from "../shared/schemas/problem.js";
-import type { z } from "../shared/z.js";
+import { z } from "../shared/z.js";
 import type { AppEnv } from "./deps.js";
 import { ApiError, zodFields } from "./errors.js";
 
@@ -26,9 +26,32 @@ export function errorResponses(...statuses: (keyof typeof DESCRIPTIONS)[]) {
   ) as Record<number, { description: string; content: { "application/problem+json": { schema: typeof Problem } } }>;
 }
 
+const SYNC_FIRST = Symbol.for("llmgw.syncFirst");
+
+/**
+ * Makes `schema.safeParseAsync` — what the route's validator calls — parse synchronously first: zod compiles an object
+ * schema's checks into one function only for synchronous parses (a heartbeat's body validates in ~26 µs that way,
+ * ~57 µs through the asynchronous parse). The result is the same; a schema that turns out to hold an asynchronous
+ * check is parsed asynchronously after all. Idempotent; the schema stays the instance the API document names.
+ */
+export function syncFirst<T extends z.ZodType>(schema: T): T {
+  if (Object.hasOwn(schema, SYNC_FIRST)) return schema;
+  Object.defineProperty(schema, SYNC_FIRST, { value: true });
+  const parseAsync = schema.safeParseAsync;
+  schema.safeParseAsync = async (data, params) => {
+    try {
+      return schema.safeParse(data, params);
+    } catch (e) {
+      if (e instanceof z.core.$ZodAsyncError) return parseAsync(data, params);
+      throw e;
+    }
+  };
+  return schema;
+}
+
 /** A required JSON request body. */
 export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
-  return { required: true, description, content: { "application/json": { schema } } };
+  return { required: true, description, content: { "application/json": { schema: syncFirst(schema) } } };
 }
 
 /** A JSON response. */
