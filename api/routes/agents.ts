@@ -27,9 +27,9 @@ import { ApiError } from "../errors.js";
 import { inventoryEvents } from "../nodes/events.js";
 import { applyHeartbeat } from "../nodes/inventory-merge.js";
 import { heardFrom } from "../nodes/state.js";
-import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity } from "../openapi.js";
+import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity, syncFirst } from "../openapi.js";
 
-const NodeParam = z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) });
+const NodeParam = syncFirst(z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) }));
 
 const register = createRoute({
   method: "post",

@@ -9,7 +9,7 @@ import { markHeard } from "../db/nodes.js";
 import { nodeAssignments } from "../db/shards.js";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { heardFrom } from "../nodes/state.js";
-import { errorResponses, jsonResponse, nodeSecurity } from "../openapi.js";
+import { errorResponses, jsonResponse, nodeSecurity, syncFirst } from "../openapi.js";
 import { placeTimed } from "../placement/trigger.js";
 import { holdAnswer, outgoingOf } from "./held-poll.js";
 
@@ -35,24 +35,30 @@ const poll = createRoute({
   security: nodeSecurity,
   middleware: requireOwnNode,
   request: {
-    params: z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) }),
-    query: z.object({
-      index: z.coerce
-        .number()
-        .int()
-        .min(0)
-        .optional()
-        .openapi({
-          param: { name: "index", in: "query" },
-          description: "the last X-Llmgw-Index seen (0 or absent: answer at once)",
-        }),
-      wait: z.coerce
-        .number()
-        .min(0)
-        .max(3600)
-        .optional()
-        .openapi({ param: { name: "wait", in: "query" }, description: "seconds to wait for a change (capped at 60)" }),
-    }),
+    // every poll validates these: parsed synchronously first, like request bodies (api/openapi.ts)
+    params: syncFirst(z.object({ node: NodeId.openapi({ param: { name: "node", in: "path" } }) })),
+    query: syncFirst(
+      z.object({
+        index: z.coerce
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .openapi({
+            param: { name: "index", in: "query" },
+            description: "the last X-Llmgw-Index seen (0 or absent: answer at once)",
+          }),
+        wait: z.coerce
+          .number()
+          .min(0)
+          .max(3600)
+          .optional()
+          .openapi({
+            param: { name: "wait", in: "query" },
+            description: "seconds to wait for a change (capped at 60)",
+          }),
+      }),
+    ),
   },
   responses: {
     200: {
