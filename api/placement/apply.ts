@@ -3,6 +3,7 @@
 import { eq, inArray } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Store, Tx } from "../db/client.js";
+import { prepared } from "../db/prepared.js";
 import { allocations, cluster, deployments, nodes, portAllocations, replicas, shards } from "../db/schema.js";
 import { failingReason } from "./failing.js";
 import { failingIn, recentFailures } from "./hold.js";
@@ -176,6 +177,11 @@ const isConflict = (e: unknown) =>
     `${String(e)} ${String((e as { cause?: unknown })?.cause ?? "")}`,
   );
 
+// every poll and every write asks it: its SQL built once
+const generations = prepared((q) =>
+  q.select({ g: cluster.generation, p: cluster.placedGeneration }).from(cluster).where(eq(cluster.id, 1)).prepare(),
+);
+
 /**
  * Places what the declarations ask for, when anything changed since the last placement. An unchanged cluster costs
  * one plain read; a transaction that conflicts with another instance's is retried.
@@ -186,10 +192,7 @@ export async function placeIfNeeded(
   settings: PlaceSettings,
   cache: PlacementCache = newPlacementCache(),
 ): Promise<PlaceResult> {
-  const [c] = await store.db
-    .select({ g: cluster.generation, p: cluster.placedGeneration })
-    .from(cluster)
-    .where(eq(cluster.id, 1));
+  const [c] = await generations(store.db, {});
   if (!c || c.g === c.p) return NOTHING;
   for (let attempt = 1; ; attempt++) {
     try {
