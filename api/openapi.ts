@@ -29,9 +29,9 @@ export function errorResponses(...statuses: (keyof typeof DESCRIPTIONS)[]) {
 const SYNC_FIRST = Symbol.for("llmgw.syncFirst");
 
 /**
- * Makes `schema.safeParseAsync` — what the route's validator calls — parse synchronously first: zod compiles an object
- * schema's checks into one function only for synchronous parses (a heartbeat's body validates in ~26 µs that way,
- * ~57 µs through the asynchronous parse). The result is the same; a schema that turns out to hold an asynchronous
+ * Makes `schema.safeParseAsync` — what the route's validator calls — parse synchronously first: zod compiles an
+ * object schema's checks into one function only for synchronous parses (a heartbeat's body validates in ~26 µs that
+ * way, ~57 µs through the asynchronous parse). The result is the same; a schema that turns out to hold an asynchronous
  * check is parsed asynchronously after all. Idempotent; the schema stays the instance the API document names.
  */
 export function syncFirst<T extends z.ZodType>(schema: T): T {

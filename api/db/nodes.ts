@@ -83,7 +83,7 @@ const beatNow = prepared((q) =>
     .prepare(),
 );
 
-/** A heartbeat that brought nothing new but its readings: those, the liveness times and the IMEX peer list's summary. */
+/** A heartbeat with nothing new but its readings: those, the liveness times and the IMEX peer list's summary. */
 export async function writeBeat(
   q: Q,
   id: string,

@@ -1,7 +1,7 @@
-// A heartbeat's readings — what changes at every beat: memory in use and utilization of each card and MIG instance, each
-// card's temperature, power draw and processes, the host's memory available — kept in the node row apart from its inventory (`nodes.readings`). A heartbeat that
-// reports nothing else new writes only them: it neither parses nor rewrites the inventory, kilobytes of JSON.
-// `readInventory` lays them over the inventory when a row is read.
+// A heartbeat's readings — what changes at every beat: memory in use and utilization of each card and MIG instance,
+// each card's temperature, power draw and processes, the host's memory available — kept in the node row apart from
+// its inventory (`nodes.readings`). A heartbeat that reports nothing else new writes only them: it neither parses nor
+// rewrites the inventory, kilobytes of JSON. `readInventory` lays them over the inventory when a row is read.
 import type { Heartbeat } from "../../shared/schemas/agent.js";
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";

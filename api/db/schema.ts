@@ -68,8 +68,9 @@ export const nodes = sqliteTable(
     imexConfigAddresses: integer("imex_config_addresses"),
     /**
      * The readings of the heartbeats since the inventory was last written (api/db/readings.ts: memory in use and
-     * utilization of each card and MIG instance, memory available), JSON, or null: a heartbeat that reports nothing
-     * else new writes only these. `readInventory` lays them over `inventory`.
+     * utilization of each card and MIG instance, each card's temperature, power draw and processes, memory
+     * available), JSON, or null: a heartbeat that reports nothing else new writes only these. `readInventory` lays
+     * them over `inventory`.
      */
     readings: text("readings"),
     /**
