@@ -1,8 +1,8 @@
 // The one place placement writes to the database: read everything (rows.ts), plan(), write the difference — in one
 // write transaction, and only when the cluster generation moved since the last placement.
 import { eq, inArray } from "drizzle-orm";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Store, Tx } from "../db/client.js";
+import { insertRows } from "../db/insert-rows.js";
 import { prepared } from "../db/prepared.js";
 import { allocations, cluster, deployments, nodes, portAllocations, replicas, shards } from "../db/schema.js";
 import { failingReason } from "./failing.js";
@@ -30,15 +30,6 @@ export type PlaceResult = {
   decisions?: Decisions;
 };
 const NOTHING: PlaceResult = { ran: false, changedNodes: [], assigned: 0, released: 0 };
-
-// rows per INSERT: at most 6 parameters a row stays far below SQLite's limit on bound parameters
-const ROWS_PER_INSERT = 500;
-
-/** Inserts `rows` into `table` in as few statements as the parameter limit allows. */
-async function insertAll<T extends SQLiteTable>(tx: Tx, table: T, rows: T["$inferInsert"][]) {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT)
-    await tx.insert(table).values(rows.slice(i, i + ROWS_PER_INSERT));
-}
 
 const placedOf = (name: string, replicas: readonly Replica[]) => replicas.filter((r) => r.deployment === name).length;
 const avoiding = (d: PlaceDeployment, nodes: string[] | undefined) => (nodes ? { ...d, avoid: nodes } : d);
@@ -116,10 +107,10 @@ async function placeIn(tx: Tx, now: number, settings: PlaceSettings, cache: Plac
         added.ports.push({ nodeId: s.nodeId, port, shardId: s.shardId });
     }
   }
-  await insertAll(tx, replicas, added.replicas);
-  await insertAll(tx, shards, added.shards);
-  await insertAll(tx, allocations, added.allocations);
-  await insertAll(tx, portAllocations, added.ports);
+  await insertRows(tx, replicas, added.replicas);
+  await insertRows(tx, shards, added.shards);
+  await insertRows(tx, allocations, added.allocations);
+  await insertRows(tx, portAllocations, added.ports);
   const pendingBy = new Map(p.pending.map((x) => [x.deployment, [{ count: x.count, reason: x.reason }]]));
   const pendingNow: Decisions["pending"] = [];
   for (const d of deploymentRows) {
