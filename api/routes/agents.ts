@@ -109,6 +109,52 @@ const placementFacts = (inv: Inventory) =>
     inv.imex,
   ]);
 
+/**
+ * A heartbeat that says something new besides its readings: applied to the node's inventory (with the readings so far),
+ * its digest kept, the node stamped for placement when what placement derives moved. 409 when it names GPUs the
+ * inventory lacks. Returns the events to store (`back`, and what changed in the inventory) and whether it moved.
+ */
+async function applyToInventory(
+  tx: Tx,
+  row: NonNullable<Awaited<ReturnType<typeof findHeartbeatRow>>>,
+  hb: Heartbeat,
+  t: number,
+  digest: string,
+  back: NewEvent[],
+): Promise<{ events: NewEvent[]; moved: boolean }> {
+  const before = readInventory({ inventory: (await findInventoryText(tx, row.id))!, readings: row.readings });
+  const known = new Set(before.gpus.map((g) => g.uuid));
+  const unknown = (hb.gpus ?? []).filter((g) => !known.has(g.uuid)).map((g) => g.uuid);
+  if (unknown.length) {
+    throw new ApiError(
+      409,
+      "conflict",
+      `the heartbeat names GPUs the registered inventory does not have (${unknown.join(", ")}); register again`,
+    );
+  }
+  const after = applyHeartbeat(before, hb);
+  const moved = placementFacts(before) !== placementFacts(after);
+  await tx
+    .update(nodes)
+    .set({
+      lastHeartbeatAt: t,
+      lastSeenAt: t,
+      lostAt: null,
+      // what the node's IMEX peer list says, for the NVLink view to compare; placement never reads it
+      imexConfigDigest: hb.imexConfig?.digest ?? null,
+      imexConfigAddresses: hb.imexConfig?.addresses ?? null,
+      inventory: JSON.stringify(after),
+      inventoryVersion: sql`${nodes.inventoryVersion} + 1`,
+      readings: null,
+      heartbeatDigest: digest,
+      lastDomain: homeDomain(after.gpus) ?? row.lastDomain,
+      // placement re-reads the node only when what it derives changed, not at every heartbeat
+      ...(moved ? { rev: nextRev } : {}),
+    })
+    .where(eq(nodes.id, row.id));
+  return { events: [...back, ...inventoryEvents(row.id, before, after)], moved };
+}
+
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(register, async (c) => {
     const req = c.req.valid("json");
@@ -180,52 +226,16 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       if (!row)
         throw new ApiError(401, "unauthorized", "unknown node token: the node may have been deleted; register again");
       const back = heardFrom(row, t, settings.nodeLostAfterS);
+      let changed: { events: NewEvent[]; moved: boolean } = { events: back, moved: false };
       if (row.heartbeatDigest === digest) {
         // nothing new but the readings: the inventory stays as it is (placement and the views derive nothing from them)
         const readings = mergeReadings(row.readings ? JSON.parse(row.readings) : undefined, readingsOf(hb));
         await writeBeat(tx, node, t, JSON.stringify(readings), hb.imexConfig);
-        await upsertShardReports(tx, node, hb.shards ?? [], t);
-        await insertEvents(tx, t, back);
-        if (back.length) await bumpGeneration(tx);
-        return;
-      }
-      const before = readInventory({ inventory: (await findInventoryText(tx, node))!, readings: row.readings });
-      const known = new Set(before.gpus.map((g) => g.uuid));
-      const unknown = (hb.gpus ?? []).filter((g) => !known.has(g.uuid)).map((g) => g.uuid);
-      if (unknown.length) {
-        throw new ApiError(
-          409,
-          "conflict",
-          `the heartbeat names GPUs the registered inventory does not have (${unknown.join(", ")}); register again`,
-        );
-      }
-      const after = applyHeartbeat(before, hb);
-      const events = [...back, ...inventoryEvents(node, before, after)];
-      const moved = placementFacts(before) !== placementFacts(after);
-      await tx
-        .update(nodes)
-        .set({
-          lastHeartbeatAt: t,
-          lastSeenAt: t,
-          lostAt: null,
-          // what the node's IMEX peer list says, for the NVLink view to compare; placement never reads it
-          imexConfigDigest: hb.imexConfig?.digest ?? null,
-          imexConfigAddresses: hb.imexConfig?.addresses ?? null,
-          inventory: JSON.stringify(after),
-          inventoryVersion: sql`${nodes.inventoryVersion} + 1`,
-          readings: null,
-          heartbeatDigest: digest,
-          lastDomain: homeDomain(after.gpus) ?? row.lastDomain,
-          // placement re-reads the node only when what it derives changed, not at every heartbeat
-          ...(moved ? { rev: nextRev } : {}),
-        })
-        .where(eq(nodes.id, node));
+      } else changed = await applyToInventory(tx, row, hb, t, digest, back);
       await upsertShardReports(tx, node, hb.shards ?? [], t);
-      await insertEvents(tx, t, events);
+      await insertEvents(tx, t, changed.events);
       // fabric, IMEX, health or liveness changes can change what may be placed here
-      if (events.length || moved) {
-        await bumpGeneration(tx);
-      }
+      if (changed.events.length || changed.moved) await bumpGeneration(tx);
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   })

@@ -39,10 +39,4 @@ describe("syncFirst", () => {
     expect(taken.success).toBe(false);
     expect(taken.error?.issues[0]?.message).toBe("name taken");
   });
-
-  it("wraps a schema once", () => {
-    const s = z.strictObject({ a: z.number() });
-    const once = syncFirst(s).safeParseAsync;
-    expect(syncFirst(s).safeParseAsync).toBe(once);
-  });
 });
