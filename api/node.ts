@@ -77,7 +77,7 @@ export async function openDb(
   const client = createClient({ url, authToken, timeout: 5000 });
   if (isFileDb(url)) await client.execute("PRAGMA journal_mode=WAL");
   const db = drizzle(client, { schema });
-  return { client, db, store: createStore(db, isFileDb(url)) };
+  return { client, db, store: createStore(db, { serialize: true, file: isFileDb(url) }) };
 }
 
 /** Applies every pending migration from migrations/. */

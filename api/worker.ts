@@ -38,7 +38,7 @@ function build(env: Env): Built {
   if (!result.ok) throw new Error(`invalid configuration: ${result.errors.join("; ")}`);
   const config = result.config;
   const client = createClient({ url: config.dbUrl, authToken: config.dbAuthToken });
-  const store = createStore(drizzle(client, { schema }), false);
+  const store = createStore(drizzle(client, { schema }), { serialize: false, file: false });
   const now = () => Date.now();
   const metrics = createIsolateMetrics({ db: store.db, now, lostAfterS: config.nodeLostAfterS, log });
   const fetchRouter = createIsolateRouter(store, {

@@ -48,12 +48,18 @@ type Job = {
 export const MAX_GROUP = 64;
 
 /**
- * A Store over `db`. With `serialize` (file databases, whose local driver is synchronous) write transactions take
- * turns; the writes that queued behind one commit together in the next (group commit: one commit, one sync of the
- * log, for a burst of heartbeats), each in a savepoint of its own, so that one that throws rolls back alone and the
- * others still commit. Each resolves only once its transaction committed.
+ * A Store over `db`. With `serialize` write transactions take turns; the writes that queued behind one commit
+ * together in the next (group commit: one commit, one sync of the log, for a burst of heartbeats), each in a
+ * savepoint of its own, so that one that throws rolls back alone and the others still commit. Without, each write is
+ * a transaction of its own, at once (a Worker isolate, whose requests must not run each other's I/O). Each resolves
+ * only once its transaction committed.
+ *
+ * A file database takes turns because its local driver is synchronous; a database server (sqld) because SQLite has
+ * one writer anyway: transactions open at once wait for its lock inside the server, each holding one of its
+ * connections (a thread of its own: past 4,096 threads sqld aborts), and grouped writes commit more per second.
  */
-export function createStore(db: Db, serialize: boolean, now: () => number = Date.now): Store {
+export function createStore(db: Db, o: { serialize: boolean; file: boolean }, now: () => number = Date.now): Store {
+  const serialize = o.serialize;
   let failed: { failure: DbFailure; at: number } | undefined;
   let listener: ((events: WrittenEvent[]) => void) | undefined;
   const waiting: Job[] = [];
@@ -85,7 +91,7 @@ export function createStore(db: Db, serialize: boolean, now: () => number = Date
       // a BEGIN that failed busy (another process holds the file's write lock) leaves its statement active on the
       // pooled connection, and every later COMMIT on it fails "SQL statements in progress" (@libsql/client 0.18.0's
       // local driver): start the pool's connections afresh, so that the caller's retry can succeed
-      if (serialize && !jobs.some((j) => j.thrown) && /SQLITE_BUSY/.test(String(e))) reconnect(db);
+      if (o.file && !jobs.some((j) => j.thrown) && /SQLITE_BUSY/.test(String(e))) reconnect(db);
       const failure = dbFailure(e);
       if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
       for (const j of jobs) j.fail(j.thrown ? j.thrown.e : e);

@@ -1,0 +1,70 @@
+// How a store's writes reach the database: on a file or a database server they take turns, those that queued behind
+// a running transaction sharing the next one (a server's open transactions each hold one of its connections — sqld
+// runs each on a thread and aborts past 4,096 — and wait for its one writer anyway); in a Worker isolate each write is
+// a transaction of its own, at once.
+import { expect, it } from "vitest";
+import { createStore, type Db, MAX_GROUP, type Tx } from "../../api/db/client.js";
+
+/** A database whose transactions wait until released, counting how many are open at once. */
+function heldDb() {
+  const open = { now: 0, most: 0, began: 0 };
+  const releases: (() => void)[] = [];
+  const tx = { transaction: <T>(body: (t: Tx) => Promise<T>) => body(tx as unknown as Tx) };
+  const db = {
+    async transaction<T>(body: (t: Tx) => Promise<T>): Promise<T> {
+      open.now++;
+      open.began++;
+      open.most = Math.max(open.most, open.now);
+      try {
+        await new Promise<void>((r) => releases.push(r));
+        return await body(tx as unknown as Tx);
+      } finally {
+        open.now--;
+      }
+    },
+  };
+  return {
+    db: db as unknown as Db,
+    open,
+    releaseAll: () => {
+      for (const r of releases.splice(0)) r();
+    },
+  };
+}
+
+/** Releases held transactions until every one of `writes` settled; what each came to. */
+async function drain(h: ReturnType<typeof heldDb>, writes: Promise<unknown>[]) {
+  let settled = false;
+  const all = Promise.allSettled(writes).finally(() => (settled = true));
+  while (!settled) {
+    h.releaseAll();
+    await new Promise((r) => setImmediate(r));
+  }
+  return all;
+}
+
+it("on a database server, one transaction at a time; the writes queued behind it share the next", async () => {
+  const h = heldDb();
+  const store = createStore(h.db, { serialize: true, file: false });
+  const count = MAX_GROUP + 10;
+  const results = await drain(
+    h,
+    Array.from({ length: count }, (_, i) => store.write(async () => i)),
+  );
+  expect(results.map((r) => (r.status === "fulfilled" ? r.value : r.reason))).toEqual(
+    Array.from({ length: count }, (_, i) => i),
+  );
+  expect(h.open.most).toBe(1);
+  // the first alone, then a group of MAX_GROUP, then the rest
+  expect(h.open.began).toBe(3);
+});
+
+it("in a Worker isolate, each write is a transaction of its own, at once", async () => {
+  const h = heldDb();
+  const store = createStore(h.db, { serialize: false, file: false });
+  const writes = Array.from({ length: 5 }, (_, i) => store.write(async () => i));
+  await new Promise((r) => setImmediate(r));
+  expect(h.open.now).toBe(5);
+  await drain(h, writes);
+  expect(h.open.began).toBe(5);
+});
