@@ -135,6 +135,12 @@ export function dbFailure(e: unknown): DbFailure | undefined {
   for (const x of all) {
     const code = str(x.code);
     if (code === "CLIENT_CLOSED") return fail("closed", "the database connection is closed");
+    // sqld ends a transaction that holds the write lock over 5 s while another connection waits for it
+    if (code === "TRANSACTION_TIMEOUT")
+      return fail(
+        "busy",
+        "the database server ended a transaction that held its write lock too long (TRANSACTION_TIMEOUT)",
+      );
     if (code === "SERVER_ERROR" || code.startsWith("HRANA_"))
       return fail(code === "SERVER_ERROR" ? "server" : "unreachable", messageOf(x) || code);
     const system = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH)\b/.exec(
