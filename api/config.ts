@@ -23,6 +23,11 @@ export const ServerConfig = z.object({
   dbAuthToken: z.string().min(1).optional(),
   /** The embedded file's durability: `normal` syncs its log at checkpoints, `full` at every commit. */
   dbSync: z.enum(["normal", "full"]).default("normal"),
+  /**
+   * How far (%) the JavaScript heap may grow past what the last full collection found live before the next one
+   * (api/heap.ts); 0 leaves it to V8, which lets it grow two to four times.
+   */
+  heapGrowthPercent: int(0, 1000).default(30),
   adminToken: z.string().min(24, "at least 24 characters").max(256).optional(),
   nodeLostAfterS: int(10, 86400).default(180),
   heartbeatIntervalS: int(1, 3600).default(60),
@@ -57,6 +62,7 @@ const ENV: Record<keyof ServerConfig, string> = {
   dbUrl: "LLMGW_DB_URL",
   dbAuthToken: "LLMGW_DB_AUTH_TOKEN",
   dbSync: "LLMGW_DB_SYNC",
+  heapGrowthPercent: "LLMGW_HEAP_GROWTH_PERCENT",
   adminToken: "LLMGW_ADMIN_TOKEN",
   nodeLostAfterS: "LLMGW_NODE_LOST_AFTER_S",
   heartbeatIntervalS: "LLMGW_HEARTBEAT_INTERVAL_S",

@@ -16,10 +16,12 @@ import { dbFailure, describeDbError } from "./db/db-errors.js";
 import { expectedMigrations } from "./db/journal.js";
 import { cacheStatements, type DbSync, setDbSync } from "./db/local-connections.js";
 import { migrationStatus } from "./db/migration-status.js";
+import { batchingReads } from "./db/read-batches.js";
 import * as schema from "./db/schema.js";
 import { useSyncHash } from "./db/secrets.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
+import { limitHeapGrowth } from "./heap.js";
 import { closeServer, listen } from "./http-server.js";
 import type { Log } from "./log.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
@@ -74,7 +76,9 @@ export async function openDb(
     setDbSync(sync);
     cacheStatements();
   }
-  const client = createClient({ url, authToken, timeout: 5000 });
+  const opened = createClient({ url, authToken, timeout: 5000 });
+  // on a server, each statement outside a transaction costs it a connection: reads made together share one batch
+  const client = isFileDb(url) ? opened : batchingReads(opened, setImmediate);
   if (isFileDb(url)) await client.execute("PRAGMA journal_mode=WAL");
   const db = drizzle(client, { schema });
   return { client, db, store: createStore(db, { serialize: true, file: isFileDb(url) }) };
@@ -157,7 +161,6 @@ export type Running = {
   reloadTls?(): Promise<string | undefined>;
 };
 
-/** Starts `llmgw serve` with a parsed configuration; resolves once it listens. */
 /** An event's log fields: its type, node and the ids its data names. */
 function eventFields(e: WrittenEvent): Record<string, unknown> {
   const { replica, shard, ...rest } = e.data ?? {};
@@ -170,7 +173,9 @@ function eventFields(e: WrittenEvent): Record<string, unknown> {
   };
 }
 
+/** Starts `llmgw serve` with a parsed configuration; resolves once it listens. */
 export async function startServer(config: ServerConfig, log: Log, print: (line: string) => void): Promise<Running> {
+  limitHeapGrowth(config.heapGrowthPercent);
   const tlsFiles: TlsFiles | undefined =
     config.tlsCert && config.tlsKey ? { certFile: config.tlsCert, keyFile: config.tlsKey } : undefined;
   // a bad pair is said before anything opens

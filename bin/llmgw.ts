@@ -50,8 +50,10 @@ program
   .addHelpText(
     "after",
     `
-Environment: LLMGW_DB_AUTH_TOKEN (remote database), LLMGW_ADMIN_TOKEN (use this admin token instead of
-generating one), LLMGW_NODE_LOST_AFTER_S (180), LLMGW_HEARTBEAT_INTERVAL_S (60), LLMGW_POLL_WAIT_S (50),
+Environment: LLMGW_DB_AUTH_TOKEN (remote database), LLMGW_DB_SYNC (normal: the embedded file's log synced at
+checkpoints; full: at every commit), LLMGW_HEAP_GROWTH_PERCENT (30: how far the heap grows past its live part before
+a full collection; 0: V8's choice), LLMGW_ADMIN_TOKEN (use this admin token instead of generating one),
+LLMGW_NODE_LOST_AFTER_S (180), LLMGW_HEARTBEAT_INTERVAL_S (60), LLMGW_POLL_WAIT_S (50),
 LLMGW_SWEEP_INTERVAL_S (15), LLMGW_MAX_BODY_BYTES (2097152), LLMGW_REPAIR_GRACE_S (300),
 LLMGW_REPAIR_MAX_FRACTION (0.2); the router's LLMGW_ROUTER_CONNECT_TIMEOUT_S (5), LLMGW_ROUTER_FIRST_BYTE_TIMEOUT_S
 (600), LLMGW_ROUTER_IDLE_TIMEOUT_S (120), LLMGW_ROUTER_MAX_ATTEMPTS (3), LLMGW_ROUTER_MAX_REQUEST_BYTES (16777216),

@@ -1,0 +1,69 @@
+// Reads on a libSQL server go in batches: each statement outside a transaction costs sqld a connection of its own,
+// and at fleet size every poll reads a few rows. Real sqld: it takes the read-only batches, and every caller gets
+// its own rows.
+import { type Client, createClient } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { batchingReads } from "../../api/db/read-batches.js";
+import { openDb } from "../../api/node.js";
+import { startSqld } from "../helpers/instances.js";
+
+let server: Awaited<ReturnType<typeof startSqld>>;
+beforeAll(async () => {
+  server = await startSqld();
+  const c = createClient({ url: server.url });
+  await c.execute("create table kv (k text primary key, v integer)");
+  await c.batch(
+    Array.from({ length: 100 }, (_, i) => ({ sql: "insert into kv values (?, ?)", args: [`k${i}`, i * 7] })),
+    "write",
+  );
+  c.close();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** The server's client, counting how serve's reads reach it. */
+function counting(url: string) {
+  const raw = createClient({ url });
+  const calls = { execute: 0, batch: 0 };
+  const client = new Proxy(raw, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop === "execute" || prop === "batch")
+        return (...a: unknown[]) => {
+          calls[prop]++;
+          return (v as (...x: unknown[]) => unknown).apply(target, a);
+        };
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  }) as Client;
+  return { client, calls };
+}
+
+for (const scheme of ["ws", "http"] as const)
+  it(`over ${scheme}: reads asked for together are one batch; a failing one fails alone`, async () => {
+    const { client, calls } = counting(server.url.replace("http:", `${scheme}:`));
+    const c = batchingReads(client, (send) => void setImmediate(send));
+    const got = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => c.execute({ sql: "select v from kv where k = ?", args: [`k${i}`] })),
+    );
+    expect(got.map((r) => r.rows[0]?.v)).toEqual(Array.from({ length: 40 }, (_, i) => i * 7));
+    expect(calls).toEqual({ execute: 0, batch: 1 });
+    const mixed = await Promise.allSettled([
+      c.execute("select v from kv where k = 'k1'"),
+      c.execute("select v from no_such_table"),
+    ]);
+    expect(mixed[0]).toMatchObject({ status: "fulfilled", value: { rows: [{ v: 7 }] } });
+    expect(mixed[1]).toMatchObject({ status: "rejected", reason: { message: expect.stringMatching(/no_such_table/) } });
+    c.close();
+  });
+
+it("serve's database handle on a server (reads batched under drizzle): a hundred reads at once each get their own row", async () => {
+  const opened = await openDb(server.url.replace("http:", "ws:"));
+  const got = await Promise.all(
+    Array.from({ length: 100 }, (_, i) => opened.db.all<{ v: number }>(sql`select v from kv where k = ${`k${i}`}`)),
+  );
+  expect(got.map((r) => r[0]?.v)).toEqual(Array.from({ length: 100 }, (_, i) => i * 7));
+  opened.client.close();
+});
