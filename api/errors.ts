@@ -115,8 +115,24 @@ export function problemOf(err: Error, requestId: string | undefined, log: ErrorL
       headers: { "retry-after": String(DB_RETRY_AFTER_S) },
     };
   }
-  log.error("unhandled error", { requestId, error: err.stack ?? String(err) });
+  // a library's error often says only what failed ("Failed query: …"); why is in its causes
+  const causes = causesOf(err);
+  log.error("unhandled error", { requestId, error: err.stack ?? String(err), ...(causes.length ? { causes } : {}) });
   return { status: 500, code: "internal", detail: "an internal error occurred; the request id is in the server log" };
+}
+
+/** The messages of `err`'s causes, outermost first (at most 8), each with its code where it has one. */
+export function causesOf(err: unknown): string[] {
+  const out: string[] = [];
+  let at = (err as { cause?: unknown } | undefined)?.cause;
+  while (at !== undefined && at !== null && out.length < 8) {
+    const e = at as { message?: unknown; code?: unknown; cause?: unknown };
+    const message = typeof e.message === "string" ? e.message : String(at);
+    const code = typeof e.code === "string" && !message.includes(e.code) ? `${e.code}: ` : "";
+    out.push(`${code}${message}`);
+    at = typeof at === "object" ? e.cause : undefined;
+  }
+  return out;
 }
 
 /** Turns any thrown error into its problem+json response (problemOf). */
