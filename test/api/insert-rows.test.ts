@@ -1,5 +1,6 @@
-// Placement's bulk inserts: every row arrives with its own values, however many statements they take (the SQL of each
-// is built once per row count and reused), and they roll back with the transaction they ran in.
+// Placement's bulk inserts: every row arrives with its own values and types, however many statements they take (one
+// statement text per table and columns, whatever the number of rows), and they roll back with the transaction they
+// ran in.
 import { asc } from "drizzle-orm";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { insertRows, ROWS_PER_INSERT } from "../../api/db/insert-rows.js";
@@ -46,4 +47,21 @@ it("stores the values of every column given, of any table", async () => {
   }));
   await m.store.write((tx) => insertRows(tx, replicas, rows));
   expect(await m.db.select().from(replicas).orderBy(asc(replicas.seq))).toEqual(rows);
+});
+
+it("keeps each value's type: a string of digits stays a string, a large number its every digit", async () => {
+  const rows = [
+    { id: "00123", deployment: "d", profile: "p", fingerprint: "1e3", seq: 7, createdAt: 1_700_000_000_123 },
+    { id: "r-2", deployment: "d", profile: "p", fingerprint: "", seq: 8, createdAt: 0 },
+  ];
+  await m.store.write((tx) => insertRows(tx, replicas, rows));
+  expect(await m.db.select().from(replicas).orderBy(asc(replicas.seq))).toEqual(rows);
+});
+
+it("names a key that is not a column of the table, and writes nothing", async () => {
+  const bad = [{ nodeId: "a", deviceId: 0, shardId: "s", colour: "blue" }] as never[];
+  await expect(m.store.write((tx) => insertRows(tx, allocations, bad))).rejects.toThrow(
+    /allocations has no column colour/,
+  );
+  expect(await stored()).toEqual([]);
 });
