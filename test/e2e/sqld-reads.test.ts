@@ -59,7 +59,7 @@ for (const scheme of ["ws", "http"] as const)
     c.close();
   });
 
-it("serve's database handle on a server (reads batched under drizzle): a hundred reads at once each get their own row", async () => {
+it("serve's database handle on a server, its reads batched, answers drizzle's reads: a hundred at once, each its own row", async () => {
   const opened = await openDb(server.url.replace("http:", "ws:"));
   const got = await Promise.all(
     Array.from({ length: 100 }, (_, i) => opened.db.all<{ v: number }>(sql`select v from kv where k = ${`k${i}`}`)),
