@@ -5,17 +5,26 @@
 // When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
 // one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
 import { eq, gt, inArray, max } from "drizzle-orm";
+import type { StartShard } from "../shared/schemas/assignment.js";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
+import { shardsOfNodes } from "./db/shards.js";
+
+/** A node's assignment index and its desired shards, the index read first (as nodeAssignments reads them). */
+export type Assignment = { index: number; shards: StartShard[] };
 
 export type AssignmentWaiter = {
-  /** Resolves when `nodeId`'s index exceeds `index`, after `ms`, or when `signal` aborts — whichever is first. */
-  wait(nodeId: string, index: number, ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves when `nodeId`'s index moves from `index`, after `ms`, or when `signal` aborts — whichever is first; with
+   * the node's assignment where the waiter read it on the way (a placement wakes a thousand polls at once: their
+   * shards are read together), else with nothing and the poll reads it.
+   */
+  wait(nodeId: string, index: number, ms: number, signal?: AbortSignal): Promise<Assignment | undefined>;
   /** Something was written on this instance: look now rather than at the next tick. */
   notify(): void;
 };
 
-type Waiter = { index: number; done: () => void };
+type Waiter = { index: number; done: (read?: Assignment) => void };
 
 /** The Node entry's waiter: one shared watcher, ticking only while someone waits, until `stop` aborts. */
 export function createPollHub(
@@ -51,11 +60,21 @@ export function createPollHub(
             .from(nodes)
             .where(inArray(nodes.id, fresh.slice(i, i + 500)))),
         );
+      const woken: { w: Waiter; id: string; index: number }[] = [];
       for (const m of moved) {
         seen = Math.max(seen, m.index);
         highest = Math.max(highest, m.index);
         // moved on, or below what the poll read (restored between the poll's read and its wait): the poll answers
-        for (const w of waiting.get(m.id) ?? []) if (m.index !== w.index) w.done();
+        for (const w of waiting.get(m.id) ?? []) if (m.index !== w.index) woken.push({ w, id: m.id, index: m.index });
+      }
+      if (woken.length) {
+        // their shards, read after the indexes above, in one go rather than two reads by each woken poll; where that
+        // read fails, each poll reads for itself (and answers its own error)
+        const shardsBy = await shardsOfNodes(store.db, [...new Set(woken.map((x) => x.id))]).catch(() => undefined);
+        for (const x of woken) {
+          const shards = shardsBy?.get(x.id);
+          x.w.done(shards && { index: x.index, shards });
+        }
       }
       // indexes never go down, but for a database replaced by an older backup (or the node holding the highest
       // deleted): every waiter answers now, and the poll tells an agent whose index is ahead to register again
@@ -88,24 +107,25 @@ export function createPollHub(
 
   return {
     wait(nodeId, index, ms, signal) {
-      if (stop?.aborted) return Promise.resolve();
-      return new Promise<void>((resolve) => {
+      if (stop?.aborted) return Promise.resolve(undefined);
+      return new Promise<Assignment | undefined>((resolve) => {
         const set = waiting.get(nodeId) ?? new Set<Waiter>();
         waiting.set(nodeId, set);
-        const finish = () => {
+        const finish = (read?: Assignment) => {
           clearTimeout(deadline);
-          signal?.removeEventListener("abort", finish);
+          signal?.removeEventListener("abort", ended);
           set.delete(w);
           if (!set.size) waiting.delete(nodeId);
-          resolve();
+          resolve(read);
         };
+        const ended = () => finish();
         const w: Waiter = { index, done: finish };
         set.add(w);
         // a change that landed between the poll's read and now is found by reading this node's row at the next look
         seen ??= index;
         joined.add(nodeId);
-        const deadline = setTimeout(finish, ms);
-        signal?.addEventListener("abort", finish, { once: true });
+        const deadline = setTimeout(ended, ms);
+        signal?.addEventListener("abort", ended, { once: true });
         schedule(everyMs);
       });
     },
@@ -132,8 +152,9 @@ export function createRowPoller(store: Store, o: { everyMs?: number; maxReads?: 
       for (let reads = 0; reads < maxReads && Date.now() < end && !signal?.aborted; reads++) {
         await new Promise((r) => setTimeout(r, Math.min(step, Math.max(0, end - Date.now()))));
         const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
-        if (!n || n.index > index) return;
+        if (!n || n.index > index) return undefined;
       }
+      return undefined;
     },
     notify() {},
   };

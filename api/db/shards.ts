@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import { readShardState } from "../../shared/schemas/common.js";
 import type { ShardFailure } from "../../shared/schemas/failure.js";
@@ -67,6 +67,23 @@ export async function nodeAssignments(store: Store, nodeId: string): Promise<{ i
   const rows = await shardSpecsOf(store.db, { id: nodeId });
   return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
 }
+/**
+ * The desired shards of each of `ids`, in as few reads as a few hundred nodes take (a nodes' answer read after their
+ * indexes, as nodeAssignments reads them): a placement wakes the long-polls of every node it changed at once.
+ */
+export async function shardsOfNodes(q: Q, ids: readonly string[]): Promise<Map<string, StartShard[]>> {
+  const by = new Map<string, StartShard[]>(ids.map((id) => [id, []]));
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await q
+      .select({ nodeId: shards.nodeId, spec: shards.spec })
+      .from(shards)
+      .where(inArray(shards.nodeId, ids.slice(i, i + 500)))
+      .orderBy(asc(shards.nodeId), sql`${shards.id}`);
+    for (const r of rows) by.get(r.nodeId)?.push(JSON.parse(r.spec) as StartShard);
+  }
+  return by;
+}
+
 const assignIndexOf = prepared((q) =>
   q
     .select({ index: nodes.assignIndex })

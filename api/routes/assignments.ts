@@ -126,8 +126,8 @@ function checked(node: string, index: number | undefined, current: Current): Cur
  */
 function afterWait(deps: Pick<AppDeps, "store" | "waiter">, node: string, index: number, ms: number) {
   return async (gone?: AbortSignal): Promise<Current> => {
-    await deps.waiter.wait(node, index, ms, gone);
+    const read = await deps.waiter.wait(node, index, ms, gone);
     if (gone?.aborted) return { index, shards: [] };
-    return checked(node, index, await nodeAssignments(deps.store, node));
+    return checked(node, index, read ?? (await nodeAssignments(deps.store, node)));
   };
 }

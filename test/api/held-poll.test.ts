@@ -31,12 +31,14 @@ beforeAll(async () => {
       ...hub,
       async wait(nodeId, index, ms, signal) {
         waiting.add(nodeId);
+        let read: Awaited<ReturnType<AssignmentWaiter["wait"]>>;
         try {
-          await hub.wait(nodeId, index, ms, signal);
+          read = await hub.wait(nodeId, index, ms, signal);
         } finally {
           waiting.delete(nodeId);
         }
         if (failing.delete(nodeId)) throw new Error("disk I/O error (in the test)");
+        return read;
       },
     }),
   });

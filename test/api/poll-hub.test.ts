@@ -2,7 +2,8 @@
 // whose node moved between the poll's read and the wait (another instance's write, seen by no notify()).
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodes } from "../../api/db/schema.js";
+import { nodes, shards } from "../../api/db/schema.js";
+import { nodeAssignments } from "../../api/db/shards.js";
 import { createPollHub } from "../../api/poll-hub.js";
 import { migratedDb } from "../helpers/app.js";
 
@@ -64,6 +65,66 @@ describe("createPollHub's watcher", () => {
     const hub = createPollHub(db.store, TICK_MS, () => {}, stop.signal);
     const restored = hub.wait("d", 4, 3_600_000);
     expect(await within(restored, 10_000)).toBe(true);
+    stop.abort();
+  });
+
+  it("hands every poll it wakes at once its node's index and shards, read together after the indexes", async () => {
+    const ids = ["e1", "e2", "e3"];
+    for (const id of ids) await addNode(id, 1);
+    const spec = (id: string, n: number) => JSON.stringify({ shardId: `${id}-s${n}`, note: `${id} shard ${n}` });
+    await db.db.insert(shards).values([
+      { id: "e1-s1", replicaId: "r1", nodeId: "e1", rank: 0, spec: spec("e1", 1) },
+      { id: "e1-s0", replicaId: "r0", nodeId: "e1", rank: 0, spec: spec("e1", 0) },
+      { id: "e2-s0", replicaId: "r2", nodeId: "e2", rank: 1, spec: spec("e2", 0) },
+    ]);
+    const stop = new AbortController();
+    const hub = createPollHub(db.store, 3_600_000, () => {}, stop.signal);
+    const woken = ids.map((id) => hub.wait(id, 1, 3_600_000));
+    // one placement moves all three (e3 is left without shards)
+    await db.db.update(nodes).set({ assignIndex: 9 }).where(sql`${nodes.id} in ('e1', 'e2', 'e3')`);
+    hub.notify();
+    const got = await Promise.all(woken);
+    // what each poll would have read for itself
+    expect(got).toEqual(await Promise.all(ids.map((id) => nodeAssignments(db.store, id))));
+    expect(got.map((a) => a?.shards.map((x) => (x as { shardId: string }).shardId))).toEqual([
+      ["e1-s0", "e1-s1"],
+      ["e2-s0"],
+      [],
+    ]);
+    expect(got.every((a) => a?.index === 9)).toBe(true);
+    stop.abort();
+  });
+
+  it("wakes its polls all the same when reading their shards fails: each poll then reads for itself", async () => {
+    const other = await migratedDb();
+    try {
+      await other.client.execute({
+        sql: `insert into nodes (id, hostname, mgmt_addr, pool, labels, agent_version, token_hash, inventory, registered_at, last_seen_at, assign_index)
+              values ('f', 'f', '10.0.0.1', 'p', '{}', '0.1.0', 'hash-f', '{}', 0, 0, 1)`,
+        args: [],
+      });
+      const stop = new AbortController();
+      const hub = createPollHub(other.store, 3_600_000, () => {}, stop.signal);
+      const woken = hub.wait("f", 1, 3_600_000);
+      await other.client.execute("update nodes set assign_index = 2 where id = 'f'");
+      await other.client.execute("alter table shards rename to shards_gone");
+      hub.notify();
+      expect(await within(woken, 10_000)).toBe(true);
+      expect(await woken).toBeUndefined();
+      stop.abort();
+    } finally {
+      other.close();
+    }
+  });
+
+  it("a wait that ends by its deadline or its client going away reads nothing for the poll", async () => {
+    const stop = new AbortController();
+    const hub = createPollHub(db.store, 3_600_000, () => {}, stop.signal);
+    expect(await hub.wait("a", 0, 1)).toBeUndefined();
+    const gone = new AbortController();
+    const waiting = hub.wait("a", 0, 3_600_000, gone.signal);
+    gone.abort();
+    expect(await waiting).toBeUndefined();
     stop.abort();
   });
 
