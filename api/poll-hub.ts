@@ -5,13 +5,9 @@
 // When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
 // one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
 import { eq, gt, inArray, max } from "drizzle-orm";
-import type { StartShard } from "../shared/schemas/assignment.js";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
-import { shardsOfNodes } from "./db/shards.js";
-
-/** A node's assignment index and its desired shards, the index read first (as nodeAssignments reads them). */
-export type Assignment = { index: number; shards: StartShard[] };
+import { type NodeAssignment, shardsOfNodes } from "./db/shards.js";
 
 export type AssignmentWaiter = {
   /**
@@ -19,12 +15,12 @@ export type AssignmentWaiter = {
    * the node's assignment where the waiter read it on the way (a placement wakes a thousand polls at once: their
    * shards are read together), else with nothing and the poll reads it.
    */
-  wait(nodeId: string, index: number, ms: number, signal?: AbortSignal): Promise<Assignment | undefined>;
+  wait(nodeId: string, index: number, ms: number, signal?: AbortSignal): Promise<NodeAssignment | undefined>;
   /** Something was written on this instance: look now rather than at the next tick. */
   notify(): void;
 };
 
-type Waiter = { index: number; done: (read?: Assignment) => void };
+type Waiter = { index: number; done: (read?: NodeAssignment) => void };
 
 /** The Node entry's waiter: one shared watcher, ticking only while someone waits, until `stop` aborts. */
 export function createPollHub(
@@ -108,10 +104,10 @@ export function createPollHub(
   return {
     wait(nodeId, index, ms, signal) {
       if (stop?.aborted) return Promise.resolve(undefined);
-      return new Promise<Assignment | undefined>((resolve) => {
+      return new Promise<NodeAssignment | undefined>((resolve) => {
         const set = waiting.get(nodeId) ?? new Set<Waiter>();
         waiting.set(nodeId, set);
-        const finish = (read?: Assignment) => {
+        const finish = (read?: NodeAssignment) => {
           clearTimeout(deadline);
           signal?.removeEventListener("abort", ended);
           set.delete(w);

@@ -57,12 +57,15 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
     });
 }
 
+/** A node's assignment index and its desired shards, the index read first. */
+export type NodeAssignment = { index: number; shards: StartShard[] };
+
 /**
  * The node's full desired shard set and its assignment index. The index is read first: a placement committed between
  * the two reads gives an older index with the newer shards (the agent's next poll is answered again at once), never
  * the newer index with shards it does not yet hold.
  */
-export async function nodeAssignments(store: Store, nodeId: string): Promise<{ index: number; shards: StartShard[] }> {
+export async function nodeAssignments(store: Store, nodeId: string): Promise<NodeAssignment> {
   const [n] = await assignIndexOf(store.db, { id: nodeId });
   const rows = await shardSpecsOf(store.db, { id: nodeId });
   return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };

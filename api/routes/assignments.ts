@@ -6,7 +6,7 @@ import { requireOwnNode, stateBehind } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
 import { markHeard } from "../db/nodes.js";
-import { nodeAssignments } from "../db/shards.js";
+import { type NodeAssignment, nodeAssignments } from "../db/shards.js";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonResponse, nodeSecurity, syncFirst } from "../openapi.js";
@@ -111,10 +111,8 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   return c.json(current, 200);
 });
 
-type Current = Awaited<ReturnType<typeof nodeAssignments>>;
-
 /** The answer to a poll that saw `index`: a state_behind error if the database was replaced by an older one. */
-function checked(node: string, index: number | undefined, current: Current): Current {
+function checked(node: string, index: number | undefined, current: NodeAssignment): NodeAssignment {
   if (index !== undefined && current.index < index) throw stateBehind(node, index, current.index);
   return current;
 }
@@ -125,7 +123,7 @@ function checked(node: string, index: number | undefined, current: Current): Cur
  * these few values, not the request's Context.
  */
 function afterWait(deps: Pick<AppDeps, "store" | "waiter">, node: string, index: number, ms: number) {
-  return async (gone?: AbortSignal): Promise<Current> => {
+  return async (gone?: AbortSignal): Promise<NodeAssignment> => {
     const read = await deps.waiter.wait(node, index, ms, gone);
     if (gone?.aborted) return { index, shards: [] };
     return checked(node, index, read ?? (await nodeAssignments(deps.store, node)));
