@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ErrorCode, Problem } from "../shared/schemas/problem.js";
 import type { z } from "../shared/z.js";
-import { dbFailure } from "./db/db-errors.js";
+import { chain, dbFailure } from "./db/db-errors.js";
 
 const TITLES: Record<ErrorCode, string> = {
   bad_request: "Bad request",
@@ -121,17 +121,16 @@ export function problemOf(err: Error, requestId: string | undefined, log: ErrorL
   return { status: 500, code: "internal", detail: "an internal error occurred; the request id is in the server log" };
 }
 
-/** The messages of `err`'s causes, outermost first (at most 8), each with its code where it has one. */
+/** The messages of `err`'s causes, outermost first (db-errors' chain), each with its code where it has one. */
 export function causesOf(err: unknown): string[] {
-  const out: string[] = [];
-  let at = (err as { cause?: unknown } | undefined)?.cause;
-  while (at !== undefined && at !== null && out.length < 8) {
-    const e = at as { message?: unknown; code?: unknown; cause?: unknown };
-    const message = typeof e.message === "string" ? e.message : String(at);
-    const code = typeof e.code === "string" && !message.includes(e.code) ? `${e.code}: ` : "";
-    out.push(`${code}${message}`);
-    at = typeof at === "object" ? e.cause : undefined;
-  }
+  const under = chain(err).slice(1);
+  const out = under.map((e) => {
+    const message = typeof e.message === "string" ? e.message : String(e);
+    return typeof e.code === "string" && !message.includes(e.code) ? `${e.code}: ${message}` : message;
+  });
+  // a cause that is not an object (a string thrown or given as the cause) ends the chain
+  const last = (under.at(-1) ?? err) as { cause?: unknown } | undefined;
+  if (last?.cause !== undefined && last.cause !== null && typeof last.cause !== "object") out.push(String(last.cause));
   return out;
 }
 

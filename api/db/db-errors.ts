@@ -78,7 +78,7 @@ const str = (v: unknown) => (typeof v === "string" ? v : "");
 const messageOf = (e: Err) => str(e.message).replace(/^[A-Z_]+: /, "");
 
 /** `e` and everything under it: `cause` chains and AggregateError's `errors`, outermost first, bounded. */
-function chain(e: unknown): Err[] {
+export function chain(e: unknown): Err[] {
   const out: Err[] = [];
   const todo: unknown[] = [e];
   while (todo.length && out.length < 16) {

@@ -30,8 +30,9 @@ it("lists a chain of causes outermost first, naming a code its message does not"
   expect(causesOf(new Error("top", { cause: mid }))).toEqual(["fetch failed", "ECONNRESET: socket hang up"]);
   expect(causesOf(new Error("alone"))).toEqual([]);
   expect(causesOf(new Error("odd", { cause: "a string" }))).toEqual(["a string"]);
-  // a cycle ends at the bound
+  // a cycle ends: a cause met again is not listed again
   const a = new Error("a") as Error & { cause?: unknown };
-  a.cause = a;
-  expect(causesOf(a)).toHaveLength(8);
+  const b = new Error("b", { cause: a });
+  a.cause = b;
+  expect(causesOf(a)).toEqual(["b"]);
 });
