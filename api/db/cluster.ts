@@ -1,13 +1,22 @@
+import type { InStatement } from "@libsql/client";
 import { sql } from "drizzle-orm";
-import type { Q } from "./client.js";
+import { type Q, runStatement } from "./client.js";
+import { statement } from "./prepared.js";
 import { cluster } from "./schema.js";
+
+const bump = statement((q) =>
+  q
+    .insert(cluster)
+    .values({ id: 1, generation: 1 })
+    .onConflictDoUpdate({ target: cluster.id, set: { generation: sql`${cluster.generation} + 1` } }),
+);
+
+/** The statement that bumps the cluster generation: something changed that can alter placement. */
+export const bumpStatement = (q: Q): InStatement => bump(q, {});
 
 /** Bumps the cluster generation: something changed that can alter placement. */
 export async function bumpGeneration(q: Q): Promise<void> {
-  await q
-    .insert(cluster)
-    .values({ id: 1, generation: 1 })
-    .onConflictDoUpdate({ target: cluster.id, set: { generation: sql`${cluster.generation} + 1` } });
+  await runStatement(q, bumpStatement(q));
 }
 
 /** The current cluster generation (0 before anything was declared). */

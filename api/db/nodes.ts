@@ -1,4 +1,5 @@
-import { asc, count, eq, sql } from "drizzle-orm";
+import type { InStatement } from "@libsql/client";
+import { and, asc, count, eq, gt, isNull, sql } from "drizzle-orm";
 import { devicesOf } from "../../shared/classes.js";
 import { homeDomain } from "../../shared/fabric.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
@@ -8,7 +9,7 @@ import { type Actor, auditEvent } from "./audit-event.js";
 import type { Q, Tx } from "./client.js";
 import { bumpGeneration, nextRev } from "./cluster.js";
 import { insertEvents } from "./events.js";
-import { prepared } from "./prepared.js";
+import { prepared, statement } from "./prepared.js";
 import { applyReadings, type Readings } from "./readings.js";
 import { devices, nodes, shardStatus } from "./schema.js";
 
@@ -94,6 +95,70 @@ export async function writeBeat(
   await beatNow(q, {
     id,
     t,
+    readings,
+    imexDigest: imexConfig?.digest ?? null,
+    imexAddresses: imexConfig?.addresses ?? null,
+  });
+}
+
+/** The checks of a write that a node's row read before it relied on: the row is as it was read. */
+export type HeardCheck = { id: string; t: number; seenAfter: number };
+
+/** The row is not lost and not silent past the limit (`seenAfter`): a write relying on that finds no recovery to note. */
+const stillHeard = and(
+  eq(nodes.id, sql.placeholder("id")),
+  isNull(nodes.lostAt),
+  gt(nodes.lastSeenAt, sql.placeholder("seenAfter")),
+);
+
+/** A statement that records the node heard from at `t`, changing its row only while it is still heard from. */
+export const heardStatement = statement<HeardCheck>((q) =>
+  q
+    .update(nodes)
+    .set({ lastSeenAt: param("t") })
+    .where(stillHeard),
+);
+
+const beatIfSame = statement<
+  HeardCheck & {
+    digest: string;
+    readingsBefore: string | null;
+    readings: string;
+    imexDigest: string | null;
+    imexAddresses: number | null;
+  }
+>((q) =>
+  q
+    .update(nodes)
+    .set({
+      lastHeartbeatAt: param("t"),
+      lastSeenAt: param("t"),
+      imexConfigDigest: param("imexDigest"),
+      imexConfigAddresses: param("imexAddresses"),
+      readings: param("readings"),
+    })
+    .where(
+      and(
+        stillHeard,
+        eq(nodes.heartbeatDigest, sql.placeholder("digest")),
+        sql`${nodes.readings} is ${sql.placeholder("readingsBefore")}`,
+      ),
+    ),
+);
+
+/**
+ * A statement that writes a heartbeat with nothing new but its readings — those, the liveness times, the IMEX peer
+ * list's summary — and changes the row only while it is as read: still heard from, the last heartbeat applied to the
+ * inventory the same (`digest`), the readings those the new ones were merged into (`readingsBefore`).
+ */
+export function beatStatement(
+  q: Q,
+  check: HeardCheck & { digest: string; readingsBefore: string | null },
+  readings: string,
+  imexConfig: { digest: string; addresses: number } | undefined,
+): InStatement {
+  return beatIfSame(q, {
+    ...check,
     readings,
     imexDigest: imexConfig?.digest ?? null,
     imexAddresses: imexConfig?.addresses ?? null,

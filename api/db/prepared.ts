@@ -2,11 +2,9 @@
 // the select or the update of one node row about as long as SQLite takes to run it, and at fleet size every heartbeat,
 // poll and report runs a few. A prepared query (with `sql.placeholder`s for what varies) is built once per database
 // and, at each call, run on the database or on the open transaction the call is given.
-import type { Q } from "./client.js";
-
-/** What drizzle's libsql session holds: the client, and the open transaction its statements run on, if any. */
-type Session = { client: object; tx?: unknown };
-const sessionOf = (q: Q) => (q as unknown as { session: Session }).session;
+import type { InStatement, InValue } from "@libsql/client";
+import { Placeholder } from "drizzle-orm";
+import { type Q, sessionOf } from "./client.js";
 
 type Runnable<V, R> = { execute(values: V): Promise<R> };
 
@@ -23,5 +21,23 @@ export function prepared<V extends Record<string, unknown>, R>(build: (q: Q) => 
     const run = Object.create(query) as Runnable<V, R> & { tx?: unknown };
     run.tx = s.tx;
     return run.execute(values);
+  };
+}
+
+/** A query drizzle can render: its SQL and parameters, `Placeholder`s where a value is bound at each call. */
+type Renderable = { toSQL(): { sql: string; params: unknown[] } };
+
+/**
+ * A statement whose SQL `build(q)` renders once (drizzle's query with `sql.placeholder`s), as a plain statement with
+ * `values` bound: what a batch sends (Store.writeStatements) and `runStatement` runs on an open transaction.
+ */
+export function statement<V extends Record<string, InValue>>(build: (q: Q) => Renderable) {
+  let built: { sql: string; params: unknown[] } | undefined;
+  return (q: Q, values: V): InStatement => {
+    built ??= build(q).toSQL();
+    return {
+      sql: built.sql,
+      args: built.params.map((p) => (p instanceof Placeholder ? values[p.name] : p) as InValue),
+    };
   };
 }

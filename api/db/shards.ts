@@ -1,11 +1,12 @@
+import type { InStatement } from "@libsql/client";
 import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import { readShardState } from "../../shared/schemas/common.js";
 import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
-import type { Q, Store } from "./client.js";
+import { type Q, runStatement, type Store } from "./client.js";
 import { nextRev } from "./cluster.js";
-import { prepared } from "./prepared.js";
+import { prepared, statement } from "./prepared.js";
 import { nodes, shardStatus, shards } from "./schema.js";
 
 export type ShardReportInput = {
@@ -21,27 +22,34 @@ export type ShardReportInput = {
   transport?: ShardTransport;
 };
 
-/** Records the latest state of each reported shard of a node; unknown states are stored as `failed`. */
-export async function upsertShardReports(q: Q, nodeId: string, reports: ShardReportInput[], now: number) {
-  if (!reports.length) return;
-  const latest = new Map(reports.map((r) => [r.shardId, r]));
-  await q
+// a value bound at each run in an insert's VALUES (drizzle types a bare placeholder only in a WHERE)
+const param = (name: string) => sql`${sql.placeholder(name)}`;
+
+const reportRow = statement<{
+  nodeId: string;
+  shardId: string;
+  replicaId: string | null;
+  state: string;
+  message: string | null;
+  updatedAt: number;
+  spec: string | null;
+  failure: string | null;
+  transport: string | null;
+}>((q) =>
+  q
     .insert(shardStatus)
-    .values(
-      [...latest.values()].map((r) => ({
-        nodeId,
-        shardId: r.shardId,
-        replicaId: r.replicaId ?? null,
-        state: readShardState(r.state),
-        message:
-          r.message ?? (readShardState(r.state) === r.state ? null : `unknown state "${r.state}" read as failed`),
-        updatedAt: now,
-        spec: r.spec === undefined ? null : JSON.stringify(r.spec),
-        failure: r.failure ?? null,
-        transport: r.transport ?? null,
-        rev: nextRev,
-      })),
-    )
+    .values({
+      nodeId: param("nodeId"),
+      shardId: param("shardId"),
+      replicaId: param("replicaId"),
+      state: param("state") as never,
+      message: param("message"),
+      updatedAt: param("updatedAt"),
+      spec: param("spec"),
+      failure: param("failure") as never,
+      transport: param("transport") as never,
+      rev: nextRev,
+    })
     .onConflictDoUpdate({
       target: [shardStatus.nodeId, shardStatus.shardId],
       set: {
@@ -54,7 +62,34 @@ export async function upsertShardReports(q: Q, nodeId: string, reports: ShardRep
         transport: sql`excluded.transport`,
         rev: sql`excluded.rev`,
       },
+    }),
+);
+
+/**
+ * The statements that record the latest state of each reported shard of a node (the last report of a shard wins);
+ * unknown states are stored as `failed`.
+ */
+export function shardReportStatements(q: Q, nodeId: string, reports: ShardReportInput[], now: number): InStatement[] {
+  const latest = new Map(reports.map((r) => [r.shardId, r]));
+  return [...latest.values()].map((r) => {
+    const state = readShardState(r.state);
+    return reportRow(q, {
+      nodeId,
+      shardId: r.shardId,
+      replicaId: r.replicaId ?? null,
+      state,
+      message: r.message ?? (state === r.state ? null : `unknown state "${r.state}" read as failed`),
+      updatedAt: now,
+      spec: r.spec === undefined ? null : JSON.stringify(r.spec),
+      failure: r.failure ? JSON.stringify(r.failure) : null,
+      transport: r.transport ? JSON.stringify(r.transport) : null,
     });
+  });
+}
+
+/** Records the latest state of each reported shard of a node; unknown states are stored as `failed`. */
+export async function upsertShardReports(q: Q, nodeId: string, reports: ShardReportInput[], now: number) {
+  for (const stmt of shardReportStatements(q, nodeId, reports, now)) await runStatement(q, stmt);
 }
 
 /** A node's assignment index and its desired shards, the index read first. */

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
 import { homeDomain } from "../../shared/fabric.js";
 import { AgentAck, Heartbeat, RegisterRequest, RegisterResponse, StatusReport } from "../../shared/schemas/agent.js";
-import { NodeId, readShardState } from "../../shared/schemas/common.js";
+import { NodeId } from "../../shared/schemas/common.js";
 import type { Inventory, RunningShard } from "../../shared/schemas/inventory.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
@@ -26,6 +26,7 @@ import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { inventoryEvents } from "../nodes/events.js";
 import { applyHeartbeat } from "../nodes/inventory-merge.js";
+import { quickBeat, quickStatus, reportMovesPlacement } from "../nodes/quick-writes.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity, syncFirst } from "../openapi.js";
 
@@ -221,6 +222,8 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { store, now, settings } = c.var.deps;
     const t = now();
     const digest = await hashSecret(heartbeatFacts(hb));
+    if (await quickBeat(store, node, hb, digest, t, settings.nodeLostAfterS))
+      return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
     await store.write(async (tx) => {
       const row = await findHeartbeatRow(tx, node);
       if (!row)
@@ -244,6 +247,8 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { node } = c.req.valid("param");
     const { store, now, settings } = c.var.deps;
     const t = now();
+    if (await quickStatus(store, node, shards, t, settings.nodeLostAfterS))
+      return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
     await store.write(async (tx) => {
       const row = await findHeartbeatRow(tx, node);
       if (!row)
@@ -252,10 +257,8 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       await markHeard(tx, node, t);
       const back = heardFrom(row, t, settings.nodeLostAfterS);
       await insertEvents(tx, t, back);
-      // a failed shard (an unknown state reads as failed), a ready one (old replicas may drain) or a node back from
-      // silence can change placement
-      if (back.length || shards.some((s) => ["failed", "ready"].includes(readShardState(s.state))))
-        await bumpGeneration(tx);
+      // a node back from silence can change placement, as can the report itself
+      if (back.length || reportMovesPlacement(shards)) await bumpGeneration(tx);
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   });

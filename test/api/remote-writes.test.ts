@@ -1,7 +1,8 @@
 // How a store's writes reach the database: on a file or a database server they take turns, those that queued behind
 // a running transaction sharing the next one (a server's open transactions each hold one of its connections — sqld
 // runs each on a thread and aborts past 4,096 — and wait for its one writer anyway); in a Worker isolate each write is
-// a transaction of its own, at once.
+// a transaction of its own, at once. Statement writes (the agents' frequent ones) go to a server as batches: those made
+// while one is on its way share the next.
 import { expect, it } from "vitest";
 import { createStore, type Db, MAX_GROUP, type Tx } from "../../api/db/client.js";
 
@@ -67,4 +68,74 @@ it("in a Worker isolate, each write is a transaction of its own, at once", async
   expect(h.open.now).toBe(5);
   await drain(h, writes);
   expect(h.open.began).toBe(5);
+});
+
+/** A database server whose write batches wait until released; a batch with a statement `bad` fails whole. */
+function heldServer() {
+  const sent: string[][] = [];
+  const releases: (() => void)[] = [];
+  const $client = {
+    async batch(stmts: { sql: string }[], mode: string) {
+      expect(mode).toBe("write");
+      const sqls = stmts.map((s) => s.sql);
+      sent.push(sqls);
+      await new Promise<void>((r) => releases.push(r));
+      if (sqls.includes("bad")) throw new Error("SQLITE_CONSTRAINT: FOREIGN KEY constraint failed");
+      return sqls.map((s) => ({ rowsAffected: Number(s.slice(1)) }));
+    },
+  };
+  return {
+    db: { $client } as unknown as Db,
+    sent,
+    releaseAll: () => {
+      for (const r of releases.splice(0)) r();
+    },
+  };
+}
+
+it("on a database server, statement writes made while a batch is on its way go together in the next", async () => {
+  const h = heldServer();
+  const store = createStore(h.db, { serialize: true, file: false });
+  const calls = Array.from({ length: 5 }, (_, i) => store.writeStatements([{ sql: `u${i}`, args: [] }, { sql: "u0" }]));
+  let settled = false;
+  const all = Promise.allSettled(calls).finally(() => (settled = true));
+  while (!settled) {
+    h.releaseAll();
+    await new Promise((r) => setImmediate(r));
+  }
+  expect((await all).map((r) => (r.status === "fulfilled" ? r.value : r.reason))).toEqual(
+    Array.from({ length: 5 }, (_, i) => [i, 0]),
+  );
+  // the first alone, then the four that came while it was on its way
+  expect(h.sent.map((b) => b.length)).toEqual([2, 8]);
+});
+
+it("a batch that fails is sent again call by call: only the call whose statement failed gets the error", async () => {
+  const h = heldServer();
+  const store = createStore(h.db, { serialize: true, file: false });
+  const first = store.writeStatements([{ sql: "u1" }]);
+  const rest = [store.writeStatements([{ sql: "u2" }]), store.writeStatements([{ sql: "bad" }])];
+  let settled = false;
+  const all = Promise.allSettled([first, ...rest]).finally(() => (settled = true));
+  while (!settled) {
+    h.releaseAll();
+    await new Promise((r) => setImmediate(r));
+  }
+  const [a, b, c] = await all;
+  expect([a, b]).toEqual([
+    { status: "fulfilled", value: [1] },
+    { status: "fulfilled", value: [2] },
+  ]);
+  expect(c).toMatchObject({ status: "rejected", reason: { message: /FOREIGN KEY/ } });
+  expect(h.sent).toEqual([["u1"], ["u2", "bad"], ["u2"], ["bad"]]);
+});
+
+it("in a Worker isolate, each call's statements are a batch of their own, at once", async () => {
+  const h = heldServer();
+  const store = createStore(h.db, { serialize: false, file: false });
+  const calls = [store.writeStatements([{ sql: "u1" }]), store.writeStatements([{ sql: "u2" }])];
+  await new Promise((r) => setImmediate(r));
+  expect(h.sent).toEqual([["u1"], ["u2"]]);
+  h.releaseAll();
+  expect(await Promise.all(calls)).toEqual([[1], [2]]);
 });

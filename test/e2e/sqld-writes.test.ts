@@ -44,3 +44,13 @@ it("a write waits for the one running; those queued behind it share the next tra
   expect(await Promise.all(later)).toEqual([1, 1]);
   expect(order).toEqual(["first ran", "released", "2 ran", "3 ran"]);
 });
+
+it("statement writes sent at once commit in shared batches, each call told the rows its statements changed", async () => {
+  await opened.db.run(sql`create table beats (id integer primary key, n integer not null)`);
+  await opened.db.run(sql`insert into beats (id, n) select value, 0 from json_each('[1,2,3,4,5,6,7,8]')`);
+  const bump = (id: number) => ({ sql: "update beats set n = n + 1 where id = ?", args: [id] });
+  const calls = Array.from({ length: 200 }, (_, i) => opened.store.writeStatements([bump((i % 8) + 1), bump(99)]));
+  expect(await Promise.all(calls)).toEqual(Array.from({ length: 200 }, () => [1, 0]));
+  const rows = await opened.db.all<{ n: number }>(sql`select n from beats order by id`);
+  expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 8 }, () => 25));
+});

@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "../../api/app.js";
 import { createBackground } from "../../api/background.js";
 import { appSettings, ServerConfig } from "../../api/config.js";
+import type { Store } from "../../api/db/client.js";
 import { expectedMigrations } from "../../api/db/journal.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import type { AppDeps, AppSettings } from "../../api/deps.js";
@@ -50,10 +51,13 @@ export async function createTestApp(
     docsScript?: AppDeps["docsScript"];
     /** Stands between the app and its poll hub (to watch the waits). */
     wrapWaiter?: (hub: AssignmentWaiter) => AssignmentWaiter;
+    /** Stands between the app and its database's store (to watch or interleave its writes). */
+    wrapStore?: (store: Store) => Store;
   } = {},
 ) {
   const migrated = await migratedDb();
-  const { db, store } = migrated;
+  const { db } = migrated;
+  const store = opts.wrapStore?.(migrated.store) ?? migrated.store;
   const clock = testClock();
   const adminToken = (await ensureAdminToken(store, clock.now()))!;
   const settings: AppSettings = { ...defaultSettings(), ...opts.settings };

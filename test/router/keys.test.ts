@@ -57,7 +57,7 @@ function flakyStore() {
       return Reflect.get(target, prop, receiver);
     },
   });
-  const store: Store = { db, write: opened.store.write };
+  const store: Store = { ...opened.store, db };
   return Object.assign(s, { store });
 }
 

@@ -27,7 +27,7 @@ const log = { info: () => undefined, warn: () => undefined, error: () => undefin
 function counting() {
   const s = { writes: 0 };
   const store: Store = {
-    db: opened.db,
+    ...opened.store,
     write: (fn) => {
       s.writes++;
       return opened.store.write(fn);

@@ -21,7 +21,7 @@ const H = Date.UTC(2026, 10, 30, 12);
 function countingStore() {
   const s = { writes: 0, failNext: 0 };
   const store: Store = {
-    db: opened.db,
+    ...opened.store,
     write: (fn) => {
       s.writes++;
       if (s.failNext > 0) {

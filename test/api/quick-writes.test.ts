@@ -1,0 +1,143 @@
+// The agents' frequent writes in their usual case go as a batch of statements whose checks sit in their WHERE, with no
+// transaction read inside (on a libSQL server: one round trip for many agents). A row that changed between the read
+// and the write makes the batch change nothing, and the write takes its full path: nothing is lost or written twice
+// over, and a node back from silence is still noted.
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Store } from "../../api/db/client.js";
+import { readGeneration } from "../../api/db/cluster.js";
+import { listEvents } from "../../api/db/events.js";
+import { nodes, shardStatus } from "../../api/db/schema.js";
+import type { Heartbeat } from "../../shared/schemas/agent.js";
+import type { Inventory } from "../../shared/schemas/inventory.js";
+import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
+import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+
+/**
+ * What the app asked its store: write transactions and statement batches; `before` runs ahead of the next batch, on
+ * the store itself (`inner`: its writes are not counted).
+ */
+const seen = { writes: 0, batches: 0, before: undefined as undefined | ((inner: Store) => Promise<void>) };
+const watching = (store: Store): Store => ({
+  ...store,
+  write: (fn) => {
+    seen.writes++;
+    return store.write(fn);
+  },
+  writeStatements: async (stmts) => {
+    seen.batches++;
+    const before = seen.before;
+    seen.before = undefined;
+    await before?.(store);
+    return store.writeStatements(stmts);
+  },
+});
+
+let t: TestApp;
+const inv = inventoryFromCapture(H100_XML);
+beforeAll(async () => {
+  t = await createTestApp({ wrapStore: watching });
+});
+afterAll(() => t.close());
+
+async function register(id: string) {
+  const r = await t.call("POST", "/api/v1/agents/register", { token: t.adminToken, body: registerBody(id, inv) });
+  expect(r.status, r.text).toBeLessThan(300);
+  return r.json.nodeToken as string;
+}
+/** A heartbeat with readings that differ by `k`, and the node's one shard in `state`. */
+const heartbeat = (k: number, state = "ready"): Heartbeat => ({
+  gpus: inv.gpus.map((g) => ({ uuid: g.uuid, memoryUsedMiB: 1000 * k + g.index, utilizationPercent: k })),
+  shards: [{ shardId: "s1", replicaId: "r1", state }],
+});
+const row = async (id: string) => (await t.db.select().from(nodes).where(eq(nodes.id, id)))[0]!;
+const shardState = async (id: string) =>
+  (await t.db.select().from(shardStatus).where(eq(shardStatus.nodeId, id))).map((s) => s.state);
+const shownMemory = async (id: string) =>
+  ((await t.admin("GET", `/api/v1/nodes/${id}`)).json.inventory as Inventory).gpus.map((g) => g.memoryUsedMiB);
+const counts = () => ({ writes: seen.writes, batches: seen.batches });
+
+describe("a heartbeat with nothing new but its readings", () => {
+  it("is written as one batch of statements, with no write transaction", async () => {
+    const token = await register("q-1");
+    const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-1/heartbeat", { token, body });
+    expect((await beat(heartbeat(1, "loading"))).status).toBe(200); // the first one is applied to the inventory
+    const before = counts();
+    const gen = await readGeneration(t.db);
+    t.clock.advance(1000);
+
+    const r = await beat(heartbeat(2));
+    expect(r.status, r.text).toBe(200);
+    expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
+    expect(await shownMemory("q-1")).toEqual(inv.gpus.map((g) => 2000 + g.index));
+    expect(await shardState("q-1")).toEqual(["ready"]);
+    expect((await row("q-1")).lastHeartbeatAt).toBe(t.clock.now());
+    // readings and a shard's state in a heartbeat do not move placement: the full path would not bump either
+    expect(await readGeneration(t.db)).toBe(gen);
+  });
+
+  it("whose node's readings changed between its read and its write takes the full path and keeps both", async () => {
+    const token = await register("q-2");
+    const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-2/heartbeat", { token, body });
+    expect((await beat(heartbeat(1))).status).toBe(200);
+    // another heartbeat of the node, with memory available, lands between this one's read and its batch
+    seen.before = async (inner) => {
+      await inner.write((tx) =>
+        tx
+          .update(nodes)
+          .set({ readings: JSON.stringify({ memoryAvailableMiB: 777 }) })
+          .where(eq(nodes.id, "q-2")),
+      );
+    };
+    const before = counts();
+    const r = await beat(heartbeat(3));
+    expect(r.status, r.text).toBe(200);
+    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
+    const node = (await t.admin("GET", "/api/v1/nodes/q-2")).json.inventory as Inventory;
+    expect(node.memory.availableMiB).toBe(777);
+    expect(node.gpus.map((g) => g.memoryUsedMiB)).toEqual(inv.gpus.map((g) => 3000 + g.index));
+  });
+
+  it("from a node silent past the limit takes the full path, which notes its return", async () => {
+    const token = await register("q-3");
+    const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-3/heartbeat", { token, body });
+    expect((await beat(heartbeat(1))).status).toBe(200);
+    t.clock.advance((defaultSettings().nodeLostAfterS + 1) * 1000);
+    const before = counts();
+    expect((await beat(heartbeat(2))).status).toBe(200);
+    expect(counts().writes).toBe(before.writes + 1);
+    expect((await listEvents(t.db, { nodeId: "q-3", limit: 50 })).map((e) => e.type)).toContain("node_recovered");
+  });
+});
+
+describe("a status report from a node heard from", () => {
+  it("is one batch; a ready shard moves the generation, a loading one does not", async () => {
+    const token = await register("q-4");
+    const report = (state: string) =>
+      t.call("POST", "/api/v1/agents/q-4/status", {
+        token,
+        body: { shards: [{ shardId: "s1", replicaId: "r1", state }] },
+      });
+    const before = counts();
+    const gen = await readGeneration(t.db);
+    expect((await report("loading")).status).toBe(200);
+    expect(await readGeneration(t.db)).toBe(gen);
+    expect((await report("ready")).status).toBe(200);
+    expect(await readGeneration(t.db)).toBe(gen + 1);
+    expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 2 });
+    expect(await shardState("q-4")).toEqual(["ready"]);
+  });
+
+  it("for a node deleted between its read and its write is refused as an unknown node, with nothing written", async () => {
+    const token = await register("q-5");
+    seen.before = async (inner) => {
+      await inner.write((tx) => tx.delete(nodes).where(eq(nodes.id, "q-5")));
+    };
+    const r = await t.call("POST", "/api/v1/agents/q-5/status", {
+      token,
+      body: { shards: [{ shardId: "s1", state: "ready" }] },
+    });
+    expect(r.status, r.text).toBe(401);
+    expect(await shardState("q-5")).toEqual([]);
+  });
+});
