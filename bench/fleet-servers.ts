@@ -157,8 +157,15 @@ export function warnings(p: Proc): [string, number][] {
   for (const line of p.output().split("\n")) {
     if (!line.startsWith("{")) continue;
     try {
-      const j = JSON.parse(line) as { level?: string; msg?: string; error?: unknown; cause?: unknown };
-      const why = j.error ?? j.cause;
+      const j = JSON.parse(line) as {
+        level?: string;
+        msg?: string;
+        error?: unknown;
+        cause?: unknown;
+        causes?: unknown[];
+      };
+      // an unexpected error's own message often says only what failed; the last of its causes says why
+      const why = j.causes?.at(-1) ?? j.error ?? j.cause;
       const key = `${j.msg ?? "?"}${why === undefined ? "" : ` (${String(typeof why === "string" ? why : JSON.stringify(why)).slice(0, 120)})`}`;
       if (j.level && j.level !== "info") counts.set(key, (counts.get(key) ?? 0) + 1);
     } catch {

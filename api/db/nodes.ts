@@ -120,13 +120,7 @@ export const heardStatement = statement<HeardCheck>((q) =>
 );
 
 const beatIfSame = statement<
-  HeardCheck & {
-    digest: string;
-    readingsBefore: string | null;
-    readings: string;
-    imexDigest: string | null;
-    imexAddresses: number | null;
-  }
+  HeardCheck & { digest: string; patch: string; imexDigest: string | null; imexAddresses: number | null }
 >((q) =>
   q
     .update(nodes)
@@ -135,31 +129,25 @@ const beatIfSame = statement<
       lastSeenAt: param("t"),
       imexConfigDigest: param("imexDigest"),
       imexConfigAddresses: param("imexAddresses"),
-      readings: param("readings"),
+      readings: sql`json_patch(coalesce(${nodes.readings}, '{}'), ${sql.placeholder("patch")})`,
     })
-    .where(
-      and(
-        stillHeard,
-        eq(nodes.heartbeatDigest, sql.placeholder("digest")),
-        sql`${nodes.readings} is ${sql.placeholder("readingsBefore")}`,
-      ),
-    ),
+    .where(and(stillHeard, eq(nodes.heartbeatDigest, sql.placeholder("digest")))),
 );
 
 /**
- * A statement that writes a heartbeat with nothing new but its readings — those, the liveness times, the IMEX peer
- * list's summary — and changes the row only while it is as read: still heard from, the last heartbeat applied to the
- * inventory the same (`digest`), the readings those the new ones were merged into (`readingsBefore`).
+ * A statement that writes a heartbeat with nothing new but its readings — merged into the stored ones by `patch`
+ * (readingsPatch), the liveness times, the IMEX peer list's summary — and changes the row only while the node is still
+ * heard from and the last heartbeat applied to its inventory had the same facts (`digest`).
  */
 export function beatStatement(
   q: Q,
-  check: HeardCheck & { digest: string; readingsBefore: string | null },
-  readings: string,
+  check: HeardCheck & { digest: string },
+  patch: string,
   imexConfig: { digest: string; addresses: number } | undefined,
 ): InStatement {
   return beatIfSame(q, {
     ...check,
-    readings,
+    patch,
     imexDigest: imexConfig?.digest ?? null,
     imexAddresses: imexConfig?.addresses ?? null,
   });

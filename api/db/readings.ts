@@ -53,6 +53,19 @@ export function mergeReadings(prev: Readings | undefined, next: Readings): Readi
   return memory === undefined ? { gpus } : { memoryAvailableMiB: memory, gpus };
 }
 
+/**
+ * The readings in a heartbeat as a JSON merge patch (RFC 7396, SQLite's `json_patch`) that, applied to the stored
+ * readings, gives what `mergeReadings` gives: a card's health readings replace the last ones whole, so those it left out
+ * are deleted (null), while what a card or the heartbeat leaves out keeps its last value.
+ */
+export function readingsPatch(hb: Heartbeat): string {
+  const r = readingsOf(hb);
+  for (const card of Object.values(r.gpus ?? {})) {
+    if (card.health) card.health = { temperatureC: null, powerDrawW: null, ...card.health } as HealthReadings;
+  }
+  return JSON.stringify(r);
+}
+
 /** The inventory with `r` applied; cards and MIG instances it does not name stay as they were. */
 export function applyReadings(inv: Inventory, r: Readings): Inventory {
   const byUuid = r.gpus ?? {};

@@ -1,7 +1,7 @@
-// The agents' frequent writes in their usual case go as a batch of statements whose checks sit in their WHERE, with no
-// transaction read inside (on a libSQL server: one round trip for many agents). A row that changed between the read
-// and the write makes the batch change nothing, and the write takes its full path: nothing is lost or written twice
-// over, and a node back from silence is still noted.
+// The agents' frequent writes in their usual case go as a batch of statements whose checks sit in their WHERE, with
+// nothing read first (on a libSQL server: one round trip for many agents). Where a check fails — the heartbeat's facts
+// new, the node silent past the limit, the node unknown — the write takes its full path: nothing is lost, and a node
+// back from silence is still noted.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../api/db/client.js";
@@ -76,26 +76,18 @@ describe("a heartbeat with nothing new but its readings", () => {
     expect(await readGeneration(t.db)).toBe(gen);
   });
 
-  it("whose node's readings changed between its read and its write takes the full path and keeps both", async () => {
+  it("whose facts are new (a card's problems) takes the full path, which applies them to the inventory", async () => {
     const token = await register("q-2");
     const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-2/heartbeat", { token, body });
     expect((await beat(heartbeat(1))).status).toBe(200);
-    // another heartbeat of the node, with memory available, lands between this one's read and its batch
-    seen.before = async (inner) => {
-      await inner.write((tx) =>
-        tx
-          .update(nodes)
-          .set({ readings: JSON.stringify({ memoryAvailableMiB: 777 }) })
-          .where(eq(nodes.id, "q-2")),
-      );
-    };
     const before = counts();
-    const r = await beat(heartbeat(3));
-    expect(r.status, r.text).toBe(200);
+    const sick = heartbeat(2);
+    sick.gpus![0]!.health = { ...inv.gpus[0]!.health, problems: ["uncorrectable ECC errors"] };
+    expect((await beat(sick)).status).toBe(200);
     expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
     const node = (await t.admin("GET", "/api/v1/nodes/q-2")).json.inventory as Inventory;
-    expect(node.memory.availableMiB).toBe(777);
-    expect(node.gpus.map((g) => g.memoryUsedMiB)).toEqual(inv.gpus.map((g) => 3000 + g.index));
+    expect(node.gpus[0]!.health.problems).toEqual(["uncorrectable ECC errors"]);
+    expect(node.gpus.map((g) => g.memoryUsedMiB)).toEqual(inv.gpus.map((g) => 2000 + g.index));
   });
 
   it("from a node silent past the limit takes the full path, which notes its return", async () => {
@@ -128,7 +120,7 @@ describe("a status report from a node heard from", () => {
     expect(await shardState("q-4")).toEqual(["ready"]);
   });
 
-  it("for a node deleted between its read and its write is refused as an unknown node, with nothing written", async () => {
+  it("for a node deleted since its token was checked is refused as an unknown node, with nothing written", async () => {
     const token = await register("q-5");
     seen.before = async (inner) => {
       await inner.write((tx) => tx.delete(nodes).where(eq(nodes.id, "q-5")));
