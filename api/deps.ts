@@ -3,6 +3,7 @@ import type { Store } from "./db/client.js";
 import type { MigrationInfo } from "./db/journal.js";
 import type { nodes } from "./db/schema.js";
 import type { Log } from "./log.js";
+import type { BeatHints } from "./nodes/beat-hints.js";
 import type { PlacementCache } from "./placement/rows.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 import type { FetchRouter } from "./router/fetch-handler.js";
@@ -36,6 +37,11 @@ export type AppDeps = {
   background?: (work: Promise<unknown>) => void;
   /** Facts placement derived from unchanged inventories, kept between placements (absent: derived every time). */
   placementCache?: PlacementCache;
+  /**
+   * The heartbeat facts this instance saw applied, by node: a heartbeat tries its quick write only where they match
+   * (absent: every heartbeat tries it first).
+   */
+  beatHints?: BeatHints;
   /** The OpenAI-compatible router's state on this instance (Node: its node:http handler serves /v1 before the app). */
   router?: RouterDeps;
   /**

@@ -25,6 +25,7 @@ import { limitHeapGrowth } from "./heap.js";
 import { closeServer, listen } from "./http-server.js";
 import type { Log } from "./log.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
+import { newBeatHints } from "./nodes/beat-hints.js";
 import { startLivenessSweep } from "./nodes/liveness.js";
 import { newPlacementCache } from "./placement/rows.js";
 import { placeAndWake } from "./placement/trigger.js";
@@ -230,6 +231,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     waiter,
     background: background.run,
     placementCache,
+    beatHints: newBeatHints(),
     router: routing.router,
     metricsText: () => cluster.text(),
     observePlacement: cluster.observePlacement,

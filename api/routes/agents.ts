@@ -219,10 +219,11 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(heartbeat, async (c) => {
     const hb = c.req.valid("json");
     const { node } = c.req.valid("param");
-    const { store, now, settings } = c.var.deps;
+    const { store, now, settings, beatHints } = c.var.deps;
     const t = now();
     const digest = await hashSecret(heartbeatFacts(hb));
-    if (await quickBeat(store, node, hb, digest, t, settings.nodeLostAfterS))
+    const quick = !beatHints || beatHints.applied(node) === digest;
+    if (quick && (await quickBeat(store, node, hb, digest, t, settings.nodeLostAfterS)))
       return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
     await store.write(async (tx) => {
       const row = await findHeartbeatRow(tx, node);
@@ -240,6 +241,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       // fabric, IMEX, health or liveness changes can change what may be placed here
       if (changed.events.length || changed.moved) await bumpGeneration(tx);
     });
+    beatHints?.saw(node, digest);
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   })
   .openapi(status, async (c) => {

@@ -76,7 +76,7 @@ describe("a heartbeat with nothing new but its readings", () => {
     expect(await readGeneration(t.db)).toBe(gen);
   });
 
-  it("whose facts are new (a card's problems) takes the full path, which applies them to the inventory", async () => {
+  it("whose facts are new (a card's problems) takes the full path at once, which applies them to the inventory", async () => {
     const token = await register("q-2");
     const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-2/heartbeat", { token, body });
     expect((await beat(heartbeat(1))).status).toBe(200);
@@ -84,10 +84,25 @@ describe("a heartbeat with nothing new but its readings", () => {
     const sick = heartbeat(2);
     sick.gpus![0]!.health = { ...inv.gpus[0]!.health, problems: ["uncorrectable ECC errors"] };
     expect((await beat(sick)).status).toBe(200);
-    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
+    // the instance last saw other facts applied to this node: no batch that would change nothing
+    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches });
     const node = (await t.admin("GET", "/api/v1/nodes/q-2")).json.inventory as Inventory;
     expect(node.gpus[0]!.health.problems).toEqual(["uncorrectable ECC errors"]);
     expect(node.gpus.map((g) => g.memoryUsedMiB)).toEqual(inv.gpus.map((g) => 2000 + g.index));
+  });
+
+  it("after its node registered again (the instance's hint stale) takes the full path, and the next one is quick", async () => {
+    let token = await register("q-6");
+    const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-6/heartbeat", { token, body });
+    expect((await beat(heartbeat(1))).status).toBe(200);
+    token = await register("q-6"); // an admin's reset: a new token, and the digest the instance saw applied cleared
+    let before = counts();
+    expect((await beat(heartbeat(2))).status).toBe(200);
+    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
+    before = counts();
+    expect((await beat(heartbeat(3))).status).toBe(200);
+    expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
+    expect(await shownMemory("q-6")).toEqual(inv.gpus.map((g) => 3000 + g.index));
   });
 
   it("from a node silent past the limit takes the full path, which notes its return", async () => {

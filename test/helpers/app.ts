@@ -9,6 +9,7 @@ import type { AppDeps, AppSettings } from "../../api/deps.js";
 import { listen } from "../../api/http-server.js";
 import type { Log } from "../../api/log.js";
 import { applyMigrations, openDb } from "../../api/node.js";
+import { newBeatHints } from "../../api/nodes/beat-hints.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { type AssignmentWaiter, createPollHub } from "../../api/poll-hub.js";
 import { tempDbUrl } from "./db.js";
@@ -73,6 +74,7 @@ export async function createTestApp(
     waiter,
     background: background.run,
     placementCache: newPlacementCache(),
+    beatHints: newBeatHints(),
     docsScript: opts.docsScript,
   });
 

@@ -1,0 +1,20 @@
+// An instance's hints of which heartbeat facts each node last had applied: what it was told, until there are too many.
+import { expect, it } from "vitest";
+import { newBeatHints } from "../../api/nodes/beat-hints.js";
+
+it("give back the digest last seen for a node, nothing for one never seen", () => {
+  const h = newBeatHints();
+  h.saw("a", "d1");
+  h.saw("a", "d2");
+  expect([h.applied("a"), h.applied("b")]).toEqual(["d2", undefined]);
+});
+
+it("start over past their bound rather than grow: a forgotten node only takes its full path once", () => {
+  const h = newBeatHints(2);
+  h.saw("a", "1");
+  h.saw("b", "2");
+  h.saw("b", "3"); // a node already kept does not count twice
+  expect(h.applied("a")).toBe("1");
+  h.saw("c", "4");
+  expect([h.applied("a"), h.applied("b"), h.applied("c")]).toEqual([undefined, undefined, "4"]);
+});
