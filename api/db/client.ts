@@ -70,6 +70,13 @@ type Batch = { stmts: InStatement[]; done: (rows: number[]) => void; fail: (e: u
 export const MAX_GROUP = 64;
 
 /**
+ * Statement writes that queue up behind a batch on its way share the next, at most this many calls. More than a
+ * transaction's group: a batch runs its statements inside the server, with no round trip between them, so one that
+ * waits for the write lock should take every call that came meanwhile.
+ */
+export const MAX_BATCH = 256;
+
+/**
  * A Store over `db`. With `serialize` write transactions take turns; the writes that queued behind one commit
  * together in the next (group commit: one commit, one sync of the log, for a burst of heartbeats), each in a
  * savepoint of its own, so that one that throws rolls back alone and the others still commit. Without, each write is
@@ -146,26 +153,23 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
   let sending = false;
 
   /** The calls' statements as one write batch (one transaction on the server); the rows each call's changed. */
-  async function send(calls: Batch[]): Promise<number[][]> {
-    const results = await clientOf(db).batch(
-      calls.flatMap((c) => c.stmts),
-      "write",
-    );
+  async function send(calls: InStatement[][]): Promise<number[][]> {
+    const results = await clientOf(db).batch(calls.flat(), "write");
     let i = 0;
-    return calls.map((c) => c.stmts.map(() => results[i++]!.rowsAffected));
+    return calls.map((stmts) => stmts.map(() => results[i++]!.rowsAffected));
   }
 
   /** Sends the calls waiting, one batch at a time; a batch that fails is sent again call by call, so each gets its own answer. */
   async function flush(): Promise<void> {
     if (sending || !batches.length) return;
     sending = true;
-    const calls = batches.splice(0, MAX_GROUP);
+    const calls = batches.splice(0, MAX_BATCH);
     try {
-      const rows = await send(calls);
+      const rows = await send(calls.map((c) => c.stmts));
       for (const [i, c] of calls.entries()) c.done(rows[i]!);
     } catch (e) {
       for (const c of calls) {
-        await (calls.length === 1 ? Promise.reject(e) : send([c])).then(
+        await (calls.length === 1 ? Promise.reject(e) : send([c.stmts])).then(
           ([r]) => c.done(r!),
           (err: unknown) => {
             note(err);
@@ -202,7 +206,7 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
           return rows;
         });
       if (!serialize)
-        return send([{ stmts, done: () => {}, fail: () => {} }]).then(
+        return send([stmts]).then(
           ([rows]) => rows!,
           (e: unknown) => {
             note(e);

@@ -9,7 +9,7 @@ import { type Actor, auditEvent } from "./audit-event.js";
 import type { Q, Tx } from "./client.js";
 import { bumpGeneration, nextRev } from "./cluster.js";
 import { insertEvents } from "./events.js";
-import { prepared, statement } from "./prepared.js";
+import { param, prepared, statement } from "./prepared.js";
 import { applyReadings, type Readings } from "./readings.js";
 import { devices, nodes, shardStatus } from "./schema.js";
 
@@ -52,9 +52,6 @@ export async function findHeartbeatRow(q: Q, id: string) {
   const [row] = await heartbeatRow(q, { id });
   return row;
 }
-
-// a value bound at each run in an update's SET (drizzle types a bare placeholder only in a WHERE)
-const param = (name: string) => sql`${sql.placeholder(name)}`;
 
 const heardNow = prepared((q) =>
   q
@@ -101,10 +98,10 @@ export async function writeBeat(
   });
 }
 
-/** The checks of a write that a node's row read before it relied on: the row is as it was read. */
+/** A write's check that node `id` is heard from at `t`: not lost, and last seen after `seenAfter`. */
 export type HeardCheck = { id: string; t: number; seenAfter: number };
 
-/** The row is not lost and not silent past the limit (`seenAfter`): a write relying on that finds no recovery to note. */
+/** The row is not lost and not silent past the limit (`seenAfter`): a write that checks it has no recovery to note. */
 const stillHeard = and(
   eq(nodes.id, sql.placeholder("id")),
   isNull(nodes.lostAt),

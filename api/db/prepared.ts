@@ -3,7 +3,7 @@
 // poll and report runs a few. A prepared query (with `sql.placeholder`s for what varies) is built once per database
 // and, at each call, run on the database or on the open transaction the call is given.
 import type { InStatement, InValue } from "@libsql/client";
-import { Placeholder } from "drizzle-orm";
+import { Placeholder, sql } from "drizzle-orm";
 import { type Q, sessionOf } from "./client.js";
 
 type Runnable<V, R> = { execute(values: V): Promise<R> };
@@ -23,6 +23,9 @@ export function prepared<V extends Record<string, unknown>, R>(build: (q: Q) => 
     return run.execute(values);
   };
 }
+
+/** A value bound at each run in an UPDATE's SET or an INSERT's VALUES (drizzle types a bare placeholder only in a WHERE). */
+export const param = (name: string) => sql`${sql.placeholder(name)}`;
 
 /** A query drizzle can render: its SQL and parameters, `Placeholder`s where a value is bound at each call. */
 type Renderable = { toSQL(): { sql: string; params: unknown[] } };

@@ -6,7 +6,7 @@ import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
 import { type Q, runStatement, type Store } from "./client.js";
 import { nextRev } from "./cluster.js";
-import { prepared, statement } from "./prepared.js";
+import { param, prepared, statement } from "./prepared.js";
 import { nodes, shardStatus, shards } from "./schema.js";
 
 export type ShardReportInput = {
@@ -21,9 +21,6 @@ export type ShardReportInput = {
   /** What its NCCL uses: each report says it anew (absent: nothing known, e.g. since a restart). */
   transport?: ShardTransport;
 };
-
-// a value bound at each run in an insert's VALUES (drizzle types a bare placeholder only in a WHERE)
-const param = (name: string) => sql`${sql.placeholder(name)}`;
 
 const reportRow = statement<{
   nodeId: string;

@@ -4,7 +4,7 @@
 // a transaction of its own, at once. Statement writes (the agents' frequent ones) go to a server as batches: those made
 // while one is on its way share the next.
 import { expect, it } from "vitest";
-import { createStore, type Db, MAX_GROUP, type Tx } from "../../api/db/client.js";
+import { createStore, type Db, MAX_BATCH, MAX_GROUP, type Tx } from "../../api/db/client.js";
 
 /** A database whose transactions wait until released, counting how many are open at once. */
 function heldDb() {
@@ -138,4 +138,18 @@ it("in a Worker isolate, each call's statements are a batch of their own, at onc
   expect(h.sent).toEqual([["u1"], ["u2"]]);
   h.releaseAll();
   expect(await Promise.all(calls)).toEqual([[1], [2]]);
+});
+
+it("a batch takes up to MAX_BATCH of the calls that queued behind the one on its way", async () => {
+  const h = heldServer();
+  const store = createStore(h.db, { serialize: true, file: false });
+  const calls = Array.from({ length: MAX_BATCH + 3 }, () => store.writeStatements([{ sql: "u1" }]));
+  let settled = false;
+  const all = Promise.allSettled(calls).finally(() => (settled = true));
+  while (!settled) {
+    h.releaseAll();
+    await new Promise((r) => setImmediate(r));
+  }
+  expect((await all).every((r) => r.status === "fulfilled")).toBe(true);
+  expect(h.sent.map((b) => b.length)).toEqual([1, MAX_BATCH, 2]);
 });
