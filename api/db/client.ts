@@ -1,5 +1,6 @@
 // The database handle type. No Node imports here: the Worker entry type-checks against this file.
 import type { Client, InStatement } from "@libsql/client";
+import { sql } from "drizzle-orm";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
 import { type DbFailure, dbFailure, isStorageFailure } from "./db-errors.js";
 import type * as schema from "./schema.js";
@@ -103,17 +104,29 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
   /** Runs `jobs` in one transaction; every job settles once it committed, or with why it did not. */
   async function runGroup(jobs: Job[]): Promise<void> {
     const body = async (tx: Tx) => {
-      for (const j of jobs) {
+      for (const [i, j] of jobs.entries()) {
+        txEvents.set(tx, j.written);
         // one job alone needs no savepoint: its error rolls the transaction back, as a transaction of its own would
-        const run = (q: Tx) => {
-          txEvents.set(q, j.written);
-          return j.fn(q);
-        };
+        const alone = jobs.length === 1;
+        if (!alone) await tx.run(sql.raw("savepoint job"));
         try {
-          j.value = jobs.length === 1 ? await run(tx) : await tx.transaction(run);
+          j.value = await j.fn(tx);
+          if (!alone) await tx.run(sql.raw("release savepoint job"));
         } catch (e) {
           j.thrown = { e };
-          if (jobs.length === 1) throw e;
+          if (alone) throw e;
+          // a savepoint that cannot be rolled back to is gone with its transaction (a server that ended it for
+          // holding the write lock too long): the jobs after this one share its fate and its error, rather than
+          // run outside any transaction, where each statement would commit on its own
+          const undone = await tx.run(sql.raw("rollback to savepoint job")).then(
+            () => true,
+            () => false,
+          );
+          if (!undone) {
+            for (const rest of jobs.slice(i + 1)) rest.thrown = { e };
+            throw e;
+          }
+          await tx.run(sql.raw("release savepoint job"));
         }
       }
     };

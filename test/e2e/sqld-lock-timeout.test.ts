@@ -1,6 +1,7 @@
 // sqld ends a transaction that holds its write lock over 5 s while another connection waits to write: the holder's
 // next statement fails with TRANSACTION_TIMEOUT. That is the database being busy (503, the agent retries), not a bug
-// of ours (500 "unhandled error", as three instances at 10,000 agents logged it hundreds of times).
+// of ours (500 "unhandled error", as three instances at 10,000 agents logged it hundreds of times). The writes grouped
+// in that transaction behind the one that met it fail alike: none runs on outside a transaction, committing alone.
 import { createClient } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -42,6 +43,45 @@ it("a write whose transaction sqld ended for holding the lock too long fails as 
     });
     // nothing of the ended transaction stayed
     expect((await other.execute("select n from t order by n")).rows.map((r) => r.n)).toEqual([2]);
+  } finally {
+    other.close();
+    holder.client.close();
+  }
+}, 30_000);
+
+it("the writes that shared the ended transaction fail as busy too, and none of them is committed on its own", async () => {
+  const holder = await openDb(server.url.replace("http:", "ws:"));
+  const other = createClient({ url: server.url.replace("http:", "ws:") });
+  try {
+    await holder.db.run(sql`create table u (n integer)`);
+    // a write holds the queue, so that the two after it are grouped in the next transaction
+    let release: (() => void) | undefined;
+    const first = holder.store.write(() => new Promise<void>((r) => (release = r)));
+    await until(async () => release !== undefined, 5000, "the first write in its transaction");
+    let otherWrote = false;
+    const held = holder.store.write(async (tx) => {
+      await tx.run(sql`insert into u values (1)`);
+      const waiting = other.execute("insert into u values (2)").then(() => (otherWrote = true));
+      await until(async () => otherWrote, 15_000, "the waiting writer to get the lock");
+      await waiting;
+      await tx.run(sql`insert into u values (3)`);
+    });
+    const after = holder.store.write((tx) => tx.run(sql`insert into u values (4)`));
+    release!();
+    await first;
+    const failures = await Promise.all(
+      [held, after].map((w) =>
+        w.then(
+          () => undefined,
+          (x: unknown) => dbFailure(x),
+        ),
+      ),
+    );
+    expect(failures).toEqual([
+      expect.objectContaining({ kind: "busy", cause: expect.stringMatching(/TRANSACTION_TIMEOUT/) }),
+      expect.objectContaining({ kind: "busy", cause: expect.stringMatching(/TRANSACTION_TIMEOUT/) }),
+    ]);
+    expect((await other.execute("select n from u order by n")).rows.map((r) => r.n)).toEqual([2]);
   } finally {
     other.close();
     holder.client.close();
