@@ -104,7 +104,7 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
   /** Runs `jobs` in one transaction; every job settles once it committed, or with why it did not. */
   async function runGroup(jobs: Job[]): Promise<void> {
     const body = async (tx: Tx) => {
-      for (const [i, j] of jobs.entries()) {
+      for (const j of jobs) {
         txEvents.set(tx, j.written);
         // one job alone needs no savepoint: its error rolls the transaction back, as a transaction of its own would
         const alone = jobs.length === 1;
@@ -116,16 +116,9 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
           j.thrown = { e };
           if (alone) throw e;
           // a savepoint that cannot be rolled back to is gone with its transaction (a server that ended it for
-          // holding the write lock too long): the jobs after this one share its fate and its error, rather than
-          // run outside any transaction, where each statement would commit on its own
-          const undone = await tx.run(sql.raw("rollback to savepoint job")).then(
-            () => true,
-            () => false,
-          );
-          if (!undone) {
-            for (const rest of jobs.slice(i + 1)) rest.thrown = { e };
-            throw e;
-          }
+          // holding the write lock too long): that throws, and the whole group fails with this job's error, rather
+          // than run the jobs after it outside any transaction, where each statement would commit on its own
+          await tx.run(sql.raw("rollback to savepoint job"));
           await tx.run(sql.raw("release savepoint job"));
         }
       }
