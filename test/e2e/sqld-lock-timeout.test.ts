@@ -2,9 +2,10 @@
 // next statement fails with TRANSACTION_TIMEOUT. That is the database being busy (503, the agent retries), not a bug
 // of ours (500 "unhandled error", as three instances at 10,000 agents logged it hundreds of times). The writes grouped
 // in that transaction behind the one that met it fail alike: none runs on outside a transaction, committing alone.
-import { createClient } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Tx } from "../../api/db/client.js";
 import { dbFailure } from "../../api/db/db-errors.js";
 import { openDb } from "../../api/node.js";
 import { startSqld } from "../helpers/instances.js";
@@ -18,20 +19,25 @@ afterAll(async () => {
   await server?.close();
 });
 
+/**
+ * A write that inserts 1 into `table`, holds the write lock until `other`'s insert of 2 gets it (sqld takes it from
+ * this transaction after 5 s), then inserts 3.
+ */
+const heldTooLong = (other: Client, table: string) => async (tx: Tx) => {
+  await tx.run(sql.raw(`insert into ${table} values (1)`));
+  let otherWrote = false;
+  const waiting = other.execute(`insert into ${table} values (2)`).then(() => (otherWrote = true));
+  await until(async () => otherWrote, 15_000, "the waiting writer to get the lock");
+  await waiting;
+  await tx.run(sql.raw(`insert into ${table} values (3)`));
+};
+
 it("a write whose transaction sqld ended for holding the lock too long fails as the database's, busy", async () => {
   const holder = await openDb(server.url.replace("http:", "ws:"));
   const other = createClient({ url: server.url.replace("http:", "ws:") });
   try {
     await holder.db.run(sql`create table t (n integer)`);
-    let otherWrote = false;
-    const held = holder.store.write(async (tx) => {
-      await tx.run(sql`insert into t values (1)`);
-      const waiting = other.execute("insert into t values (2)").then(() => (otherWrote = true));
-      // the other connection gets the lock once sqld takes it from this transaction
-      await until(async () => otherWrote, 15_000, "the waiting writer to get the lock");
-      await waiting;
-      await tx.run(sql`insert into t values (3)`);
-    });
+    const held = holder.store.write(heldTooLong(other, "t"));
     const e = await held.then(
       () => undefined,
       (x: unknown) => x,
@@ -58,14 +64,7 @@ it("the writes that shared the ended transaction fail as busy too, and none of t
     let release: (() => void) | undefined;
     const first = holder.store.write(() => new Promise<void>((r) => (release = r)));
     await until(async () => release !== undefined, 5000, "the first write in its transaction");
-    let otherWrote = false;
-    const held = holder.store.write(async (tx) => {
-      await tx.run(sql`insert into u values (1)`);
-      const waiting = other.execute("insert into u values (2)").then(() => (otherWrote = true));
-      await until(async () => otherWrote, 15_000, "the waiting writer to get the lock");
-      await waiting;
-      await tx.run(sql`insert into u values (3)`);
-    });
+    const held = holder.store.write(heldTooLong(other, "u"));
     const after = holder.store.write((tx) => tx.run(sql`insert into u values (4)`));
     release!();
     await first;
