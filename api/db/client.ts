@@ -2,7 +2,7 @@
 import type { Client, InStatement } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
-import { type DbFailure, dbFailure, isStorageFailure } from "./db-errors.js";
+import { type DbFailure, dbFailure, isStorageFailure, QUEUE_FULL } from "./db-errors.js";
 import type * as schema from "./schema.js";
 
 export type Db = LibSQLDatabase<typeof schema>;
@@ -76,6 +76,17 @@ export const MAX_GROUP = 64;
  * waits for the write lock should take every call that came meanwhile.
  */
 export const MAX_BATCH = 256;
+
+/**
+ * Writes (and statement writes) an instance holds waiting for their turn at most; past that a write fails at once as
+ * the database being busy (503, the agents back off) instead of waiting behind minutes of others while its caller
+ * gives up and sends it again — a fleet whose calls outpace the database would otherwise pile them up in memory.
+ */
+export const MAX_WAITING = 1024;
+
+/** The error for a write refused because `n` wait already. */
+const queueFull = (n: number) =>
+  Object.assign(new Error(`this instance already holds ${n} writes waiting for the database`), { code: QUEUE_FULL });
 
 /**
  * A Store over `db`. With `serialize` write transactions take turns; the writes that queued behind one commit
@@ -193,6 +204,7 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
     new Promise<T>((done, fail) => {
       const job: Job = { fn, done: done as (v: unknown) => void, fail, written: [] };
       if (!serialize) return void runGroup([job]);
+      if (waiting.length >= MAX_WAITING) return fail(queueFull(waiting.length));
       waiting.push(job);
       next();
     });
@@ -220,6 +232,7 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
           },
         );
       return new Promise((done, fail) => {
+        if (batches.length >= MAX_WAITING) return fail(queueFull(batches.length));
         batches.push({ stmts, done, fail });
         void flush();
       });

@@ -92,6 +92,9 @@ export function chain(e: unknown): Err[] {
   return out;
 }
 
+/** The code of the error a store gives a write it does not queue: too many wait already (api/db/client.ts). */
+export const QUEUE_FULL = "LLMGW_WRITE_QUEUE_FULL";
+
 const fail = (kind: DbFailureKind, cause: string): DbFailure => ({ status: 503, code: "unavailable", kind, cause });
 
 /** The database failure behind `e`, or undefined when `e` is not one (a constraint, a bug, a bad request). */
@@ -135,6 +138,7 @@ export function dbFailure(e: unknown): DbFailure | undefined {
   for (const x of all) {
     const code = str(x.code);
     if (code === "CLIENT_CLOSED") return fail("closed", "the database connection is closed");
+    if (code === QUEUE_FULL) return fail("busy", str(x.message));
     // sqld ends a transaction that holds the write lock over 5 s while another connection waits for it
     if (code === "TRANSACTION_TIMEOUT")
       return fail(

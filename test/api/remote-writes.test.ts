@@ -4,7 +4,8 @@
 // a transaction of its own, at once. Statement writes (the agents' frequent ones) go to a server as batches: those made
 // while one is on its way share the next.
 import { expect, it } from "vitest";
-import { createStore, type Db, MAX_BATCH, MAX_GROUP, type Tx } from "../../api/db/client.js";
+import { createStore, type Db, MAX_BATCH, MAX_GROUP, MAX_WAITING, type Tx } from "../../api/db/client.js";
+import { dbFailure } from "../../api/db/db-errors.js";
 
 /** A database whose transactions wait until released, counting how many are open at once. */
 function heldDb() {
@@ -153,4 +154,29 @@ it("a batch takes up to MAX_BATCH of the calls that queued behind the one on its
   }
   expect((await all).every((r) => r.status === "fulfilled")).toBe(true);
   expect(h.sent.map((b) => b.length)).toEqual([1, MAX_BATCH, 2]);
+});
+
+it("past MAX_WAITING writes held, another fails at once as the database busy; the ones held still commit", async () => {
+  const h = heldDb();
+  const store = createStore(h.db, { serialize: true, file: false });
+  const held = Array.from({ length: MAX_WAITING + 1 }, (_, i) => store.write(async () => i)); // one runs, the rest wait
+  const refused = await store.write(async () => "late").catch((e: unknown) => dbFailure(e));
+  expect(refused).toMatchObject({ status: 503, kind: "busy", cause: expect.stringMatching(/1024 writes waiting/) });
+  const results = await drain(h, held);
+  expect(results.every((r) => r.status === "fulfilled")).toBe(true);
+});
+
+it("past MAX_WAITING statement writes held on a server, another fails at once as the database busy", async () => {
+  const h = heldServer();
+  const store = createStore(h.db, { serialize: true, file: false });
+  const held = Array.from({ length: MAX_WAITING + 1 }, () => store.writeStatements([{ sql: "u1" }]));
+  const refused = await store.writeStatements([{ sql: "u1" }]).catch((e: unknown) => dbFailure(e));
+  expect(refused).toMatchObject({ status: 503, kind: "busy" });
+  let settled = false;
+  const all = Promise.allSettled(held).finally(() => (settled = true));
+  while (!settled) {
+    h.releaseAll();
+    await new Promise((r) => setImmediate(r));
+  }
+  expect((await all).every((r) => r.status === "fulfilled")).toBe(true);
 });
