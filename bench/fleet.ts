@@ -66,7 +66,16 @@ const servers = await startServers({
   process.exit(1);
 });
 const urls = servers.instances.map((i) => i.url);
-const api = apiCaller(urls[0]!, ADMIN);
+const call = apiCaller(urls[0]!, ADMIN);
+/** The admin's calls, sent again after `Retry-After` while the API answers 503 (an instance shedding writes), for 2 minutes. */
+const api: typeof call = async (...args) => {
+  const end = performance.now() + 120_000;
+  for (;;) {
+    const r = await call(...args);
+    if (r.status !== 503 || performance.now() > end) return r;
+    await sleep(Number(r.headers.get("retry-after") ?? 1) * 1000);
+  }
+};
 const children: ChildProcess[] = [];
 let stopping = false;
 let failure: string | undefined;

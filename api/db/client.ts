@@ -114,7 +114,16 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
 
   /** Runs `jobs` in one transaction; every job settles once it committed, or with why it did not. */
   async function runGroup(jobs: Job[]): Promise<void> {
-    const body = async (tx: Tx) => {
+    // what the body threw, before the driver's rollback could throw over it: SQLite rolls a transaction back itself on
+    // some errors (SQLITE_FULL …), and a server may end it (sqld's TRANSACTION_TIMEOUT); the rollback then fails
+    // ("no transaction is active", TRANSACTION_CLOSED), which says nothing of why
+    let bodyError: { e: unknown } | undefined;
+    const body = (tx: Tx) =>
+      runJobs(tx).catch((e: unknown) => {
+        bodyError = { e };
+        throw e;
+      });
+    const runJobs = async (tx: Tx) => {
       for (const j of jobs) {
         txEvents.set(tx, j.written);
         // one job alone needs no savepoint: its error rolls the transaction back, as a transaction of its own would
@@ -129,7 +138,9 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
           // a savepoint that cannot be rolled back to is gone with its transaction (a server that ended it for
           // holding the write lock too long): that throws, and the whole group fails with this job's error, rather
           // than run the jobs after it outside any transaction, where each statement would commit on its own
-          await tx.run(sql.raw("rollback to savepoint job"));
+          await tx.run(sql.raw("rollback to savepoint job")).catch(() => {
+            throw e;
+          });
           await tx.run(sql.raw("release savepoint job"));
         }
       }
@@ -137,9 +148,7 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
     try {
       await db.transaction(body);
     } catch (outer) {
-      // SQLite rolls a transaction back itself on some errors (SQLITE_FULL …); the driver's own rollback then throws
-      // TRANSACTION_CLOSED, which would hide the error that matters
-      const e = jobs.find((j) => j.thrown)?.thrown?.e ?? outer;
+      const e = bodyError ? bodyError.e : outer;
       // a BEGIN that failed busy (another process holds the file's write lock) leaves its statement active on the
       // pooled connection, and every later COMMIT on it fails "SQL statements in progress" (@libsql/client 0.18.0's
       // local driver): start the pool's connections afresh, so that the caller's retry can succeed

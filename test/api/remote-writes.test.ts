@@ -180,3 +180,42 @@ it("past MAX_WAITING statement writes held on a server, another fails at once as
   }
   expect((await all).every((r) => r.status === "fulfilled")).toBe(true);
 });
+
+it("a group whose transaction the server ended fails with the server's reason, not the rollback's that follows it", async () => {
+  const ended = Object.assign(new Error("Transaction timed out"), { code: "TRANSACTION_TIMEOUT" });
+  let statements = 0;
+  // the second savepoint meets the ended transaction; the driver's rollback then fails too, as it does on a server
+  const tx = {
+    run: async () => {
+      if (++statements === 3) throw ended;
+    },
+  };
+  const db = {
+    async transaction<T>(body: (t: Tx) => Promise<T>): Promise<T> {
+      try {
+        return await body(tx as unknown as Tx);
+      } catch {
+        throw new Error("SQLITE_UNKNOWN: cannot rollback - no transaction is active");
+      }
+    },
+  };
+  const store = createStore(db as unknown as Db, { serialize: true, file: false });
+  let release!: () => void;
+  const first = store.write(() => new Promise<void>((r) => (release = r)));
+  const group = [store.write(async () => 1), store.write(async () => 2)];
+  await new Promise((r) => setImmediate(r));
+  release();
+  await first;
+  const failures = await Promise.all(
+    group.map((w) =>
+      w.then(
+        () => undefined,
+        (e: unknown) => dbFailure(e),
+      ),
+    ),
+  );
+  expect(failures).toEqual([
+    expect.objectContaining({ kind: "busy", cause: expect.stringMatching(/TRANSACTION_TIMEOUT/) }),
+    expect.objectContaining({ kind: "busy", cause: expect.stringMatching(/TRANSACTION_TIMEOUT/) }),
+  ]);
+});
