@@ -36,7 +36,7 @@ function heldDb() {
 }
 
 /** Releases held transactions until every one of `writes` settled; what each came to. */
-async function drain(h: ReturnType<typeof heldDb>, writes: Promise<unknown>[]) {
+async function drain(h: { releaseAll(): void }, writes: Promise<unknown>[]) {
   let settled = false;
   const all = Promise.allSettled(writes).finally(() => (settled = true));
   while (!settled) {
@@ -99,12 +99,7 @@ it("on a database server, statement writes made while a batch is on its way go t
   const h = heldServer();
   const store = createStore(h.db, { serialize: true, file: false });
   const calls = Array.from({ length: 5 }, (_, i) => store.writeStatements([{ sql: `u${i}`, args: [] }, { sql: "u0" }]));
-  let settled = false;
-  const all = Promise.allSettled(calls).finally(() => (settled = true));
-  while (!settled) {
-    h.releaseAll();
-    await new Promise((r) => setImmediate(r));
-  }
+  const all = drain(h, calls);
   expect((await all).map((r) => (r.status === "fulfilled" ? r.value : r.reason))).toEqual(
     Array.from({ length: 5 }, (_, i) => [i, 0]),
   );
@@ -117,12 +112,7 @@ it("a batch that fails is sent again call by call: only the call whose statement
   const store = createStore(h.db, { serialize: true, file: false });
   const first = store.writeStatements([{ sql: "u1" }]);
   const rest = [store.writeStatements([{ sql: "u2" }]), store.writeStatements([{ sql: "bad" }])];
-  let settled = false;
-  const all = Promise.allSettled([first, ...rest]).finally(() => (settled = true));
-  while (!settled) {
-    h.releaseAll();
-    await new Promise((r) => setImmediate(r));
-  }
+  const all = drain(h, [first, ...rest]);
   const [a, b, c] = await all;
   expect([a, b]).toEqual([
     { status: "fulfilled", value: [1] },
@@ -146,12 +136,7 @@ it("a batch takes up to MAX_BATCH of the calls that queued behind the one on its
   const h = heldServer();
   const store = createStore(h.db, { serialize: true, file: false });
   const calls = Array.from({ length: MAX_BATCH + 3 }, () => store.writeStatements([{ sql: "u1" }]));
-  let settled = false;
-  const all = Promise.allSettled(calls).finally(() => (settled = true));
-  while (!settled) {
-    h.releaseAll();
-    await new Promise((r) => setImmediate(r));
-  }
+  const all = drain(h, calls);
   expect((await all).every((r) => r.status === "fulfilled")).toBe(true);
   expect(h.sent.map((b) => b.length)).toEqual([1, MAX_BATCH, 2]);
 });
@@ -172,12 +157,7 @@ it("past MAX_WAITING statement writes held on a server, another fails at once as
   const held = Array.from({ length: MAX_WAITING + 1 }, () => store.writeStatements([{ sql: "u1" }]));
   const refused = await store.writeStatements([{ sql: "u1" }]).catch((e: unknown) => dbFailure(e));
   expect(refused).toMatchObject({ status: 503, kind: "busy" });
-  let settled = false;
-  const all = Promise.allSettled(held).finally(() => (settled = true));
-  while (!settled) {
-    h.releaseAll();
-    await new Promise((r) => setImmediate(r));
-  }
+  const all = drain(h, held);
   expect((await all).every((r) => r.status === "fulfilled")).toBe(true);
 });
 
