@@ -66,6 +66,9 @@ export async function markHeard(q: Q, id: string, t: number): Promise<void> {
   await heardNow(q, { id, t });
 }
 
+/** The stored readings with a heartbeat's merged in by the database (`patch`: readingsPatch). */
+const patchedReadings = sql`json_patch(coalesce(${nodes.readings}, '{}'), ${sql.placeholder("patch")})`;
+
 const beatNow = prepared((q) =>
   q
     .update(nodes)
@@ -75,24 +78,27 @@ const beatNow = prepared((q) =>
       lostAt: null,
       imexConfigDigest: param("imexDigest"),
       imexConfigAddresses: param("imexAddresses"),
-      readings: param("readings"),
+      readings: patchedReadings,
     })
     .where(eq(nodes.id, sql.placeholder("id")))
     .prepare(),
 );
 
-/** A heartbeat with nothing new but its readings: those, the liveness times and the IMEX peer list's summary. */
+/**
+ * A heartbeat with nothing new but its readings: those (merged by `patch`, readingsPatch), the liveness times and the
+ * IMEX peer list's summary.
+ */
 export async function writeBeat(
   q: Q,
   id: string,
   t: number,
-  readings: string,
+  patch: string,
   imexConfig: { digest: string; addresses: number } | undefined,
 ): Promise<void> {
   await beatNow(q, {
     id,
     t,
-    readings,
+    patch,
     imexDigest: imexConfig?.digest ?? null,
     imexAddresses: imexConfig?.addresses ?? null,
   });
@@ -126,7 +132,7 @@ const beatIfSame = statement<
       lastSeenAt: param("t"),
       imexConfigDigest: param("imexDigest"),
       imexConfigAddresses: param("imexAddresses"),
-      readings: sql`json_patch(coalesce(${nodes.readings}, '{}'), ${sql.placeholder("patch")})`,
+      readings: patchedReadings,
     })
     .where(and(stillHeard, eq(nodes.heartbeatDigest, sql.placeholder("digest")))),
 );

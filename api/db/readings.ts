@@ -9,7 +9,7 @@ import type { Inventory } from "../../shared/schemas/inventory.js";
 type GpuHealth = Gpu["health"];
 /** The parts of a card's health that are readings; the rest (problems, ECC, pending retirements, limits) are facts. */
 type HealthReadings = Pick<GpuHealth, "temperatureC" | "powerDrawW" | "processes">;
-type CardReadings = {
+export type CardReadings = {
   memoryUsedMiB?: number;
   utilizationPercent?: number;
   migMemoryUsedMiB?: Record<string, number>;
@@ -39,24 +39,10 @@ export function readingsOf(hb: Heartbeat): Readings {
   return hb.memoryAvailableMiB === undefined ? { gpus } : { memoryAvailableMiB: hb.memoryAvailableMiB, gpus };
 }
 
-/** `next` over `prev`: a reading a heartbeat leaves out keeps its last value, as it does in the inventory. */
-export function mergeReadings(prev: Readings | undefined, next: Readings): Readings {
-  if (!prev) return next;
-  const gpus: Record<string, CardReadings> = { ...prev.gpus };
-  for (const [uuid, r] of Object.entries(next.gpus ?? {})) {
-    const had = gpus[uuid];
-    const mig =
-      had?.migMemoryUsedMiB && r.migMemoryUsedMiB ? { ...had.migMemoryUsedMiB, ...r.migMemoryUsedMiB } : undefined;
-    gpus[uuid] = { ...had, ...r, ...(mig ? { migMemoryUsedMiB: mig } : {}) };
-  }
-  const memory = next.memoryAvailableMiB ?? prev.memoryAvailableMiB;
-  return memory === undefined ? { gpus } : { memoryAvailableMiB: memory, gpus };
-}
-
 /**
  * The readings in a heartbeat as a JSON merge patch (RFC 7396, SQLite's `json_patch`) that, applied to the stored
- * readings, gives what `mergeReadings` gives: a card's health readings replace the last ones whole, so those it left out
- * are deleted (null), while what a card or the heartbeat leaves out keeps its last value.
+ * readings, merges them: a card's health readings replace the last ones whole, so those it left out are deleted (null),
+ * while what a card or the heartbeat leaves out keeps its last value, as it does in the inventory.
  */
 export function readingsPatch(hb: Heartbeat): string {
   const r = readingsOf(hb);

@@ -18,7 +18,7 @@ import {
   upsertNode,
   writeBeat,
 } from "../db/nodes.js";
-import { heartbeatFacts, mergeReadings, readingsOf } from "../db/readings.js";
+import { heartbeatFacts, readingsPatch } from "../db/readings.js";
 import { joinTokens, nodes, shards } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
 import { upsertShardReports } from "../db/shards.js";
@@ -233,8 +233,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       let changed: { events: NewEvent[]; moved: boolean } = { events: back, moved: false };
       if (row.heartbeatDigest === digest) {
         // nothing new but the readings: the inventory stays as it is (placement and the views derive nothing from them)
-        const readings = mergeReadings(row.readings ? JSON.parse(row.readings) : undefined, readingsOf(hb));
-        await writeBeat(tx, node, t, JSON.stringify(readings), hb.imexConfig);
+        await writeBeat(tx, node, t, readingsPatch(hb), hb.imexConfig);
       } else changed = await applyToInventory(tx, row, hb, t, digest, back);
       await upsertShardReports(tx, node, hb.shards ?? [], t);
       await insertEvents(tx, t, changed.events);

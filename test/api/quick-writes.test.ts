@@ -105,15 +105,19 @@ describe("a heartbeat with nothing new but its readings", () => {
     expect(await shownMemory("q-6")).toEqual(inv.gpus.map((g) => 3000 + g.index));
   });
 
-  it("from a node silent past the limit takes the full path, which notes its return", async () => {
+  it("from a node silent past the limit takes the full path, which notes its return and merges its readings", async () => {
     const token = await register("q-3");
     const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-3/heartbeat", { token, body });
     expect((await beat(heartbeat(1))).status).toBe(200);
+    expect((await beat({ ...heartbeat(1), memoryAvailableMiB: 500 })).status).toBe(200);
     t.clock.advance((defaultSettings().nodeLostAfterS + 1) * 1000);
     const before = counts();
     expect((await beat(heartbeat(2))).status).toBe(200);
     expect(counts().writes).toBe(before.writes + 1);
     expect((await listEvents(t.db, { nodeId: "q-3", limit: 50 })).map((e) => e.type)).toContain("node_recovered");
+    expect(await shownMemory("q-3")).toEqual(inv.gpus.map((g) => 2000 + g.index));
+    // a reading the heartbeat left out keeps its last value
+    expect(((await t.admin("GET", "/api/v1/nodes/q-3")).json.inventory as Inventory).memory.availableMiB).toBe(500);
   });
 });
 

@@ -1,10 +1,11 @@
 // A heartbeat's readings reach the database as a JSON merge patch that SQLite applies to the stored ones
 // (`json_patch`), so that a heartbeat needs no read before its write. Whatever the heartbeats, the patches give what
-// the readings' own merge gives: a card's health readings replaced whole, anything left out kept.
+// the merge written out below gives: a card's health readings replaced whole, anything left out kept (the inventory's
+// own rule, applyReadings).
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { mergeReadings, type Readings, readingsOf, readingsPatch } from "../../api/db/readings.js";
+import { type CardReadings, type Readings, readingsOf, readingsPatch } from "../../api/db/readings.js";
 import type { Heartbeat } from "../../shared/schemas/agent.js";
 import { migratedDb } from "../helpers/app.js";
 
@@ -40,13 +41,27 @@ const heartbeat = fc.record(
   { requiredKeys: [] },
 ) as fc.Arbitrary<Heartbeat>;
 
+/** `next` over `prev`, field by field: what the stored readings should be after each heartbeat. */
+function mergeReadings(prev: Readings | undefined, next: Readings): Readings {
+  if (!prev) return next;
+  const gpus: Record<string, CardReadings> = { ...prev.gpus };
+  for (const [uuid, r] of Object.entries(next.gpus ?? {})) {
+    const had = gpus[uuid];
+    const mig =
+      had?.migMemoryUsedMiB && r.migMemoryUsedMiB ? { ...had.migMemoryUsedMiB, ...r.migMemoryUsedMiB } : undefined;
+    gpus[uuid] = { ...had, ...r, ...(mig ? { migMemoryUsedMiB: mig } : {}) };
+  }
+  const memory = next.memoryAvailableMiB ?? prev.memoryAvailableMiB;
+  return memory === undefined ? { gpus } : { memoryAvailableMiB: memory, gpus };
+}
+
 /** The stored readings after `patch`, as SQLite's json_patch leaves them. */
 async function patched(stored: string | null, patch: string): Promise<string> {
   const [row] = await db.db.all<{ r: string }>(sql`select json_patch(coalesce(${stored}, '{}'), ${patch}) as r`);
   return row!.r;
 }
 
-it("give, heartbeat after heartbeat, what mergeReadings gives", async () => {
+it("give, heartbeat after heartbeat, what merging them field by field gives", async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(heartbeat, { minLength: 1, maxLength: 4 }), async (beats) => {
       let merged: Readings | undefined;
