@@ -1,6 +1,7 @@
 // The simulated fleet of bench/fleet.ts: node i's id, registration and inventory, built from real `nvidia-smi -q -x`
 // captures (test/fixtures) with every GPU UUID, address and NVLink domain made the node's own. Deterministic in i, so
 // the benchmark's main process and its agent processes agree on the fleet without passing it around.
+import { domainKey } from "../shared/fabric.js";
 import type { RegisterRequestInput } from "../shared/schemas/agent.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
 import { GB200_XML, H100_XML, inventoryFromCapture } from "../test/helpers/inventory.js";
@@ -40,12 +41,13 @@ export function inventoryOf(i: number): Inventory {
   const k = kindOf(i);
   let inv = base.get(k.kind);
   if (!inv) base.set(k.kind, (inv = inventoryFromCapture(k.xml)));
-  // racks of TRAYS trays share a cluster UUID
+  // racks of TRAYS trays share a cluster UUID; a capture whose fabric names no cluster (an HGX board's NVSwitch
+  // reports the zero UUID) keeps it, so only the trays are in multi-node NVLink domains
   const rack = Math.floor(i / ((SLOTS.length * TRAYS) / k.of20));
   const gpus = inv.gpus.map((g, n) => ({
     ...g,
     uuid: `GPU-${hex(i, 8)}-${hex(n, 4)}-4000-8000-${hex(i * 64 + n, 12)}`,
-    ...(g.fabric
+    ...(g.fabric && domainKey(g.fabric)
       ? { fabric: { ...g.fabric, clusterUuid: `${hex(rack + 1, 8)}-0000-4000-8000-${hex(rack, 12)}` } }
       : {}),
   }));

@@ -1,6 +1,7 @@
 // Rows from the database → PlanInput. Pure: the transaction in apply.ts reads the rows and hands them in.
 import { devicesOf } from "../../shared/classes.js";
 import { domainEligibility } from "../../shared/fabric.js";
+import { interner } from "../../shared/interner.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import type { DeploymentSpec } from "../../shared/schemas/deployment.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -43,6 +44,9 @@ export type NodeFacts = Pick<
   | "weights"
 >;
 
+/** The facts many nodes share (the same board, engines, fabric), kept once. */
+const share = interner();
+
 /** Devices with their problems, topology, NVLink eligibility and IB fabrics of an inventory. */
 export function nodeFacts(inventory: string | Inventory): NodeFacts {
   const inv = typeof inventory === "string" ? (JSON.parse(inventory) as Inventory) : inventory;
@@ -56,41 +60,46 @@ export function nodeFacts(inventory: string | Inventory): NodeFacts {
   const nvlink = domainEligibility(inv.gpus, inv.imex);
   const tray = inv.gpus.find((g) => g.platform?.trayIndex !== undefined)?.platform?.trayIndex;
   return {
-    engines: Object.keys(inv.engines.versions).sort(),
-    engineVersions: inv.engines.versions,
-    engineBackends: inv.engines.backends ?? {},
-    activeNics: inv.hcas.filter((h) => h.ports.some((p) => p.state === "ACTIVE")).map((h) => h.name),
+    engines: share(Object.keys(inv.engines.versions).sort()),
+    engineVersions: share({ ...inv.engines.versions }),
+    engineBackends: share({ ...inv.engines.backends }),
+    activeNics: share(inv.hcas.filter((h) => h.ports.some((p) => p.state === "ACTIVE")).map((h) => h.name)),
+    // a device's UUID is its own; the rest is its board's
     devices: devicesOf(inv.gpus).map((d) => ({
       id: d.id,
-      label: d.label,
-      class: d.class,
+      label: share(d.label),
+      class: share(d.class),
       card: d.card,
       ...(d.migIndex === undefined ? {} : { migIndex: d.migIndex }),
       uuid: d.uuid,
       // a card's problems hold for each of its MIG instances; an instance's own (a process on it) for it alone
-      problems: [
+      problems: share([
         ...(problems.get(d.card) ?? []),
         ...(d.migIndex === undefined ? [] : (instanceProblems.get(`${d.card}/${d.migIndex}`) ?? [])),
-      ],
+      ]),
     })),
-    cards: inv.gpus.map((g) => ({
-      index: g.index,
-      numaNode: g.numaNode ?? null,
-      nvlinkPeers: g.nvlinkPeers.map((p) => p.gpu),
-      nics: g.nics.map((n) => n.nic),
-      class: g.class,
-      problems: g.health.problems,
-    })),
-    nvlink: { ...nvlink, ...(tray === undefined ? {} : { trayIndex: tray }) },
-    ibFabrics: inv.fabrics.map((f) => ({
-      name: f.fabric,
-      hcas: f.hcas.map((h) => ({
-        name: h,
-        active: activeHcas.get(h)?.active ?? false,
-        numaNode: activeHcas.get(h)?.numaNode ?? null,
+    cards: share(
+      inv.gpus.map((g) => ({
+        index: g.index,
+        numaNode: g.numaNode ?? null,
+        nvlinkPeers: g.nvlinkPeers.map((p) => p.gpu),
+        nics: g.nics.map((n) => n.nic),
+        class: g.class,
+        problems: [...g.health.problems],
       })),
-    })),
-    weights: inv.weights.map((w) => w.path),
+    ),
+    nvlink: share({ ...nvlink, ...(tray === undefined ? {} : { trayIndex: tray }) }),
+    ibFabrics: share(
+      inv.fabrics.map((f) => ({
+        name: f.fabric,
+        hcas: f.hcas.map((h) => ({
+          name: h,
+          active: activeHcas.get(h)?.active ?? false,
+          numaNode: activeHcas.get(h)?.numaNode ?? null,
+        })),
+      })),
+    ),
+    weights: share(inv.weights.map((w) => w.path)),
   };
 }
 

@@ -2,6 +2,7 @@
 // reason against it, degraded cards, IMEX and its peer list, the degraded shards on it, and each card joined or why
 // not. Pure, built on the fabric rules of shared/fabric.ts.
 import { domainEligibility, domainKey, isJoined, nodeFabric, notJoinedReason } from "../../shared/fabric.js";
+import { interner } from "../../shared/interner.js";
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import type { NodeState } from "../../shared/schemas/node.js";
@@ -45,8 +46,8 @@ function nvlinkGpu(g: NvlinkCard): NvlinkGpu {
     class: g.class,
     module: g.platform?.moduleId ?? null,
     joined: isJoined(g.fabric),
-    domain: domainKey(g.fabric) ?? null,
-    notJoined: notJoinedReason(g.fabric) ?? null,
+    domain: share(domainKey(g.fabric) ?? null),
+    notJoined: share(notJoinedReason(g.fabric) ?? null),
     degraded: cardDegraded(g),
     fabric: g.fabric ?? null,
   };
@@ -112,6 +113,7 @@ type Cards = Pick<
  * again.
  */
 const cardsMemo = new WeakMap<readonly NvlinkCard[], Cards>();
+const share = interner();
 
 /** What `cards` (with `imex`) decide of a tray, from the memo while it holds the same list with the same IMEX. */
 export function cardsOf(cards: readonly NvlinkCard[], imex: Inventory["imex"]): Cards {
@@ -128,9 +130,10 @@ export function cardsOf(cards: readonly NvlinkCard[], imex: Inventory["imex"]): 
     slotNumber: platform(gpus, "slotNumber"),
     chassisSerial: platform(gpus, "chassisSerial"),
     eligible: fabric.eligible,
-    reasons: [...fabric.reasons, ...gone],
+    // the same reasons and warnings stand for every tray of a kind: kept once
+    reasons: share([...fabric.reasons, ...gone]),
     degraded: fabric.degraded,
-    warnings: warningsOf(gpus),
+    warnings: share(warningsOf(gpus)),
     joined: summed.joined,
     total: summed.total,
     fabricHealth: summed.health ?? null,

@@ -1,6 +1,7 @@
 // The NVLink view (GET /api/v1/nvlink, the console's /admin/nvlink, the NVLink gauges of /metrics): nvlinkView() is
 // pure, built on the fabric rules of shared/fabric.ts; readNvlinkInput() is the one read behind it.
 import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { interner } from "../../shared/interner.js";
 import { nextTurn } from "../../shared/next-turn.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import type {
@@ -126,6 +127,9 @@ export function imexListsOf(ns: readonly NvlinkNodeInput[]): Promise<Map<string,
  */
 export type NvlinkCache = Map<string, { stamp: string; gpus: NvlinkCard[]; imex: Inventory["imex"] }>;
 
+/** The NVLink parts many nodes share, kept once. */
+const share = interner();
+
 const stampOf = (r: { registeredAt: number; rev: number }) => `${r.registeredAt}:${r.rev}`;
 
 const rowColumns = {
@@ -188,14 +192,15 @@ async function readNodes(
     for (const r of chunk) {
       // the view draws no readings (memory in use, utilization): the inventory alone
       const inv = readInventory({ inventory: r.inventory, readings: null });
+      // a card's UUID and platform position are its own; its class, fabric (its domain's) and IMEX kept once for all
       const gpus = inv.gpus.map(({ index, uuid, class: cls, fabric, platform }) => ({
         index,
         uuid,
-        class: cls,
-        ...(fabric ? { fabric } : {}),
+        class: share(cls),
+        ...(fabric ? { fabric: share(fabric) } : {}),
         ...(platform ? { platform } : {}),
       }));
-      cache.set(r.id, { stamp: stampOf(r), gpus, imex: inv.imex });
+      cache.set(r.id, { stamp: stampOf(r), gpus, imex: share(inv.imex) });
     }
   }
   const ids = new Set(rows.map((r) => r.id));
