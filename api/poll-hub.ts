@@ -20,6 +20,9 @@ export type AssignmentWaiter = {
   notify(): void;
 };
 
+/** Nodes whose waiting polls answer together when the instance stops. */
+const STOP_PART = 500;
+
 type Waiter = { index: number; done: (read?: NodeAssignment) => void };
 
 /** The Node entry's waiter: one shared watcher, ticking only while someone waits, until `stop` aborts. */
@@ -91,12 +94,35 @@ export function createPollHub(
   function schedule(ms: number) {
     if (timer === undefined && waiting.size && !stop?.aborted) timer = setTimeout(() => void tick(), ms);
   }
+  /**
+   * Every waiter answers, with the assignments of STOP_PART nodes at a time read together (their indexes, then their
+   * shards, as a poll reads them): an instance that stops while 10,000 polls wait had each read for itself (two reads
+   * and an answer each, ~1.8 s in one piece). No turn of the event loop between parts: the server cuts what is still
+   * open a second after the stop, and every poll should have its answer by then. Where a read fails, those polls read
+   * for themselves.
+   */
+  async function answerAll() {
+    const ids = [...waiting.keys()];
+    for (let i = 0; i < ids.length; i += STOP_PART) {
+      const part = ids.slice(i, i + STOP_PART);
+      const read = await assignmentsOf(part).catch(() => undefined);
+      for (const id of part) for (const w of [...(waiting.get(id) ?? [])]) w.done(read?.get(id));
+    }
+  }
+  async function assignmentsOf(ids: string[]): Promise<Map<string, NodeAssignment>> {
+    const indexes = await store.db
+      .select({ id: nodes.id, index: nodes.assignIndex })
+      .from(nodes)
+      .where(inArray(nodes.id, ids));
+    const shardsBy = await shardsOfNodes(store.db, ids);
+    return new Map(indexes.map((r) => [r.id, { index: r.index, shards: shardsBy.get(r.id) ?? [] }]));
+  }
   stop?.addEventListener(
     "abort",
     () => {
       clearTimeout(timer);
       timer = undefined;
-      for (const set of [...waiting.values()]) for (const w of [...set]) w.done();
+      void answerAll();
     },
     { once: true },
   );
