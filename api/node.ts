@@ -19,6 +19,7 @@ import { migrationStatus } from "./db/migration-status.js";
 import { batchingReads } from "./db/read-batches.js";
 import * as schema from "./db/schema.js";
 import { useSyncHash } from "./db/secrets.js";
+import { serverStreams, wsTarget } from "./db/server-streams.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
 import { limitHeapGrowth } from "./heap.js";
@@ -78,11 +79,14 @@ export async function openDb(
     cacheStatements();
   }
   const opened = createClient({ url, authToken, timeout: 5000 });
-  // on a server, each statement outside a transaction costs it a connection: reads made together share one batch
-  const client = isFileDb(url) ? opened : batchingReads(opened, setImmediate);
+  // on a server, each statement outside a transaction costs it a connection: reads made together share one batch,
+  // and over WebSocket the batches and the agents' statement writes go on streams kept open
+  const target = isFileDb(url) ? undefined : wsTarget(url, authToken);
+  const streams = target ? serverStreams(target) : undefined;
+  const client = isFileDb(url) ? opened : batchingReads(opened, setImmediate, streams);
   if (isFileDb(url)) await client.execute("PRAGMA journal_mode=WAL");
   const db = drizzle(client, { schema });
-  return { client, db, store: createStore(db, { serialize: true, file: isFileDb(url) }) };
+  return { client, db, store: createStore(db, { serialize: true, file: isFileDb(url), streams }) };
 }
 
 /** Applies every pending migration from migrations/. */

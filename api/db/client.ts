@@ -4,6 +4,7 @@ import { sql } from "drizzle-orm";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
 import { type DbFailure, dbFailure, isStorageFailure, QUEUE_FULL } from "./db-errors.js";
 import type * as schema from "./schema.js";
+import type { ServerStreams } from "./server-streams.js";
 
 export type Db = LibSQLDatabase<typeof schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -99,7 +100,11 @@ const queueFull = (n: number) =>
  * one writer anyway: transactions open at once wait for its lock inside the server, each holding one of its
  * connections (a thread of its own: past 4,096 threads sqld aborts), and grouped writes commit more per second.
  */
-export function createStore(db: Db, o: { serialize: boolean; file: boolean }, now: () => number = Date.now): Store {
+export function createStore(
+  db: Db,
+  o: { serialize: boolean; file: boolean; streams?: ServerStreams },
+  now: () => number = Date.now,
+): Store {
   const serialize = o.serialize;
   let failed: { failure: DbFailure; at: number } | undefined;
   let listener: ((events: WrittenEvent[]) => void) | undefined;
@@ -178,24 +183,37 @@ export function createStore(db: Db, o: { serialize: boolean; file: boolean }, no
   const batches: Batch[] = [];
   let sending = false;
 
-  /** The calls' statements as one write batch (one transaction on the server); the rows each call's changed. */
-  async function send(calls: InStatement[][]): Promise<number[][]> {
-    const results = await clientOf(db).batch(calls.flat(), "write");
+  /**
+   * The calls' statements as one write batch (one transaction on the server); the rows each call's changed. `kept`:
+   * on the server's write stream kept open, rather than the client's stream of its own for the batch.
+   */
+  async function send(calls: InStatement[][], kept = false): Promise<number[][]> {
+    const flat = calls.flat();
+    const rows =
+      kept && o.streams
+        ? await o.streams.write(flat)
+        : (await clientOf(db).batch(flat, "write")).map((r) => r.rowsAffected);
     let i = 0;
-    return calls.map((stmts) => stmts.map(() => results[i++]!.rowsAffected));
+    return calls.map((stmts) => stmts.map(() => rows[i++]!));
   }
 
-  /** Sends the calls waiting, one batch at a time; a batch that fails is sent again call by call, so each gets its own answer. */
+  /**
+   * Sends the calls waiting, one batch at a time; a batch that fails is sent again call by call, so each gets its own
+   * answer (through the client, whose errors callers know, where the batch went over the kept stream).
+   */
   async function flush(): Promise<void> {
     if (sending || !batches.length) return;
     sending = true;
     const calls = batches.splice(0, MAX_BATCH);
     try {
-      const rows = await send(calls.map((c) => c.stmts));
+      const rows = await send(
+        calls.map((c) => c.stmts),
+        true,
+      );
       for (const [i, c] of calls.entries()) c.done(rows[i]!);
     } catch (e) {
       for (const c of calls) {
-        await (calls.length === 1 ? Promise.reject(e) : send([c.stmts])).then(
+        await (calls.length === 1 && !o.streams ? Promise.reject(e) : send([c.stmts])).then(
           ([r]) => c.done(r!),
           (err: unknown) => {
             note(err);

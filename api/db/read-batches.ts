@@ -4,6 +4,7 @@
 // a few rows; the reads that requests start in one turn of the event loop go to the server together, as one read-only
 // batch. No Node imports: the module is the database's, not the process's.
 import type { Client, InArgs, InStatement, ResultSet } from "@libsql/client";
+import type { ServerStreams } from "./server-streams.js";
 
 /** Reads sent in one batch at most; more wait for the next. */
 export const MAX_READ_BATCH = 64;
@@ -24,9 +25,10 @@ const sqlOf = (s: InStatement) => (typeof s === "string" ? s : s.sql);
  * `client`, with the SELECTs run outside transactions gathered into read-only batches: those asked for in the same turn
  * of the event loop (`defer` schedules the send: setImmediate in Node) go in one, up to MAX_READ_BATCH. A batch that
  * fails runs its reads again one by one, so that each caller gets its own result or error. Everything else — writes,
- * batches, transactions — goes to `client` as it is.
+ * batches, transactions — goes to `client` as it is. With `streams` the batches go over streams kept open (each read
+ * on its own there), and a read that fails there runs again through `client`.
  */
-export function batchingReads(client: Client, defer: (send: () => void) => void): Client {
+export function batchingReads(client: Client, defer: (send: () => void) => void, streams?: ServerStreams): Client {
   const queued: Read[] = [];
 
   const one = (r: Read) => client.execute(r.stmt).then(r.done, r.fail);
@@ -34,6 +36,19 @@ export function batchingReads(client: Client, defer: (send: () => void) => void)
   function send() {
     const reads = queued.splice(0, MAX_READ_BATCH);
     if (queued.length) defer(send);
+    if (streams)
+      return void streams.reads(reads.map((r) => r.stmt)).then(
+        (results) => {
+          for (const [i, r] of reads.entries()) {
+            const result = results[i];
+            if (result) r.done(result);
+            else one(r);
+          }
+        },
+        () => {
+          for (const r of reads) one(r);
+        },
+      );
     if (reads.length === 1) return void one(reads[0]!);
     const stmts = reads.map((r) => r.stmt);
     client.batch(stmts, "read").then(
@@ -58,6 +73,11 @@ export function batchingReads(client: Client, defer: (send: () => void) => void)
   return new Proxy(client, {
     get(target, prop) {
       if (prop === "execute") return execute;
+      if (prop === "close" && streams)
+        return () => {
+          streams.close();
+          target.close();
+        };
       const v = Reflect.get(target, prop, target);
       return typeof v === "function" ? v.bind(target) : v;
     },
