@@ -24,6 +24,7 @@ import { hashSecret, newSecret } from "../db/secrets.js";
 import { upsertShardReports } from "../db/shards.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { tryQuick } from "../nodes/beat-hints.js";
 import { inventoryEvents } from "../nodes/events.js";
 import { applyHeartbeat } from "../nodes/inventory-merge.js";
 import { quickBeat, quickStatus, reportMovesPlacement } from "../nodes/quick-writes.js";
@@ -214,6 +215,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       pollWaitS: settings.pollWaitS,
       nodeLostAfterS: settings.nodeLostAfterS,
     };
+    c.var.deps.beatHints?.registered(req.nodeId);
     return created ? c.json(body, 201) : c.json(body, 200);
   })
   .openapi(heartbeat, async (c) => {
@@ -222,8 +224,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { store, now, settings, beatHints } = c.var.deps;
     const t = now();
     const digest = await hashSecret(heartbeatFacts(hb));
-    const quick = !beatHints || beatHints.applied(node) === digest;
-    if (quick && (await quickBeat(store, node, hb, digest, t, settings.nodeLostAfterS)))
+    if (tryQuick(beatHints, node, digest) && (await quickBeat(store, node, hb, digest, t, settings.nodeLostAfterS)))
       return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
     await store.write(async (tx) => {
       const row = await findHeartbeatRow(tx, node);

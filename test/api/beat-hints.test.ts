@@ -1,6 +1,6 @@
 // An instance's hints of which heartbeat facts each node last had applied: what it was told, until there are too many.
 import { expect, it } from "vitest";
-import { newBeatHints } from "../../api/nodes/beat-hints.js";
+import { newBeatHints, tryQuick } from "../../api/nodes/beat-hints.js";
 
 it("give back the digest last seen for a node, nothing for one never seen", () => {
   const h = newBeatHints();
@@ -17,4 +17,13 @@ it("start over past their bound rather than grow: a forgotten node only takes it
   expect(h.applied("a")).toBe("1");
   h.saw("c", "4");
   expect([h.applied("a"), h.applied("b"), h.applied("c")]).toEqual([undefined, undefined, "4"]);
+});
+
+it("after a registration say none applied yet: that heartbeat takes its transaction; an unknown node tries the batch", () => {
+  const h = newBeatHints();
+  h.registered("a");
+  expect(h.applied("a")).toBe("");
+  expect([tryQuick(h, "a", "d1"), tryQuick(h, "b", "d1"), tryQuick(undefined, "a", "d1")]).toEqual([false, true, true]);
+  h.saw("a", "d1");
+  expect([tryQuick(h, "a", "d1"), tryQuick(h, "a", "d2")]).toEqual([true, false]);
 });

@@ -8,6 +8,7 @@ import type { Store } from "../../api/db/client.js";
 import { readGeneration } from "../../api/db/cluster.js";
 import { listEvents } from "../../api/db/events.js";
 import { nodes, shardStatus } from "../../api/db/schema.js";
+import { type BeatHints, newBeatHints } from "../../api/nodes/beat-hints.js";
 import type { Heartbeat } from "../../shared/schemas/agent.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
@@ -33,10 +34,19 @@ const watching = (store: Store): Store => ({
   },
 });
 
+/** The instance's hints, which can be made to know nothing (as another instance, or this one after a restart). */
+const real = newBeatHints();
+let amnesia = false;
+const hints: BeatHints = {
+  applied: (node) => (amnesia ? undefined : real.applied(node)),
+  saw: (node, digest) => real.saw(node, digest),
+  registered: (node) => real.registered(node),
+};
+
 let t: TestApp;
 const inv = inventoryFromCapture(H100_XML);
 beforeAll(async () => {
-  t = await createTestApp({ wrapStore: watching });
+  t = await createTestApp({ wrapStore: watching, beatHints: hints });
 });
 afterAll(() => t.close());
 
@@ -91,18 +101,42 @@ describe("a heartbeat with nothing new but its readings", () => {
     expect(node.gpus.map((g) => g.memoryUsedMiB)).toEqual(inv.gpus.map((g) => 2000 + g.index));
   });
 
-  it("after its node registered again (the instance's hint stale) takes the full path, and the next one is quick", async () => {
+  it("after its node registered again takes the full path at once, and the next one is quick", async () => {
     let token = await register("q-6");
     const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-6/heartbeat", { token, body });
     expect((await beat(heartbeat(1))).status).toBe(200);
     token = await register("q-6"); // an admin's reset: a new token, and the digest the instance saw applied cleared
     let before = counts();
     expect((await beat(heartbeat(2))).status).toBe(200);
-    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
+    // the instance wrote the registration: no batch that would change nothing
+    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches });
     before = counts();
     expect((await beat(heartbeat(3))).status).toBe(200);
     expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
     expect(await shownMemory("q-6")).toEqual(inv.gpus.map((g) => 3000 + g.index));
+  });
+
+  it("reaching an instance that knows nothing of the node (another had its last heartbeat) is quick all the same", async () => {
+    const token = await register("q-7");
+    const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-7/heartbeat", { token, body });
+    expect((await beat(heartbeat(1))).status).toBe(200);
+    amnesia = true;
+    try {
+      const before = counts();
+      expect((await beat(heartbeat(2))).status).toBe(200);
+      expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
+      expect(await shownMemory("q-7")).toEqual(inv.gpus.map((g) => 2000 + g.index));
+      // and one whose facts are new there tries the batch, which changes nothing, then its transaction applies them
+      const sick = heartbeat(3);
+      sick.gpus![0]!.health = { ...inv.gpus[0]!.health, problems: ["uncorrectable ECC errors"] };
+      const again = counts();
+      expect((await beat(sick)).status).toBe(200);
+      expect(counts()).toEqual({ writes: again.writes + 1, batches: again.batches + 1 });
+      const node = (await t.admin("GET", "/api/v1/nodes/q-7")).json.inventory as Inventory;
+      expect(node.gpus[0]!.health.problems).toEqual(["uncorrectable ECC errors"]);
+    } finally {
+      amnesia = false;
+    }
   });
 
   it("from a node silent past the limit takes the full path, which notes its return and merges its readings", async () => {

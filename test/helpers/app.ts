@@ -9,7 +9,7 @@ import type { AppDeps, AppSettings } from "../../api/deps.js";
 import { listen } from "../../api/http-server.js";
 import type { Log } from "../../api/log.js";
 import { applyMigrations, openDb } from "../../api/node.js";
-import { newBeatHints } from "../../api/nodes/beat-hints.js";
+import { type BeatHints, newBeatHints } from "../../api/nodes/beat-hints.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { type AssignmentWaiter, createPollHub } from "../../api/poll-hub.js";
 import { tempDbUrl } from "./db.js";
@@ -54,6 +54,8 @@ export async function createTestApp(
     wrapWaiter?: (hub: AssignmentWaiter) => AssignmentWaiter;
     /** Stands between the app and its database's store (to watch or interleave its writes). */
     wrapStore?: (store: Store) => Store;
+    /** What the instance knows of the heartbeat facts applied to each node (fresh hints when absent). */
+    beatHints?: BeatHints;
   } = {},
 ) {
   const migrated = await migratedDb();
@@ -74,7 +76,7 @@ export async function createTestApp(
     waiter,
     background: background.run,
     placementCache: newPlacementCache(),
-    beatHints: newBeatHints(),
+    beatHints: opts.beatHints ?? newBeatHints(),
     docsScript: opts.docsScript,
   });
 
