@@ -1,12 +1,12 @@
 // Reads on a libSQL server go in batches: each statement outside a transaction costs sqld a connection of its own,
 // and at fleet size every poll reads a few rows. Real sqld: it takes the read-only batches, and every caller gets
 // its own rows.
-import { type Client, createClient } from "@libsql/client";
+import { createClient } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { batchingReads } from "../../api/db/read-batches.js";
 import { openDb } from "../../api/node.js";
-import { startSqld } from "../helpers/instances.js";
+import { countingClient, startSqld } from "../helpers/instances.js";
 
 let server: Awaited<ReturnType<typeof startSqld>>;
 beforeAll(async () => {
@@ -23,27 +23,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** The server's client, counting how serve's reads reach it. */
-function counting(url: string) {
-  const raw = createClient({ url });
-  const calls = { execute: 0, batch: 0 };
-  const client = new Proxy(raw, {
-    get(target, prop) {
-      const v = Reflect.get(target, prop, target);
-      if (prop === "execute" || prop === "batch")
-        return (...a: unknown[]) => {
-          calls[prop]++;
-          return (v as (...x: unknown[]) => unknown).apply(target, a);
-        };
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  }) as Client;
-  return { client, calls };
-}
-
 for (const scheme of ["ws", "http"] as const)
   it(`over ${scheme}: reads asked for together are one batch; a failing one fails alone`, async () => {
-    const { client, calls } = counting(server.url.replace("http:", `${scheme}:`));
+    const { client, calls } = countingClient(server.url.replace("http:", `${scheme}:`));
     const c = batchingReads(client, (send) => void setImmediate(send));
     const got = await Promise.all(
       Array.from({ length: 40 }, (_, i) => c.execute({ sql: "select v from kv where k = ?", args: [`k${i}`] })),

@@ -10,7 +10,7 @@ import { dbFailure } from "../../api/db/db-errors.js";
 import { batchingReads } from "../../api/db/read-batches.js";
 import * as schema from "../../api/db/schema.js";
 import { serverStreams, wsTarget } from "../../api/db/server-streams.js";
-import { startSqld } from "../helpers/instances.js";
+import { countingClient, startSqld } from "../helpers/instances.js";
 import { start, stop, until } from "../helpers/process.js";
 
 let server: Awaited<ReturnType<typeof startSqld>>;
@@ -32,28 +32,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** The server's client, counting the calls that reach it through the library. */
-function counting(url: string) {
-  const raw = createClient({ url });
-  const calls = { execute: 0, batch: 0 };
-  const client = new Proxy(raw, {
-    get(target, prop) {
-      const v = Reflect.get(target, prop, target);
-      if (prop === "execute" || prop === "batch")
-        return (...a: unknown[]) => {
-          calls[prop]++;
-          return (v as (...x: unknown[]) => unknown).apply(target, a);
-        };
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  }) as Client;
-  return { client, calls };
-}
-
 const read = (c: Client, k: string) => c.execute({ sql: "select v from kv where k = ?", args: [k] });
 
 it("reads go on the kept streams, each its own rows; one that fails there fails alone, as the client reports it", async () => {
-  const { client, calls } = counting(ws);
+  const { client, calls } = countingClient(ws);
   const c = batchingReads(client, (send) => void setImmediate(send), serverStreams(wsTarget(ws)!));
   // several turns of reads, more than one batch's worth in each
   for (let turn = 0; turn < 3; turn++) {
@@ -72,7 +54,7 @@ it("reads go on the kept streams, each its own rows; one that fails there fails 
 });
 
 it("statement writes go on the kept write stream; a call whose statement fails commits nothing, the others commit", async () => {
-  const { client, calls } = counting(ws);
+  const { client, calls } = countingClient(ws);
   const streams = serverStreams(wsTarget(ws)!);
   const store = createStore(drizzle(batchingReads(client, setImmediate, streams), { schema }), {
     serialize: true,
@@ -102,7 +84,7 @@ it("statement writes go on the kept write stream; a call whose statement fails c
 });
 
 it("after the server restarts, reads and writes reach it again: those made while it was down fail as it being down", async () => {
-  const { client, calls } = counting(ws);
+  const { client, calls } = countingClient(ws);
   const streams = serverStreams(wsTarget(ws)!);
   const c = batchingReads(client, setImmediate, streams);
   const store = createStore(drizzle(c, { schema }), { serialize: true, file: false, streams });

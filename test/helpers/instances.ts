@@ -1,5 +1,6 @@
 // Several `llmgw serve` processes on one libSQL server (sqld), as docs/deploy.md runs them.
 import { join } from "node:path";
+import { type Client, createClient } from "@libsql/client";
 import { tempDir } from "./db.js";
 import { freePort, ROOT, runLlmgw, start, startServe, stop, until } from "./process.js";
 
@@ -30,6 +31,24 @@ export async function startSqld() {
     throw e;
   }
   return { url, sqld, close };
+}
+
+/** A client of the libSQL server at `url` that counts the calls reaching it through the library itself. */
+export function countingClient(url: string) {
+  const raw = createClient({ url });
+  const calls = { execute: 0, batch: 0 };
+  const client = new Proxy(raw, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop === "execute" || prop === "batch")
+        return (...a: unknown[]) => {
+          calls[prop]++;
+          return (v as (...x: unknown[]) => unknown).apply(target, a);
+        };
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  }) as Client;
+  return { client, calls };
 }
 
 /** `count` instances of `llmgw serve` on the libSQL server at `dbUrl`, each one ready; `close` stops them all. */
