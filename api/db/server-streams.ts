@@ -98,17 +98,19 @@ export function serverStreams(target: { url: string; authToken?: string }): Serv
     c.pending[i]! += stmts.length;
     try {
       const batch = c.reads[i]!.batch((await c.version) >= 3);
-      // no conditions: each statement runs whatever became of the others, as a read of its own would
-      const results = stmts.map((s) => batch.step().query(hranaStmt(s)));
-      await batch.execute();
-      return await Promise.all(
-        results.map((p) =>
-          p.then(
+      // no conditions: each statement runs whatever became of the others, as a read of its own would; each result
+      // handled as it is made (a batch that fails rejects every step's)
+      const results = stmts.map((s) =>
+        batch
+          .step()
+          .query(hranaStmt(s))
+          .then(
             (r) => (r ? resultSet(r) : undefined),
             () => undefined,
           ),
-        ),
       );
+      await batch.execute();
+      return await Promise.all(results);
     } finally {
       c.pending[i]! -= stmts.length;
       check(c);
