@@ -12,14 +12,12 @@ import { createApp } from "./app.js";
 import { createBackground } from "./background.js";
 import { appSettings, type ServerConfig } from "./config.js";
 import { createStore, type Db, type Store, type WrittenEvent } from "./db/client.js";
-import { dbFailure, describeDbError } from "./db/db-errors.js";
+import { describeDbError } from "./db/db-errors.js";
 import { expectedMigrations } from "./db/journal.js";
 import { cacheStatements, type DbSync, setDbSync } from "./db/local-connections.js";
-import { migrationStatus } from "./db/migration-status.js";
-import { batchingReads } from "./db/read-batches.js";
+import { serverClient } from "./db/read-batches.js";
 import * as schema from "./db/schema.js";
 import { useSyncHash } from "./db/secrets.js";
-import { serverStreams, wsTarget } from "./db/server-streams.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
 import { limitHeapGrowth } from "./heap.js";
@@ -32,6 +30,7 @@ import { newPlacementCache } from "./placement/rows.js";
 import { placeAndWake } from "./placement/trigger.js";
 import { createPollHub } from "./poll-hub.js";
 import { createRouter } from "./router/index.js";
+import { waitForSchema } from "./schema-wait.js";
 import { readTlsPair, reloadTls, type TlsFiles } from "./tls.js";
 
 // this file runs from api/ in a checkout, or bundled into dist/: the package's root is one level up either way
@@ -72,7 +71,8 @@ export async function openDb(
   authToken?: string,
   sync: DbSync = "normal",
 ): Promise<{ client: Client; db: Db; store: Store }> {
-  if (isFileDb(url)) {
+  const file = isFileDb(url);
+  if (file) {
     const path = url.slice("file:".length).split("?")[0]!;
     if (path && path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
     setDbSync(sync);
@@ -81,64 +81,15 @@ export async function openDb(
   const opened = createClient({ url, authToken, timeout: 5000 });
   // on a server, each statement outside a transaction costs it a connection: reads made together share one batch,
   // and over WebSocket the batches and the agents' statement writes go on streams kept open
-  const target = isFileDb(url) ? undefined : wsTarget(url, authToken);
-  const streams = target ? serverStreams(target) : undefined;
-  const client = isFileDb(url) ? opened : batchingReads(opened, setImmediate, streams);
-  if (isFileDb(url)) await client.execute("PRAGMA journal_mode=WAL");
+  const { client, streams } = file ? { client: opened } : serverClient(opened, url, authToken, setImmediate);
+  if (file) await client.execute("PRAGMA journal_mode=WAL");
   const db = drizzle(client, { schema });
-  return { client, db, store: createStore(db, { serialize: true, file: isFileDb(url), streams }) };
+  return { client, db, store: createStore(db, { serialize: true, file, streams }) };
 }
 
 /** Applies every pending migration from migrations/. */
 export async function applyMigrations(db: Db) {
   await migrate(db, { migrationsFolder: MIGRATIONS });
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const t = setTimeout(finish, ms);
-    signal.addEventListener("abort", finish, { once: true });
-    function finish() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", finish);
-      done();
-    }
-  });
-}
-
-/**
- * Resolves once the database answers and has every migration this build needs; while it does not, logs why — the
- * database unreachable (with the cause) or the schema behind — once each time the reason changes.
- */
-async function waitForSchema(
-  db: Db,
-  log: Log,
-  signal: AbortSignal,
-  waiting: () => void,
-  everyMs = 2000,
-): Promise<void> {
-  let told: string | undefined;
-  while (!signal.aborted) {
-    const m = await migrationStatus(db, expectedMigrations).catch((e: unknown) => ({
-      error: dbFailure(e)
-        ? `database unreachable: ${describeDbError(e)}`
-        : `cannot read the schema: ${describeDbError(e)}`,
-    }));
-    if ("current" in m && m.current) {
-      if (told) log.info("database schema is current; serving");
-      return;
-    }
-    const why =
-      "error" in m
-        ? `${m.error}; retrying every ${everyMs / 1000} s — /readyz fails until then`
-        : `database schema is behind this build (pending: ${m.pending.join(", ")}); run \`llmgw migrate\` — /readyz fails until then`;
-    if (why !== told) log.error(why);
-    told = why;
-    waiting();
-    await sleep(everyMs, signal);
-  }
-  throw new Error("stopped before the database schema was current");
 }
 
 /** How long a stopping server waits for its connections (parked long-polls are answered at once) before cutting them. */

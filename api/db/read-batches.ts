@@ -4,7 +4,7 @@
 // a few rows; the reads that requests start in one turn of the event loop go to the server together, as one read-only
 // batch. No Node imports: the module is the database's, not the process's.
 import type { Client, InArgs, InStatement, ResultSet } from "@libsql/client";
-import type { ServerStreams } from "./server-streams.js";
+import { type ServerStreams, serverStreams, wsTarget } from "./server-streams.js";
 
 /** Reads sent in one batch at most; more wait for the next. */
 export const MAX_READ_BATCH = 64;
@@ -82,4 +82,19 @@ export function batchingReads(client: Client, defer: (send: () => void) => void,
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
+}
+
+/**
+ * `client` of the libSQL server at `url`, as an instance uses it: its reads batched, and over WebSocket on streams kept
+ * open — `streams`, which the store's statement writes use too (undefined over HTTP).
+ */
+export function serverClient(
+  client: Client,
+  url: string,
+  authToken: string | undefined,
+  defer: (send: () => void) => void,
+): { client: Client; streams?: ServerStreams } {
+  const target = wsTarget(url, authToken);
+  const streams = target ? serverStreams(target) : undefined;
+  return { client: batchingReads(client, defer, streams), streams };
 }

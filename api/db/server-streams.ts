@@ -9,7 +9,7 @@ import type { InStatement, ResultSet } from "@libsql/client";
 import { BatchCond, type InStmt, openWs, type RowsResult, type WsClient, type WsStream } from "@libsql/hrana-client";
 
 /** Streams that reads are spread over (sqld runs one stream's requests in turn). */
-export const READ_STREAMS = 4;
+const READ_STREAMS = 4;
 
 export type ServerStreams = {
   /** Runs each of `stmts` on its own (autocommit) on one read stream: each its result, or undefined where it failed. */
