@@ -13,6 +13,7 @@ export function options() {
       replicas: { type: "string" },
       concurrency: { type: "string" },
       "sqld-scheme": { type: "string" },
+      "sqld-wal": { type: "string" },
       "register-timeout": { type: "string" },
       "cpu-prof": { type: "string" },
       preseed: { type: "boolean" },
@@ -29,6 +30,8 @@ export function options() {
   if (instances !== 1 && instances !== 3) throw new Error("--instances is 1 (file database) or 3 (sqld)");
   const scheme = v["sqld-scheme"] ?? "ws";
   if (scheme !== "ws" && scheme !== "http") throw new Error("--sqld-scheme is ws or http");
+  const wal = v["sqld-wal"] ?? "libsql-wal";
+  if (wal !== "libsql-wal" && wal !== "default") throw new Error("--sqld-wal is libsql-wal or default");
   return {
     agents,
     seconds: whole("seconds", v.seconds, 120),
@@ -37,6 +40,8 @@ export function options() {
     replicas: whole("replicas", v.replicas, Math.max(1, Math.round(agents / 10))),
     concurrency: whole("concurrency", v.concurrency, 50),
     scheme: scheme as "ws" | "http",
+    /** sqld's WAL: its default one stops every write for good when three or more connections take turns writing. */
+    wal: wal as "libsql-wal" | "default",
     /** Seconds registration may take before the run stops there and reports what it has. */
     registerTimeoutS: whole("register-timeout", v["register-timeout"], 1200),
     /** Nodes written to the database before serve starts instead of registered through the API. */

@@ -16,6 +16,8 @@ export type ServersOptions = {
   dir: string;
   adminToken: string;
   scheme: "ws" | "http";
+  /** sqld's WAL (docs/deploy.md): `libsql-wal` (--use-custom-wal), or its default one. */
+  wal: "libsql-wal" | "default";
   /** Where each serve writes a V8 CPU profile when it exits (node --cpu-prof). */
   cpuProfDir?: string;
   /** Runs on the (migrated, for sqld) database before any serve starts. */
@@ -67,6 +69,7 @@ export async function startServers(o: ServersOptions): Promise<Servers> {
       "--max-concurrent-requests",
       "4096",
       "--disable-intelligent-throttling",
+      ...(o.wal === "libsql-wal" ? ["--use-custom-wal", "libsql-wal"] : []),
     ]);
     sqldUrl = `http://127.0.0.1:${port}`;
     await until(async () => (await fetch(`${sqldUrl}/health`)).ok, 20_000, "sqld");

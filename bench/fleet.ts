@@ -8,7 +8,8 @@
 // of GET /healthz from this process during the steady phase. Registration that has not finished by
 // --register-timeout stops the run there, with what it got printed.
 // Run: npm run build && npx tsx bench/fleet.ts [--agents 10000] [--seconds 120] [--instances 1|3] [--procs 2]
-//        [--replicas N] [--concurrency 50] [--sqld-scheme ws|http] [--register-timeout 1200] [--cpu-prof DIR]
+//        [--replicas N] [--concurrency 50] [--sqld-scheme ws|http] [--sqld-wal libsql-wal|default]
+//        [--register-timeout 1200] [--cpu-prof DIR]
 import type { ChildProcess } from "node:child_process";
 import { tempDir } from "../test/helpers/db.js";
 import { apiCaller, killAll } from "../test/helpers/process.js";
@@ -47,7 +48,7 @@ console.log(
   `fleet: ${args.agents} agents (${KINDS.map((k) => `${mix[k.kind] ?? 0} ${k.gpuClass}`).join(", ")}) in ${args.procs} processes → ` +
     (args.instances === 1
       ? "1 llmgw serve on the embedded file database"
-      : `${args.instances} llmgw serve on one sqld (${args.scheme}://), calls round-robin`),
+      : `${args.instances} llmgw serve on one sqld (${args.scheme}://, ${args.wal === "default" ? "its default WAL" : "libsql-wal"}), calls round-robin`),
 );
 const tmp = tempDir("llmgw-fleet-");
 let seededS: number | undefined;
@@ -58,6 +59,7 @@ const servers = await startServers({
   dir: tmp.dir,
   adminToken: ADMIN,
   scheme: args.scheme,
+  wal: args.wal,
   cpuProfDir: args.cpuProfDir,
   ...(args.preseed ? { beforeServe: async (url: string) => void (seededS = await seedNodes(url, args.agents)) } : {}),
 }).catch((e: unknown) => {

@@ -172,10 +172,12 @@ export function createStore(
   }
 
   function next() {
-    if (running || !waiting.length) return;
+    if (running || sending || !waiting.length) return;
     running = true;
     void runGroup(waiting.splice(0, serialize ? MAX_GROUP : 1)).finally(() => {
       running = false;
+      // the statement writes that waited for this transaction go first, then the writes queued behind it
+      void flush();
       next();
     });
   }
@@ -202,7 +204,7 @@ export function createStore(
    * answer (through the client, whose errors callers know, where the batch went over the kept stream).
    */
   async function flush(): Promise<void> {
-    if (sending || !batches.length) return;
+    if (sending || running || !batches.length) return;
     sending = true;
     const calls = batches.splice(0, MAX_BATCH);
     try {
@@ -224,6 +226,8 @@ export function createStore(
     } finally {
       sending = false;
     }
+    // the transactions that waited for this batch go first, then the statement writes queued behind it
+    next();
     void flush();
   }
 
