@@ -125,6 +125,12 @@ export const shardStatus = sqliteTable(
     message: text("message"),
     updatedAt: integer("updated_at").notNull(),
     /**
+     * When the node says the state was reached (a report's `at`, the node's clock): a report older than the one stored
+     * changes nothing, so that reports crossing on their way (a heartbeat still saying `starting` applied after the
+     * report of `ready`, through another instance) cannot step a shard back. Null: the report said no time.
+     */
+    reportedAt: integer("reported_at"),
+    /**
      * The StartShard a node reported for an engine it runs (at registration), kept while the shard has no row in
      * `shards`: placement adopts it when a deployment is short of it (api/placement/adopt.ts), or clears it.
      */

@@ -20,7 +20,12 @@ export type ShardReportInput = {
   failure?: ShardFailure;
   /** What its NCCL uses: each report says it anew (absent: nothing known, e.g. since a restart). */
   transport?: ShardTransport;
+  /** When the node reached the state (its clock): a report older than the stored one changes nothing. */
+  at?: number;
 };
+
+/** How long a stored shard report outranks one the node timed earlier (ms, by the server's clock). */
+export const REPORT_ORDER_MS = 30_000;
 
 const reportRow = statement<{
   nodeId: string;
@@ -32,6 +37,7 @@ const reportRow = statement<{
   spec: string | null;
   failure: string | null;
   transport: string | null;
+  reportedAt: number | null;
 }>((q) =>
   q
     .insert(shardStatus)
@@ -45,6 +51,7 @@ const reportRow = statement<{
       spec: param("spec"),
       failure: param("failure") as never,
       transport: param("transport") as never,
+      reportedAt: param("reportedAt"),
       rev: nextRev,
     })
     .onConflictDoUpdate({
@@ -57,14 +64,19 @@ const reportRow = statement<{
         spec: sql`coalesce(excluded.spec, ${shardStatus.spec})`,
         failure: sql`coalesce(excluded.failure, ${shardStatus.failure})`,
         transport: sql`excluded.transport`,
+        reportedAt: sql`coalesce(excluded.reported_at, ${shardStatus.reportedAt})`,
         rev: sql`excluded.rev`,
       },
+      // reports cross on their way (through different instances, a heartbeat's copy behind a report): the newer by the
+      // node's clock stands — unless the stored one was written over REPORT_ORDER_MS ago by ours (the node's clock
+      // stepped back: its reports are taken again after that, and its heartbeats say every shard's state anew)
+      setWhere: sql`excluded.reported_at is null or ${shardStatus.reportedAt} is null or excluded.reported_at >= ${shardStatus.reportedAt} or excluded.updated_at > ${shardStatus.updatedAt} + ${sql.raw(String(REPORT_ORDER_MS))}`,
     }),
 );
 
 /**
- * The statements that record the latest state of each reported shard of a node (the last report of a shard wins);
- * unknown states are stored as `failed`.
+ * The statements that record the latest state of each reported shard of a node (the last report of a shard in the
+ * call wins; one the node timed before the stored one changes nothing); unknown states are stored as `failed`.
  */
 export function shardReportStatements(q: Q, nodeId: string, reports: ShardReportInput[], now: number): InStatement[] {
   const latest = new Map(reports.map((r) => [r.shardId, r]));
@@ -80,6 +92,7 @@ export function shardReportStatements(q: Q, nodeId: string, reports: ShardReport
       spec: r.spec === undefined ? null : JSON.stringify(r.spec),
       failure: r.failure ? JSON.stringify(r.failure) : null,
       transport: r.transport ? JSON.stringify(r.transport) : null,
+      reportedAt: r.at ?? null,
     });
   });
 }

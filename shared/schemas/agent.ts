@@ -66,7 +66,10 @@ export const ShardReport = z
     }),
     message: Text(2048).optional(),
     exitCode: z.number().int().optional(),
-    at: z.number().int().nonnegative().optional(),
+    at: z.number().int().nonnegative().optional().openapi({
+      description:
+        "when the node reached the state (ms since the epoch, the node's clock): a report timed before the stored one changes nothing",
+    }),
     failure: ShardFailure.optional().openapi({ description: "why the engine stopped, with its log's last lines" }),
     transport: ShardTransport.optional().openapi({
       description: "the transport NCCL reported for a shard that uses it, judged against its placement",

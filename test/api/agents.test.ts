@@ -212,4 +212,33 @@ describe("heartbeat and status", () => {
     const empty = await t.call("POST", "/api/v1/agents/st-a/status", { token: a.json.nodeToken, body: { shards: [] } });
     expect(empty.status).toBe(400);
   });
+
+  it("keeps the newer of two reports that cross on their way, by the node's time, until the node's clock is trusted again", async () => {
+    const a = await register("st-b", await joinToken());
+    const token = a.json.nodeToken;
+    const state = async () =>
+      (await t.admin("GET", "/api/v1/nodes/st-b")).json.shards.map((s: { state: string }) => s.state);
+    const t0 = t.clock.now();
+    const report = (state: string, at: number) => ({ shardId: "s1", replicaId: "r1", state, at });
+    // `ready` (timed t0 + 3 s) reaches one instance first; a heartbeat sent before it, still saying `starting`
+    // (timed t0), is written after it by another
+    await t.call("POST", "/api/v1/agents/st-b/status", { token, body: { shards: [report("starting", t0)] } });
+    await t.call("POST", "/api/v1/agents/st-b/status", { token, body: { shards: [report("ready", t0 + 3000)] } });
+    t.clock.advance(1000);
+    const hb = await t.call("POST", "/api/v1/agents/st-b/heartbeat", {
+      token,
+      body: { shards: [report("starting", t0)] },
+    });
+    expect(hb.status).toBe(200);
+    expect(await state()).toEqual(["ready"]);
+    // a report the node timed later moves it on
+    await t.call("POST", "/api/v1/agents/st-b/status", { token, body: { shards: [report("failed", t0 + 4000)] } });
+    expect(await state()).toEqual(["failed"]);
+    // the node's clock stepped back a minute: its reports count again once the stored one is 30 s old by ours
+    await t.call("POST", "/api/v1/agents/st-b/status", { token, body: { shards: [report("ready", t0 - 60_000)] } });
+    expect(await state()).toEqual(["failed"]);
+    t.clock.advance(31_000);
+    await t.call("POST", "/api/v1/agents/st-b/status", { token, body: { shards: [report("ready", t0 - 30_000)] } });
+    expect(await state()).toEqual(["ready"]);
+  });
 });

@@ -1,0 +1,1 @@
+ALTER TABLE `shard_status` ADD `reported_at` integer;
