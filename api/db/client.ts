@@ -98,7 +98,9 @@ const queueFull = (n: number) =>
  *
  * A file database takes turns because its local driver is synchronous; a database server (sqld) because SQLite has
  * one writer anyway: transactions open at once wait for its lock inside the server, each holding one of its
- * connections (a thread of its own: past 4,096 threads sqld aborts), and grouped writes commit more per second.
+ * connections (a thread of its own: past 4,096 threads sqld aborts), and grouped writes commit more per second. There
+ * the statement writes' batches take turns with the transactions as well: an instance writes on one connection at a
+ * time (sqld 0.24's default WAL can stop all writing for good once several connections wait for its lock).
  */
 export function createStore(
   db: Db,
