@@ -40,7 +40,7 @@ export function options() {
     replicas: whole("replicas", v.replicas, Math.max(1, Math.round(agents / 10))),
     concurrency: whole("concurrency", v.concurrency, 50),
     scheme: scheme as "ws" | "http",
-    /** sqld's WAL: its default one stops every write for good when three or more connections take turns writing. */
+    /** sqld's WAL: its default one can stop every write for good once several connections wait for its lock. */
     wal: wal as "libsql-wal" | "default",
     /** Seconds registration may take before the run stops there and reports what it has. */
     registerTimeoutS: whole("register-timeout", v["register-timeout"], 1200),

@@ -60,7 +60,7 @@ it("statement writes sent at once commit in shared batches, each call told the r
 });
 
 it("a statement write waits for the instance's running transaction: one connection of an instance writes at a time", async () => {
-  // sqld 0.24's default WAL stops all writing for good once three connections wait for its lock together: an
+  // sqld 0.24's default WAL can stop all writing for good once several connections wait for its lock together: an
   // instance's transaction and its statement batches must not both wait there
   const url = server.url.replace("http:", "ws:");
   const streams = serverStreams(wsTarget(url)!);
