@@ -51,6 +51,10 @@ const counts = (e: Record<string, number>) =>
     .join(", ") || "none";
 const range = (xs: number[]) => `min ${Math.min(...xs)}, median ${percentile(sorted(xs), 50)}, max ${Math.max(...xs)}`;
 
+/** The agent processes' event-loop delay in a phase: a stalled one delays its calls and its deliveries' times. */
+const agentLoops = (s: PhaseStats | undefined) =>
+  `(ms past a 10 ms timer): ${(s?.loops ?? []).map((l, n) => `agents[${n}] p99 ${ms(l.p99)}, max ${ms(l.max)}`).join("; ") || "–"}`;
+
 /** One line on a phase: loop delay, placement runs, connections waiting, calls that failed. */
 function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
   const loop = (p.loops ?? []).map((x, n) =>
@@ -119,9 +123,7 @@ export function printRun(r: Run): void {
         `long-polls open (sampled each second) ${range(steady.held)}`,
     );
     console.log(`floor: GET /healthz one at a time from the bench process during the steady phase: ${dist(r.floor)}`);
-    console.log(
-      `the agents' own event loops in the steady phase (ms past a 10 ms timer): ${s.loops.map((l, n) => `agents[${n}] p99 ${ms(l.p99)}, max ${ms(l.max)}`).join("; ")}`,
-    );
+    console.log(`the agents' own event loops in the steady phase ${agentLoops(s)}`);
   }
   for (const line of r.cpu) console.log(line);
   for (const [n, m] of r.mem.entries())
@@ -144,7 +146,7 @@ export function printRun(r: Run): void {
         `slowest status read ${c.slowestRead} ms); ${c.affected} nodes affected, ${c.delivered} delivered: ${dist(c.deliveryMs)} ` +
         `from the PUT; every ready report answered ${c.reportedMs === undefined ? "not by the deadline" : `after ${c.reportedMs} ms`}, ` +
         `then stored as ${JSON.stringify(c.stored)}; ${ready}; during it heartbeats ${dist(s?.heartbeat ?? [])}, ` +
-        `status reports (${s?.status.length ?? 0}) ${dist(s?.status ?? [])}`,
+        `status reports (${s?.status.length ?? 0}) ${dist(s?.status ?? [])}; the agents' own event loops ${agentLoops(s)}`,
     );
   }
   for (const [n, lag] of r.lag.entries())
