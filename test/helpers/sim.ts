@@ -133,7 +133,15 @@ export async function startSimCluster(o: {
         async () => (items = (await replicas(deployment)).filter((r) => r.state === "ready")).length >= count,
         ms,
         `${count} ready replica(s) of ${deployment}`,
-      );
+      ).catch(async (e: unknown) => {
+        // what a failure needs to be read: the replicas as they are, the last events, each agent's last lines
+        const seen = await replicas(deployment).catch((x: unknown) => String(x));
+        const events = await api("GET", "/api/v1/events?limit=15").catch((x: unknown) => String(x));
+        const logs = [...agents].map(([id, p]) => `--- agent ${id}\n${p.output().slice(-3000)}`).join("\n");
+        throw new Error(
+          `${(e as Error).message}\nreplicas: ${JSON.stringify(seen)}\nevents: ${JSON.stringify(typeof events === "string" ? events : events.body?.items)}\n${logs}`,
+        );
+      });
       return items;
     },
     /** A chat completion of `model` through the router with API key `key`. */
