@@ -5,8 +5,8 @@
 // sqld's CPU, and last one line: `sqld-writers: wal=… writers=W kind=… commits_per_s=X stalled_after_s=Y|none`. A
 // stall is a run of seconds without a commit that lasts to its end: sqld 0.24.32 with its default WAL can stop every
 // write for good (spinning its threads in its write-lock hand-off) once several connections wait for that lock — six
-// with interactive transactions stop within seconds, three now and then; with `--use-custom-wal libsql-wal` it does
-// not (docs/deploy.md).
+// with interactive transactions stop within seconds, three now and then; with `--use-custom-wal libsql-wal` it did
+// not in any run here (docs/deploy.md).
 // Run: npx tsx bench/sqld-writers.ts [--writers 6] [--seconds 30] [--wal default|libsql-wal] [--kind transaction|batch]
 import { parseArgs } from "node:util";
 import { type Client, createClient } from "@libsql/client";
