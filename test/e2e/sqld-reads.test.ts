@@ -1,23 +1,16 @@
 // Reads on a libSQL server go in batches: each statement outside a transaction costs sqld a connection of its own,
 // and at fleet size every poll reads a few rows. Real sqld: it takes the read-only batches, and every caller gets
 // its own rows.
-import { createClient } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { batchingReads } from "../../api/db/read-batches.js";
 import { openDb } from "../../api/node.js";
-import { countingClient, startSqld } from "../helpers/instances.js";
+import { countingClient, seedKv, startSqld } from "../helpers/instances.js";
 
 let server: Awaited<ReturnType<typeof startSqld>>;
 beforeAll(async () => {
   server = await startSqld();
-  const c = createClient({ url: server.url });
-  await c.execute("create table kv (k text primary key, v integer)");
-  await c.batch(
-    Array.from({ length: 100 }, (_, i) => ({ sql: "insert into kv values (?, ?)", args: [`k${i}`, i * 7] })),
-    "write",
-  );
-  c.close();
+  await seedKv(server.url);
 });
 afterAll(async () => {
   await server?.close();

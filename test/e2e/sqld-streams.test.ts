@@ -2,7 +2,7 @@
 // (@libsql/client's own calls open a stream — a connection in sqld — for each). Real sqld: every caller gets its own
 // rows, what fails reaches its caller as the client reports it, a batch commits whole or not at all, and a restarted
 // server is reached again.
-import { type Client, createClient, LibsqlError } from "@libsql/client";
+import { type Client, LibsqlError } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createStore } from "../../api/db/client.js";
@@ -10,7 +10,7 @@ import { dbFailure } from "../../api/db/db-errors.js";
 import { batchingReads } from "../../api/db/read-batches.js";
 import * as schema from "../../api/db/schema.js";
 import { serverStreams, wsTarget } from "../../api/db/server-streams.js";
-import { countingClient, startSqld } from "../helpers/instances.js";
+import { countingClient, seedKv, startSqld } from "../helpers/instances.js";
 import { start, stop, until } from "../helpers/process.js";
 
 let server: Awaited<ReturnType<typeof startSqld>>;
@@ -18,13 +18,7 @@ let ws: string;
 beforeAll(async () => {
   server = await startSqld();
   ws = server.url.replace("http:", "ws:");
-  const c = createClient({ url: server.url });
-  await c.execute("create table kv (k text primary key, v integer not null)");
-  await c.batch(
-    Array.from({ length: 100 }, (_, i) => ({ sql: "insert into kv values (?, ?)", args: [`k${i}`, i * 7] })),
-    "write",
-  );
-  c.close();
+  await seedKv(server.url);
 });
 afterAll(async () => {
   // the restart below starts a server of its own

@@ -37,6 +37,20 @@ export async function startSqld(o: { migrate?: boolean; args?: string[] } = {}) 
   return { url, sqld, close };
 }
 
+/** Writes the table `kv` on the libSQL server at `url`: keys k0 … k99, each value 7 × its number. */
+export async function seedKv(url: string) {
+  const c = createClient({ url });
+  try {
+    await c.execute("create table kv (k text primary key, v integer not null)");
+    await c.batch(
+      Array.from({ length: 100 }, (_, i) => ({ sql: "insert into kv values (?, ?)", args: [`k${i}`, i * 7] })),
+      "write",
+    );
+  } finally {
+    c.close();
+  }
+}
+
 /** A client of the libSQL server at `url` that counts the calls reaching it through the library itself. */
 export function countingClient(url: string) {
   const raw = createClient({ url });
