@@ -4,13 +4,14 @@
 // probe's windows, /metrics.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, LLMGW, type Proc, ROOT, runLlmgw, start, stop, until } from "../test/helpers/process.js";
+import { startSqld } from "../test/helpers/instances.js";
+import { LLMGW, type Proc, start, stop, until } from "../test/helpers/process.js";
 
 const PROBE = join(import.meta.dirname, "fleet-loop-probe.mjs");
 const TICK_MS = 1000 / 100; // USER_HZ: /proc's clock ticks are 1/100 s on Linux
 
 export type Instance = { url: string; port: number; pid: number; proc: Proc; loopFile: string };
-export type Servers = { instances: Instance[]; sqld?: Proc; sqldUrl?: string; close(): Promise<void> };
+export type Servers = { instances: Instance[]; sqld?: Proc; close(): Promise<void> };
 export type ServersOptions = {
   count: number;
   dir: string;
@@ -52,40 +53,33 @@ async function halt(p: Proc, ms = 5000) {
 /** Starts sqld when `count` > 1, then `count` serve processes; resolves once every one answers /readyz. */
 export async function startServers(o: ServersOptions): Promise<Servers> {
   if (!existsSync(LLMGW)) throw new Error(`${LLMGW} is missing: run \`npm run build\` first`);
-  let sqld: Proc | undefined;
-  let dbUrl = `file:${join(o.dir, "llmgw.db")}`;
-  let sqldUrl: string | undefined;
-  if (o.count > 1) {
-    const port = await freePort();
-    sqld = start(join(ROOT, "node_modules", ".bin", "sqld"), [
-      "--db-path",
-      join(o.dir, "sqld"),
-      "--http-listen-addr",
-      `127.0.0.1:${port}`,
-      "--no-welcome",
-      // its defaults (128 of each, and throttling under load) answer a fleet's traffic 429 Too Many Requests
-      "--max-concurrent-connections",
-      "4096",
-      "--max-concurrent-requests",
-      "4096",
-      "--disable-intelligent-throttling",
-      ...(o.wal === "libsql-wal" ? ["--use-custom-wal", "libsql-wal"] : []),
-    ]);
-    sqldUrl = `http://127.0.0.1:${port}`;
-    await until(async () => (await fetch(`${sqldUrl}/health`)).ok, 20_000, "sqld");
-    const migrated = await runLlmgw(["migrate", "--db", sqldUrl]);
-    if (migrated.code !== 0) throw new Error(`llmgw migrate: ${migrated.output}`);
-    dbUrl = `${o.scheme}://127.0.0.1:${port}`;
-  }
+  const server =
+    o.count > 1
+      ? await startSqld({
+          args: [
+            // its defaults (128 of each, and throttling under load) answer a fleet's traffic 429 Too Many Requests
+            "--max-concurrent-connections",
+            "4096",
+            "--max-concurrent-requests",
+            "4096",
+            "--disable-intelligent-throttling",
+            ...(o.wal === "libsql-wal" ? ["--use-custom-wal", "libsql-wal"] : []),
+          ],
+        })
+      : undefined;
+  const dbUrl = server ? server.url.replace("http:", `${o.scheme}:`) : `file:${join(o.dir, "llmgw.db")}`;
   const instances: Instance[] = [];
   const servers: Servers = {
     instances,
-    sqld,
-    sqldUrl,
+    sqld: server?.sqld,
     async close() {
       // a CPU profile is written as the process exits: give it the time
       await Promise.all(instances.map((i) => halt(i.proc, o.cpuProfDir ? 60_000 : 5000)));
-      if (sqld) await halt(sqld);
+      if (server) {
+        // a server stuck in its write-lock hand-off may not stop when asked
+        await halt(server.sqld);
+        await server.close();
+      }
     },
   };
   try {
