@@ -39,11 +39,17 @@ export function createPollHub(
   let highest = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running = false;
+  /** Told to look while a look was on its way (which may have read before the write): look again at once after it. */
+  let again = false;
 
   async function tick() {
     timer = undefined;
-    if (running) return;
+    if (running) {
+      again = true;
+      return;
+    }
     running = true;
+    again = false;
     try {
       if (seen === undefined) return;
       const fresh = [...joined];
@@ -52,6 +58,9 @@ export function createPollHub(
         .select({ id: nodes.id, index: nodes.assignIndex })
         .from(nodes)
         .where(gt(nodes.assignIndex, seen));
+      // the watermark moves by the range read only: a joined node's row, read after it, may show a commit the range
+      // did not, and going past that commit would skip the other nodes it moved
+      for (const m of moved) seen = Math.max(seen, m.index);
       for (let i = 0; i < fresh.length; i += 500)
         moved.push(
           ...(await store.db
@@ -61,7 +70,6 @@ export function createPollHub(
         );
       const woken: { w: Waiter; id: string; index: number }[] = [];
       for (const m of moved) {
-        seen = Math.max(seen, m.index);
         highest = Math.max(highest, m.index);
         // moved on, or below what the poll read (restored between the poll's read and its wait): the poll answers
         for (const w of waiting.get(m.id) ?? []) if (m.index !== w.index) woken.push({ w, id: m.id, index: m.index });
@@ -88,7 +96,7 @@ export function createPollHub(
       onError(e);
     } finally {
       running = false;
-      schedule(everyMs);
+      schedule(again ? 0 : everyMs);
     }
   }
   function schedule(ms: number) {

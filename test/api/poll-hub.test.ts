@@ -1,7 +1,8 @@
 // The Node poll hub's watcher: it reads only the indexes that moved past the highest it saw, and still wakes a wait
 // whose node moved between the poll's read and the wait (another instance's write, seen by no notify()).
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Store } from "../../api/db/client.js";
 import { nodes, shards } from "../../api/db/schema.js";
 import { nodeAssignments } from "../../api/db/shards.js";
 import { createPollHub } from "../../api/poll-hub.js";
@@ -23,6 +24,38 @@ const moveTo = (id: string, assignIndex: number) => db.db.update(nodes).set({ as
 /** Resolves true when `p` settles within `ms` (a deadline for a wake that must come), false after. */
 const within = (p: Promise<unknown>, ms: number) =>
   Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+/**
+ * `store` with `before(n)` awaited before its n-th select (counted from 1) runs: another instance's commit can land
+ * between two reads of one look.
+ */
+function interleaved(store: Store, before: (n: number) => Promise<void>): Store {
+  let n = 0;
+  const delayed = (q: object, first: () => Promise<void>): object =>
+    new Proxy(q, {
+      get(t, p) {
+        const v = Reflect.get(t, p, t) as unknown;
+        if (typeof v !== "function") return v;
+        if (p === "then")
+          return (ok: (x: unknown) => unknown, fail: (e: unknown) => unknown) =>
+            first().then(() => (v as (a: unknown, b: unknown) => unknown).call(t, ok, fail), fail);
+        return (...a: unknown[]) => {
+          const r = (v as (...x: unknown[]) => unknown).apply(t, a);
+          return r && typeof r === "object" && r !== t ? delayed(r, first) : r === t ? delayed(t, first) : r;
+        };
+      },
+    });
+  const db = new Proxy(store.db, {
+    get(t, p) {
+      if (p !== "select") return Reflect.get(t, p, t);
+      return (...a: Parameters<Store["db"]["select"]>) => {
+        const k = ++n;
+        return delayed(t.select(...a), () => before(k));
+      };
+    },
+  });
+  return { ...store, db };
+}
 
 beforeAll(async () => {
   db = await migratedDb();
@@ -107,6 +140,72 @@ describe("createPollHub's watcher", () => {
       hub.notify();
       expect(await within(woken, 10_000)).toBe(true);
       expect(await woken).toBeUndefined();
+      stop.abort();
+    } finally {
+      other.close();
+    }
+  });
+
+  it("wakes every node a commit moved though a joined node's row, read later in the same look, showed it first", async () => {
+    const other = await migratedDb();
+    try {
+      await addNode("x", 1, other);
+      await addNode("y", 1, other);
+      let selects = 0;
+      let commitAt = -1;
+      const store = interleaved(other.store, async (n) => {
+        selects = n;
+        // another instance's placement moves both nodes between this look's range read and its read of x's row
+        if (n === commitAt) await other.client.execute("update nodes set assign_index = 2 where id in ('x', 'y')");
+      });
+      const stop = new AbortController();
+      const hub = createPollHub(store, 3_600_000, () => {}, stop.signal);
+      const y = hub.wait("y", 1, 3_600_000);
+      hub.notify();
+      await vi.waitFor(() => expect(selects).toBeGreaterThanOrEqual(3));
+      // x's poll read index 1 and waits; the next look reads the moved range (nothing yet), then x's row (moved)
+      const x = hub.wait("x", 1, 3_600_000);
+      commitAt = selects + 2;
+      hub.notify();
+      expect(await within(x, 10_000)).toBe(true);
+      // a later look finds y, moved by the same commit
+      await vi.waitFor(
+        async () => {
+          hub.notify();
+          expect(await within(y, 50)).toBe(true);
+        },
+        { timeout: 10_000 },
+      );
+      stop.abort();
+    } finally {
+      other.close();
+    }
+  });
+
+  it("looks again at once when told of a write while a look is on its way", async () => {
+    const other = await migratedDb();
+    try {
+      await addNode("z", 1, other);
+      let release = () => {};
+      const gate = new Promise<void>((ok) => {
+        release = ok;
+      });
+      let selects = 0;
+      // the first look's last read (the highest index) waits at the gate
+      const store = interleaved(other.store, async (n) => {
+        selects = n;
+        if (n === 3) await gate;
+      });
+      const stop = new AbortController();
+      const hub = createPollHub(store, 3_600_000, () => {}, stop.signal);
+      const z = hub.wait("z", 1, 3_600_000);
+      hub.notify();
+      await vi.waitFor(() => expect(selects).toBe(3));
+      // this instance's placement commits a move of z and says so while that look is still on its way
+      await other.client.execute("update nodes set assign_index = 2 where id = 'z'");
+      hub.notify();
+      release();
+      expect(await within(z, 5_000)).toBe(true);
       stop.abort();
     } finally {
       other.close();
