@@ -10,7 +10,14 @@ import { failingIn, recentFailures } from "./hold.js";
 import { placedReplicas, planInput } from "./input.js";
 import { plan } from "./plan.js";
 import { adoptIn, type PlaceSettings, repairsIn } from "./repair-adopt.js";
-import { keepPlaced, newPlacementCache, type PlacementCache, readPlacementRows } from "./rows.js";
+import {
+  behind,
+  keepPlaced,
+  newPlacementCache,
+  type PlacementCache,
+  readPlacementRows,
+  warmPlacementCache,
+} from "./rows.js";
 import { startShard } from "./start-shard.js";
 import type { PlaceDeployment, Replica } from "./types.js";
 
@@ -170,7 +177,11 @@ const isConflict = (e: unknown) =>
 
 // every poll and every write asks it: its SQL built once
 const generations = prepared((q) =>
-  q.select({ g: cluster.generation, p: cluster.placedGeneration }).from(cluster).where(eq(cluster.id, 1)).prepare(),
+  q
+    .select({ g: cluster.generation, p: cluster.placedGeneration, seq: cluster.assignSeq })
+    .from(cluster)
+    .where(eq(cluster.id, 1))
+    .prepare(),
 );
 
 /**
@@ -185,6 +196,8 @@ export async function placeIfNeeded(
 ): Promise<PlaceResult> {
   const [c] = await generations(store.db, {});
   if (!c || c.g === c.p) return NOTHING;
+  // a whole fleet's rows read before the write lock rather than under it, where every instance's writes wait for it
+  if (behind(cache, c.seq)) await warmPlacementCache(store.db, cache);
   for (let attempt = 1; ; attempt++) {
     try {
       const { kept, ...placed } = await store.write((tx) => placeIn(tx, now, settings, cache));

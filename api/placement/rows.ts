@@ -176,6 +176,26 @@ async function refresh(q: Q, cache: PlacementCache) {
   cache.generation = generation;
 }
 
+/**
+ * Whether a read of the rows at `assignSeq` would fetch a whole fleet's worth: the cache never read (an instance's
+ * first run), or replicas placed since by another instance.
+ */
+export const behind = (cache: PlacementCache, assignSeq: number) =>
+  cache.generation === undefined || cache.placed?.assignSeq !== assignSeq;
+
+/**
+ * Brings `cache` up to date with what `q` sees, in its turn with the other reads of it. Placement calls it before its
+ * transaction when the cache is `behind`: the transaction's own read then fetches only what changed in between, under
+ * the write lock, rather than every node or replica.
+ */
+export function warmPlacementCache(q: Q, cache: PlacementCache): Promise<void> {
+  const mine = cache.turn.then(() => refresh(q, cache));
+  cache.turn = mine.catch(() => {
+    cache.generation = undefined;
+  });
+  return mine;
+}
+
 export type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
 
 /**
@@ -183,11 +203,7 @@ export type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
  * others, heard from since, carry at least `silentBefore` (their liveness is all placement reads of it).
  */
 export async function readPlacementRows(q: Q, cache: PlacementCache, silentBefore: number) {
-  const mine = cache.turn.then(() => refresh(q, cache));
-  cache.turn = mine.catch(() => {
-    cache.generation = undefined;
-  });
-  await mine;
+  await warmPlacementCache(q, cache);
   const silent = new Map(
     (
       await q

@@ -1,0 +1,84 @@
+// What placement reads under the write lock, as a second instance runs it: an instance whose cache has never read the
+// fleet, or has not seen the replicas another instance placed, reads them before its transaction — on a libSQL server
+// every instance's writes wait while one holds the lock, and a whole fleet read there held it for a second at 10,000
+// nodes.
+import { getTableName, sql } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Store, Tx } from "../../api/db/client.js";
+import { cluster } from "../../api/db/schema.js";
+import { placeIfNeeded } from "../../api/placement/apply.js";
+import { newPlacementCache } from "../../api/placement/rows.js";
+import { createTestApp, type TestApp } from "../helpers/app.js";
+import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+
+let t: TestApp;
+const SETTINGS = { nodeLostAfterS: 180, repairGraceS: 60, repairMaxFraction: 0.25 };
+
+/** `store` whose write transactions note each table their selects read from (and each column list they name). */
+function watched(store: Store) {
+  const read: { table: string; columns: string[] }[] = [];
+  const watch = (tx: Tx): Tx =>
+    new Proxy(tx, {
+      get(target, p) {
+        if (p !== "select") return Reflect.get(target, p, target);
+        return (fields?: Record<string, unknown>) => {
+          const q = fields ? target.select(fields as never) : target.select();
+          return new Proxy(q, {
+            get(b, k) {
+              if (k !== "from") return Reflect.get(b, k, b);
+              return (table: SQLiteTable) => {
+                read.push({ table: getTableName(table), columns: Object.keys(fields ?? {}) });
+                return b.from(table as never);
+              };
+            },
+          });
+        };
+      },
+    });
+  return { read, store: { ...store, write: <T>(fn: (tx: Tx) => Promise<T>) => store.write((tx) => fn(watch(tx))) } };
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ settings: SETTINGS });
+  for (const id of ["n1", "n2", "n3"])
+    await t.call("POST", "/api/v1/agents/register", {
+      token: t.adminToken,
+      body: { ...registerBody(id, inventoryFromCapture(H100_XML)), labels: { pool: "p" } },
+    });
+  await t.admin("PUT", "/api/v1/models/m", {
+    body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
+  });
+  await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 2, pool: "p" } } });
+  await t.settle();
+});
+afterAll(() => t.close());
+
+describe("placement on an instance whose cache is behind", () => {
+  it("reads the fleet's inventories and the placed replicas before its transaction, not in it", async () => {
+    // this instance never placed: its cache is empty; another instance's write moved the generation since
+    await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
+    const w = watched(t.store);
+    const r = await placeIfNeeded(w.store, t.clock.now(), SETTINGS, newPlacementCache());
+    expect(r.ran).toBe(true);
+    // it did read the cluster in its transaction (the run happened there) …
+    expect(w.read.some((x) => x.table === "cluster")).toBe(true);
+    // … but neither the inventories nor the placed replicas' and shards' rows
+    expect(w.read.filter((x) => x.columns.includes("inventory"))).toEqual([]);
+    const whole = w.read.filter((x) => ["replicas", "shards"].includes(x.table) && !x.columns.length);
+    expect(whole).toEqual([]);
+  });
+
+  it("reads the replicas another instance placed since its last run before its transaction", async () => {
+    const mine = newPlacementCache();
+    await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
+    expect((await placeIfNeeded(t.store, t.clock.now(), SETTINGS, mine)).ran).toBe(true);
+    // the other instance (the app) places a third replica; then something moves the generation again
+    await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 3, pool: "p" } } });
+    await t.settle();
+    await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
+    const w = watched(t.store);
+    expect((await placeIfNeeded(w.store, t.clock.now(), SETTINGS, mine)).ran).toBe(true);
+    expect(w.read.filter((x) => ["replicas", "shards"].includes(x.table) && !x.columns.length)).toEqual([]);
+  });
+});
