@@ -1,10 +1,11 @@
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { ServerConfig } from "../../api/config.js";
 import { startServer } from "../../api/node.js";
 import { silentLog } from "../helpers/app.js";
 import { tempDir } from "../helpers/db.js";
+import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
 
 const tmp = tempDir();
 let close: (() => Promise<void>) | undefined;
@@ -41,4 +42,30 @@ it("prints the first-start admin token after the addresses, and it is already st
     said.findIndex((l) => /API docs/.test(l)),
   );
   expect(said.at(-1)).toMatch(/^\s+llmgw_adm_/);
+});
+
+it("reads the fleet for placement at start-up, before any change asks it to place", async () => {
+  const url = `file:${join(tmp.dir, "fleet.sqlite")}`;
+  const adminToken = "llmgw_adm_fleet-read-at-start-0001";
+  const config = ServerConfig.parse({ dbUrl: url, port: 0, adminToken });
+  const first = await startServer(config, silentLog, () => {});
+  for (const id of ["n1", "n2"]) {
+    const r = await fetch(`${first.url}/api/v1/agents/register`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(registerBody(id, inventoryFromCapture(H100_XML))),
+    });
+    expect(r.status).toBe(201);
+  }
+  await first.close();
+  const lines: string[] = [];
+  const log = { ...silentLog, info: (msg: string) => void lines.push(msg) };
+  const running = await startServer(config, log, () => {});
+  close = running.close;
+  await vi.waitFor(
+    () => expect(lines.filter((l) => /^read 2 nodes for placement in \d+ ms$/.test(l))).toHaveLength(1),
+    {
+      timeout: 10_000,
+    },
+  );
 });
