@@ -31,6 +31,11 @@ export type Decisions = {
 };
 export type PlaceResult = {
   ran: boolean;
+  /**
+   * The run found the change it set out to place placed already, by another instance (its transaction waited for the
+   * write lock while that one held it): that instance's commit may have moved this instance's nodes too.
+   */
+  elsewhere?: true;
   changedNodes: string[];
   assigned: number;
   released: number;
@@ -203,7 +208,7 @@ export async function placeIfNeeded(
       const { kept, ...placed } = await store.write((tx) => placeIn(tx, now, settings, cache));
       // committed: the replicas it left are what the next read would fetch
       if (kept) keepPlaced(cache, kept.readAt, kept.assignSeq, kept.replicas);
-      return placed;
+      return placed.ran ? placed : { ...placed, elsewhere: true };
     } catch (e) {
       if (attempt >= 5 || !isConflict(e)) throw e;
     }

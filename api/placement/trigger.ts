@@ -104,11 +104,17 @@ export function logDecisions(log: Log, r: PlaceResult): void {
 }
 
 /**
- * Places now and wakes the long-polls of nodes whose shards changed; a failure is logged (the next poll retries it).
+ * Whether a run may have moved nodes' assignments: its own changes, or another instance's placement it found committed
+ * (the poll hub looks at once, rather than at its next look).
+ */
+export const movedAny = (r: PlaceResult) => r.changedNodes.length > 0 || r.elsewhere === true;
+
+/**
+ * Places now and wakes the long-polls of nodes whose shards changed (here or by another instance's run just before); a failure is logged (the next poll retries it).
  */
 export function placeAndWake(deps: WakeDeps, after: string, allowanceMs = 0): Promise<void> {
   return placeTimed(deps, deps.now(), allowanceMs)
-    .then((r) => (r.changedNodes.length ? deps.waiter.notify() : undefined))
+    .then((r) => (movedAny(r) ? deps.waiter.notify() : undefined))
     .catch((e: unknown) =>
       deps.log.warn(`placement after ${after} failed; the next poll retries it`, { error: String(e) }),
     );

@@ -10,7 +10,7 @@ import { type NodeAssignment, nodeAssignments } from "../db/shards.js";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonResponse, nodeSecurity, syncFirst } from "../openapi.js";
-import { placeTimed } from "../placement/trigger.js";
+import { movedAny, placeTimed } from "../placement/trigger.js";
 import { holdAnswer, outgoingOf } from "./held-poll.js";
 
 const MAX_WAIT_S = 60;
@@ -84,7 +84,7 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
     });
   }
   const placed = await placeTimed(c.var.deps, t);
-  if (placed.changedNodes.length) waiter.notify();
+  if (movedAny(placed)) waiter.notify();
   // the index the authentication read decides whether the poll waits (unless this poll's placement just moved it):
   // one that moved since, by another run, is found by the poll hub at its next look. An answer reads it afresh with
   // the shards, so that the two agree. An agent holding the current index waits before its shards are read: they are
