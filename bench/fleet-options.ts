@@ -16,6 +16,7 @@ export function options() {
       "sqld-wal": { type: "string" },
       "register-timeout": { type: "string" },
       "cpu-prof": { type: "string" },
+      "agents-nice": { type: "string" },
       preseed: { type: "boolean" },
     },
   });
@@ -30,6 +31,9 @@ export function options() {
   if (instances !== 1 && instances !== 3) throw new Error("--instances is 1 (file database) or 3 (sqld)");
   const scheme = v["sqld-scheme"] ?? "ws";
   if (scheme !== "ws" && scheme !== "http") throw new Error("--sqld-scheme is ws or http");
+  const nice = v["agents-nice"] === undefined ? 0 : Number(v["agents-nice"]);
+  if (!Number.isInteger(nice) || nice < -20 || nice > 19 || v["agents-nice"]?.trim() === "")
+    throw new Error(`--agents-nice wants a whole number from -20 to 19, not ${JSON.stringify(v["agents-nice"])}`);
   const wal = v["sqld-wal"] ?? "libsql-wal";
   if (wal !== "libsql-wal" && wal !== "default") throw new Error("--sqld-wal is libsql-wal or default");
   return {
@@ -46,6 +50,11 @@ export function options() {
     registerTimeoutS: whole("register-timeout", v["register-timeout"], 1200),
     /** Nodes written to the database before serve starts instead of registered through the API. */
     preseed: !!v.preseed,
+    /**
+     * The agent processes' scheduling priority (nice; below 0 needs root): they stand for machines of their own, and
+     * below 0 they read their answers when they arrive rather than when the API's processes leave them a core.
+     */
+    agentsNice: nice,
     cpuProfDir: v["cpu-prof"] === undefined ? undefined : resolve(v["cpu-prof"]),
   };
 }

@@ -9,8 +9,9 @@
 // --register-timeout stops the run there, with what it got printed.
 // Run: npm run build && npx tsx bench/fleet.ts [--agents 10000] [--seconds 120] [--instances 1|3] [--procs 2]
 //        [--replicas N] [--concurrency 50] [--sqld-scheme ws|http] [--sqld-wal libsql-wal|default]
-//        [--register-timeout 1200] [--cpu-prof DIR]
+//        [--register-timeout 1200] [--cpu-prof DIR] [--agents-nice=N] (a value below 0 goes after "=")
 import type { ChildProcess } from "node:child_process";
+import { setPriority } from "node:os";
 import { tempDir } from "../test/helpers/db.js";
 import { apiCaller, killAll } from "../test/helpers/process.js";
 import { type AgentsJob, type FromAgents, forkAgents, type PhaseStats } from "./fleet-agents.js";
@@ -45,7 +46,7 @@ const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
 console.log(`machine: ${machine()}`);
 const mix = fleetMix(args.agents);
 console.log(
-  `fleet: ${args.agents} agents (${KINDS.map((k) => `${mix[k.kind] ?? 0} ${k.gpuClass}`).join(", ")}) in ${args.procs} processes → ` +
+  `fleet: ${args.agents} agents (${KINDS.map((k) => `${mix[k.kind] ?? 0} ${k.gpuClass}`).join(", ")}) in ${args.procs} processes${args.agentsNice ? ` at nice ${args.agentsNice}` : ""} → ` +
     (args.instances === 1
       ? "1 llmgw serve on the embedded file database"
       : `${args.instances} llmgw serve on one sqld (${args.scheme}://, ${args.wal === "default" ? "its default WAL" : "libsql-wal"}), calls round-robin`),
@@ -202,6 +203,12 @@ try {
       ...(args.preseed ? { seeded: { rampS: RAMP_S, pollWaitS: 50, heartbeatS: 60 } } : {}),
     };
     const child = forkAgents(job, heard(n));
+    if (args.agentsNice)
+      try {
+        setPriority(child.pid!, args.agentsNice);
+      } catch (e) {
+        throw new Error(`--agents-nice ${args.agentsNice}: ${(e as Error).message} (below 0 needs root)`);
+      }
     child.on("exit", (code) => {
       if (!stopping) failure = `an agent process exited (${code})`;
     });
