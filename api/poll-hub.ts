@@ -96,6 +96,11 @@ export function createPollHub(
       onError(e);
     } finally {
       running = false;
+      // a poll that parked meanwhile set the usual tick: the look asked for goes first
+      if (again) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
       schedule(again ? 0 : everyMs);
     }
   }

@@ -201,7 +201,7 @@ export async function placeIfNeeded(
 ): Promise<PlaceResult> {
   const [c] = await generations(store.db, {});
   if (!c || c.g === c.p) return NOTHING;
-  // a whole fleet's rows read before the write lock rather than under it, where every instance's writes wait for it
+  // another instance's replicas read before the write lock rather than under it, where every instance's writes wait
   if (behind(cache, c.seq)) await warmPlacementCache(store.db, cache);
   for (let attempt = 1; ; attempt++) {
     try {

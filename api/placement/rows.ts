@@ -177,11 +177,12 @@ async function refresh(q: Q, cache: PlacementCache) {
 }
 
 /**
- * Whether a read of the rows at `assignSeq` would fetch a whole fleet's worth: the cache never read (an instance's
- * first run), or replicas placed since by another instance.
+ * Whether a kept cache's next read at `assignSeq` would fetch every placed replica and shard: replicas placed since by
+ * another instance. (A cache never read is not: an instance reads the fleet at start-up, and where nothing is kept
+ * between requests — a Worker — a read before the transaction would only read twice.)
  */
 export const behind = (cache: PlacementCache, assignSeq: number) =>
-  cache.generation === undefined || cache.placed?.assignSeq !== assignSeq;
+  cache.generation !== undefined && cache.placed?.assignSeq !== assignSeq;
 
 /**
  * Brings `cache` up to date with what `q` sees, in its turn with the other reads of it. Placement calls it before its

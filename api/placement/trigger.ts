@@ -110,7 +110,8 @@ export function logDecisions(log: Log, r: PlaceResult): void {
 export const movedAny = (r: PlaceResult) => r.changedNodes.length > 0 || r.elsewhere === true;
 
 /**
- * Places now and wakes the long-polls of nodes whose shards changed (here or by another instance's run just before); a failure is logged (the next poll retries it).
+ * Places now and wakes the long-polls of nodes whose shards changed (here, or by another instance's run just before);
+ * a failure is logged (the next poll retries it).
  */
 export function placeAndWake(deps: WakeDeps, after: string, allowanceMs = 0): Promise<void> {
   return placeTimed(deps, deps.now(), allowanceMs)

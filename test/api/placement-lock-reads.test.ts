@@ -1,7 +1,6 @@
-// What placement reads under the write lock, as a second instance runs it: an instance whose cache has never read the
-// fleet, or has not seen the replicas another instance placed, reads them before its transaction — on a libSQL server
-// every instance's writes wait while one holds the lock, and a whole fleet read there held it for a second at 10,000
-// nodes.
+// What placement reads under the write lock, as a second instance runs it: an instance whose cache has not seen the
+// replicas another instance placed reads them before its transaction — on a libSQL server every instance's writes wait
+// while one holds the lock. (Its first read of the fleet it makes at start-up: test/api/serve-start.test.ts.)
 import { getTableName, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -54,21 +53,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe("placement on an instance whose cache is behind", () => {
-  it("reads the fleet's inventories and the placed replicas before its transaction, not in it", async () => {
-    // this instance never placed: its cache is empty; another instance's write moved the generation since
-    await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
-    const w = watched(t.store);
-    const r = await placeIfNeeded(w.store, t.clock.now(), SETTINGS, newPlacementCache());
-    expect(r.ran).toBe(true);
-    // it did read the cluster in its transaction (the run happened there) …
-    expect(w.read.some((x) => x.table === "cluster")).toBe(true);
-    // … but neither the inventories nor the placed replicas' and shards' rows
-    expect(w.read.filter((x) => x.columns.includes("inventory"))).toEqual([]);
-    const whole = w.read.filter((x) => ["replicas", "shards"].includes(x.table) && !x.columns.length);
-    expect(whole).toEqual([]);
-  });
-
+describe("placement on an instance whose cache is behind another's placement", () => {
   it("reads the replicas another instance placed since its last run before its transaction", async () => {
     const mine = newPlacementCache();
     await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
@@ -79,6 +64,10 @@ describe("placement on an instance whose cache is behind", () => {
     await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
     const w = watched(t.store);
     expect((await placeIfNeeded(w.store, t.clock.now(), SETTINGS, mine)).ran).toBe(true);
+    // it did read the cluster in its transaction (the run happened there) …
+    expect(w.read.some((x) => x.table === "cluster")).toBe(true);
+    // … but not the placed replicas and shards (nor an inventory: no node changed)
     expect(w.read.filter((x) => ["replicas", "shards"].includes(x.table) && !x.columns.length)).toEqual([]);
+    expect(w.read.filter((x) => x.columns.includes("inventory"))).toEqual([]);
   });
 });

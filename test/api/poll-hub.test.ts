@@ -201,11 +201,15 @@ describe("createPollHub's watcher", () => {
       const z = hub.wait("z", 1, 3_600_000);
       hub.notify();
       await vi.waitFor(() => expect(selects).toBe(3));
-      // this instance's placement commits a move of z and says so while that look is still on its way
+      // this instance's placement commits a move of z and says so while that look is still on its way …
       await other.client.execute("update nodes set assign_index = 2 where id = 'z'");
       hub.notify();
+      // … and another poll parks after that (it sets the usual next look, an hour away)
+      await addNode("z2", 1, other);
+      const z2 = hub.wait("z2", 1, 3_600_000);
       release();
       expect(await within(z, 5_000)).toBe(true);
+      expect(await within(z2, 100)).toBe(false);
       stop.abort();
     } finally {
       other.close();
