@@ -31,7 +31,14 @@ export type AgentsJob = {
  * `shards`: an agent's poll answered with a different shard set (the deployments the new set holds); `ready`: its
  * report of new shards ready was answered (their deployments) — both when the agent saw it.
  */
-export type Delivery = { kind: "shards" | "ready"; node: string; at: number; deployments: string[] };
+export type Delivery = {
+  kind: "shards" | "ready";
+  node: string;
+  at: number;
+  deployments: string[];
+  /** The instance whose answer it was (its index in the origins). */
+  via: number;
+};
 /** Round trips (ms) of the calls that completed in one phase, and the failures by call and status or error code. */
 export type PhaseStats = {
   name: string;
@@ -102,13 +109,13 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
       const r = await call();
       if (r.status === 200) {
         phase[what].push(performance.now() - t);
-        return true;
+        return r.via;
       }
       fail(what, r.status);
     } catch (e) {
       fail(what, e);
     }
-    return false;
+    return undefined;
   };
   const agentPath = (a: Agent, rest: string) => `/api/v1/agents/${a.node}/${rest}`;
 
@@ -117,7 +124,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
     timed("status", () => http.call("POST", agentPath(a, "status"), a.token, { shards: moves }, 30_000, a.index));
 
   /** What the supervisor would report for a new answer: new shards starting (ready later), vanished ones stopped. */
-  function answered(a: Agent, shards: Answer["shards"], at: number) {
+  function answered(a: Agent, shards: Answer["shards"], at: number, via: number) {
     const key = shards
       .map((s) => s.shardId)
       .sort()
@@ -126,7 +133,13 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
     if (key === a.key) return;
     a.key = key;
     if (!first)
-      deliveries.push({ kind: "shards", node: a.node, at, deployments: [...new Set(shards.map((s) => s.deployment))] });
+      deliveries.push({
+        kind: "shards",
+        node: a.node,
+        at,
+        deployments: [...new Set(shards.map((s) => s.deployment))],
+        via,
+      });
     const wanted = new Set(shards.map((s) => s.shardId));
     const moves: ShardReport[] = [];
     for (const s of shards) {
@@ -154,9 +167,10 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         void report(
           a,
           ready.map((r) => ({ ...r })),
-        ).then((ok) => {
+        ).then((via) => {
           const names = [...new Set(ready.map((r) => a.deploymentOf.get(r.shardId) ?? ""))];
-          if (ok) deliveries.push({ kind: "ready", node: a.node, at: Date.now(), deployments: names });
+          if (via !== undefined && via !== false)
+            deliveries.push({ kind: "ready", node: a.node, at: Date.now(), deployments: names, via });
         });
       }, uniform(job.readyMs));
   }
@@ -189,7 +203,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         if (r.status !== 200) throw r.status;
         const answer = JSON.parse(r.text) as Answer;
         a.index = answer.index;
-        answered(a, answer.shards, Date.now());
+        answered(a, answer.shards, Date.now(), r.via);
         if (first) polledOnce();
         first = false;
         failures = 0;

@@ -19,6 +19,8 @@ export type ChangeResult = {
   /** Of those, how many agents had their new shards by the deadline, and their delivery times (ms from the PUT). */
   delivered: number;
   deliveryMs: number[];
+  /** The same times by the instance whose answer brought the shards (its index). */
+  deliveryVia: number[][];
   /** Until every affected agent's `ready` report was answered; then the states the API had stored for their shards. */
   reportedMs?: number;
   stored: Record<string, number>;
@@ -40,9 +42,9 @@ export function deliveryLog() {
         else byNode.set(d.node, [d]);
       }
     },
-    /** When `node` first saw a `kind` event of `deployment` at or after `since`. */
+    /** The first `kind` event of `deployment` that `node` saw at or after `since`. */
     first(node: string, deployment: string, since: number, kind: Delivery["kind"] = "shards") {
-      return byNode.get(node)?.find((d) => d.kind === kind && d.at >= since && d.deployments.includes(deployment))?.at;
+      return byNode.get(node)?.find((d) => d.kind === kind && d.at >= since && d.deployments.includes(deployment));
     },
   };
 }
@@ -105,14 +107,19 @@ export async function measureChange(
   const end = t0 + o.deadlineMs;
   const seen = async (kind: Delivery["kind"]) => {
     for (;;) {
-      const times = affected.map((n) => log.first(n, o.deployment, t0, kind));
-      if (times.every((t) => t !== undefined) || Date.now() > end)
-        return times.flatMap((t) => (t === undefined ? [] : [t - t0])).sort((a, b) => a - b);
+      const found = affected.map((n) => log.first(n, o.deployment, t0, kind));
+      if (found.every((d) => d !== undefined) || Date.now() > end)
+        return found
+          .flatMap((d) => (d === undefined ? [] : [{ ms: d.at - t0, via: d.via }]))
+          .sort((a, b) => a.ms - b.ms);
       await sleep(100);
     }
   };
-  const deliveryMs = await seen("shards");
-  const reported = await seen("ready");
+  const delivered = await seen("shards");
+  const deliveryMs = delivered.map((d) => d.ms);
+  const deliveryVia: number[][] = [];
+  for (const d of delivered) (deliveryVia[d.via] ??= []).push(d.ms);
+  const reported = (await seen("ready")).map((d) => d.ms);
   // every affected agent's last report says ready and was answered: a shard stored otherwise was overwritten since
   const stored: Record<string, number> = {};
   const mine = new Set(affected);
@@ -129,6 +136,7 @@ export async function measureChange(
     affected: affected.length,
     delivered: deliveryMs.length,
     deliveryMs,
+    deliveryVia,
     ...(reported.length === affected.length ? { reportedMs: reported.at(-1) ?? 0 } : {}),
     stored,
     ...(ready.ok ? { readyMs: ready.ms } : {}),

@@ -1,5 +1,6 @@
 // The simulated agents' HTTP client (bench/fleet-agents.ts): undici pools with keep-alive connections, one per API
-// instance, each call going to the next instance round-robin, as behind a load balancer without affinity.
+// instance, each call going to the next instance round-robin, as behind a load balancer without affinity (`via`: the
+// instance that answered).
 import { Pool } from "undici";
 
 /**
@@ -14,7 +15,8 @@ export function httpPools(origins: string[]) {
   let next = 0;
   return {
     async call(method: string, path: string, token: string, body?: unknown, timeoutMs = 30_000, index = 0) {
-      const r = await pools[next++ % pools.length]!.request({
+      const via = next++ % pools.length;
+      const r = await pools[via]!.request({
         method: method as "GET",
         path,
         headers: {
@@ -29,7 +31,7 @@ export function httpPools(origins: string[]) {
         bodyTimeout: timeoutMs,
       });
       const text = await r.body.text();
-      return { status: r.statusCode, text };
+      return { status: r.statusCode, text, via };
     },
     /** Closes every connection. */
     close: () => Promise.all(pools.map((p) => p.destroy())),

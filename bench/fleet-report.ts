@@ -56,6 +56,12 @@ const agentLoops = (s: PhaseStats | undefined) =>
   `(ms past a 10 ms timer): ${(s?.loops ?? []).map((l, n) => `agents[${n}] p99 ${ms(l.p99)}, max ${ms(l.max)}`).join("; ") || "–"}`;
 
 /** One line on a phase: loop delay, placement runs, connections waiting, calls that failed. */
+/** Deliveries by the instance whose answer brought them, where there are several: which one was late. */
+const viaLine = (via: number[][]) =>
+  via.length > 1
+    ? ` (by the instance that answered: ${via.map((xs, n) => `serve[${n}] ${xs?.length ?? 0}, ${dist(xs ?? [])}`).join("; ")})`
+    : "";
+
 function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
   const loop = (p.loops ?? []).map((x, n) =>
     x ? `serve[${n}] p50 ${ms(x.p50)}, p99 ${ms(x.p99)}, max ${ms(x.max)}` : `serve[${n}] no answer`,
@@ -144,7 +150,7 @@ export function printRun(r: Run): void {
     console.log(
       `change ${k + 1} (${what}): PUT ${c.putStatus} in ${c.putMs} ms; ${c.placed} placed after ${c.placedMs} ms (${steps}; ` +
         `slowest status read ${c.slowestRead} ms); ${c.affected} nodes affected, ${c.delivered} delivered: ${dist(c.deliveryMs)} ` +
-        `from the PUT; every ready report answered ${c.reportedMs === undefined ? "not by the deadline" : `after ${c.reportedMs} ms`}, ` +
+        `from the PUT${viaLine(c.deliveryVia)}; every ready report answered ${c.reportedMs === undefined ? "not by the deadline" : `after ${c.reportedMs} ms`}, ` +
         `then stored as ${JSON.stringify(c.stored)}; ${ready}; during it heartbeats ${dist(s?.heartbeat ?? [])}, ` +
         `status reports (${s?.status.length ?? 0}) ${dist(s?.status ?? [])}; the agents' own event loops ${agentLoops(s)}`,
     );

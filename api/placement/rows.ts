@@ -177,12 +177,13 @@ async function refresh(q: Q, cache: PlacementCache) {
 }
 
 /**
- * Whether a kept cache's next read at `assignSeq` would fetch every placed replica and shard: replicas placed since by
- * another instance. (A cache never read is not: an instance reads the fleet at start-up, and where nothing is kept
- * between requests — a Worker — a read before the transaction would only read twice.)
+ * Whether a kept cache has fallen behind the cluster (`generation`, `assignSeq`): its next read fetches what changed
+ * since — after a restart's reconnecting fleet, every node's facts; after another instance's placement, every placed
+ * replica. A cache never read is not behind: an instance reads the fleet at start-up, and where nothing is kept between
+ * requests (a Worker) a read before the transaction would only read twice.
  */
-export const behind = (cache: PlacementCache, assignSeq: number) =>
-  cache.generation !== undefined && cache.placed?.assignSeq !== assignSeq;
+export const behind = (cache: PlacementCache, generation: number, assignSeq: number) =>
+  cache.generation !== undefined && (cache.generation !== generation || cache.placed?.assignSeq !== assignSeq);
 
 /**
  * Brings `cache` up to date with what `q` sees, in its turn with the other reads of it. Placement calls it before its

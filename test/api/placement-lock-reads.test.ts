@@ -38,13 +38,21 @@ function watched(store: Store) {
   return { read, store: { ...store, write: <T>(fn: (tx: Tx) => Promise<T>) => store.write((tx) => fn(watch(tx))) } };
 }
 
+const tokens = new Map<string, string>();
+const inv = (id: string) => {
+  const x = inventoryFromCapture(H100_XML);
+  return { ...x, gpus: x.gpus.map((g) => ({ ...g, uuid: `${id}-${g.uuid}` })) };
+};
+
 beforeAll(async () => {
   t = await createTestApp({ settings: SETTINGS });
-  for (const id of ["n1", "n2", "n3"])
-    await t.call("POST", "/api/v1/agents/register", {
+  for (const id of ["n1", "n2", "n3"]) {
+    const r = await t.call("POST", "/api/v1/agents/register", {
       token: t.adminToken,
-      body: { ...registerBody(id, inventoryFromCapture(H100_XML)), labels: { pool: "p" } },
+      body: { ...registerBody(id, inv(id)), labels: { pool: "p" } },
     });
+    tokens.set(id, r.json.nodeToken);
+  }
   await t.admin("PUT", "/api/v1/models/m", {
     body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
   });
@@ -68,6 +76,28 @@ describe("placement on an instance whose cache is behind another's placement", (
     expect(w.read.some((x) => x.table === "cluster")).toBe(true);
     // … but not the placed replicas and shards (nor an inventory: no node changed)
     expect(w.read.filter((x) => ["replicas", "shards"].includes(x.table) && !x.columns.length)).toEqual([]);
+    expect(w.read.filter((x) => x.columns.includes("inventory"))).toEqual([]);
+  });
+
+  it("reads the nodes whose facts changed since its last run before its transaction", async () => {
+    const mine = newPlacementCache();
+    await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
+    await placeIfNeeded(t.store, t.clock.now(), SETTINGS, mine);
+    // every node's heartbeat says a card has a problem (as a fleet reconnecting after a restart rewrites its facts)
+    for (const id of ["n1", "n2", "n3"]) {
+      const gpu = inv(id).gpus[0]!;
+      const problems = ["in use by another process: python (pid 1)"];
+      const hb = await t.call("POST", `/api/v1/agents/${id}/heartbeat`, {
+        token: tokens.get(id),
+        body: { gpus: [{ uuid: gpu.uuid, health: { ...gpu.health, problems } }] },
+      });
+      expect(hb.status).toBe(200);
+    }
+    await t.settle();
+    await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
+    const w = watched(t.store);
+    expect((await placeIfNeeded(w.store, t.clock.now(), SETTINGS, mine)).ran).toBe(true);
+    expect(w.read.some((x) => x.table === "cluster")).toBe(true);
     expect(w.read.filter((x) => x.columns.includes("inventory"))).toEqual([]);
   });
 });
