@@ -95,6 +95,12 @@ export async function applyMigrations(db: Db) {
 /** How long a stopping server waits for its connections (parked long-polls are answered at once) before cutting them. */
 export const SHUTDOWN_DEADLINE_MS = 1000;
 
+/**
+ * How often the poll watcher looks for nodes moved by other instances (a write on this one wakes its polls at once):
+ * a few small indexed reads each time, against up to that long for a change placed elsewhere to reach its agents.
+ */
+const POLL_LOOK_MS = 250;
+
 /** A listen failure in one line an operator can act on. */
 function listenError(e: unknown, host: string, port: number): Error {
   const code = (e as NodeJS.ErrnoException).code;
@@ -151,7 +157,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   };
   const waiter = createPollHub(
     store,
-    500,
+    POLL_LOOK_MS,
     (e) => log.warn("assignment watcher", { error: describeDbError(e) }),
     stop.signal,
   );
