@@ -41,6 +41,11 @@ export type Store = {
   writeFailure?(): { cause: string; at: number } | undefined;
   /** Tells `listener` the events each write transaction stored, once it committed (the process log writes them). */
   onEvents?(listener: (events: WrittenEvent[]) => void): void;
+  /**
+   * A libSQL server rather than the embedded file: other instances may be writing to it, and its write lock is held
+   * for a round trip per statement of a transaction.
+   */
+  server?: boolean;
 };
 
 /** An event as a write stored it: what the log says of it. */
@@ -244,6 +249,7 @@ export function createStore(
 
   return {
     db,
+    server: !o.file,
     onEvents: (l) => {
       listener = l;
     },

@@ -201,9 +201,9 @@ export async function placeIfNeeded(
 ): Promise<PlaceResult> {
   const [c] = await generations(store.db, {});
   if (!c || c.g === c.p) return NOTHING;
-  // what changed since the last run read before the write lock rather than under it, where every instance's writes
-  // wait: the transaction reads only what changes in between
-  if (behind(cache, c.g, c.seq)) await warmPlacementCache(store.db, cache);
+  // on a server, what changed since the last run read before the write lock rather than under it, where every
+  // instance's writes wait: the transaction reads only what changes in between (on the file, reading twice costs more)
+  if (store.server && behind(cache, c.g, c.seq)) await warmPlacementCache(store.db, cache);
   for (let attempt = 1; ; attempt++) {
     try {
       const { kept, ...placed } = await store.write((tx) => placeIn(tx, now, settings, cache));

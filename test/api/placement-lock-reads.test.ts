@@ -14,7 +14,10 @@ import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/invento
 let t: TestApp;
 const SETTINGS = { nodeLostAfterS: 180, repairGraceS: 60, repairMaxFraction: 0.25 };
 
-/** `store` whose write transactions note each table their selects read from (and each column list they name). */
+/**
+ * `store`, said to be a libSQL server, whose write transactions note each table their selects read from (and each
+ * column list they name).
+ */
 function watched(store: Store) {
   const read: { table: string; columns: string[] }[] = [];
   const watch = (tx: Tx): Tx =>
@@ -35,7 +38,9 @@ function watched(store: Store) {
         };
       },
     });
-  return { read, store: { ...store, write: <T>(fn: (tx: Tx) => Promise<T>) => store.write((tx) => fn(watch(tx))) } };
+  // as on a libSQL server, where the write lock is every instance's
+  const write = <T>(fn: (tx: Tx) => Promise<T>) => store.write((tx) => fn(watch(tx)));
+  return { read, store: { ...store, server: true, write } };
 }
 
 const tokens = new Map<string, string>();
