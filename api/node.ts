@@ -26,8 +26,9 @@ import type { Log } from "./log.js";
 import { createClusterMetrics } from "./metrics/cluster.js";
 import { newBeatHints } from "./nodes/beat-hints.js";
 import { startLivenessSweep } from "./nodes/liveness.js";
+import { readFleetAhead } from "./placement/read-ahead.js";
 import { newPlacementCache } from "./placement/rows.js";
-import { placeAndWake, readFleetForPlacement } from "./placement/trigger.js";
+import { placeAndWake } from "./placement/trigger.js";
 import { createPollHub } from "./poll-hub.js";
 import { createRouter } from "./router/index.js";
 import { waitForSchema } from "./schema-wait.js";
@@ -245,7 +246,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   schemaReady.then(adminTokenShown, (e: unknown) => {
     if (!stop.signal.aborted) log.error("could not create the admin token", { error: describeDbError(e) });
   });
-  background.run(schemaReady.then(() => readFleetForPlacement(db, placementCache, log, stop.signal)));
+  background.run(schemaReady.then(() => readFleetAhead(db, placementCache, log, stop.signal)));
   return {
     url,
     port,

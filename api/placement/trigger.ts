@@ -1,9 +1,9 @@
 // Placement as the request paths, the console and the liveness sweep run it: timed for
 // llmgw_placement_duration_seconds, and waking the long-polls of the nodes whose shards changed.
-import type { Db, Store } from "../db/client.js";
+import type { Store } from "../db/client.js";
 import type { Log } from "../log.js";
 import { type PlaceResult, type PlaceSettings, placeIfNeeded } from "./apply.js";
-import { type PlacementCache, warmPlacementCache } from "./rows.js";
+import type { PlacementCache } from "./rows.js";
 
 type PlaceDeps = {
   store: Store;
@@ -136,23 +136,4 @@ export function placeSoon(
   const work = placeAndWake(deps, after, allowanceMs);
   if (deps.background) deps.background(work);
   else waitUntil(work);
-}
-
-/**
- * An instance's first read of the fleet for placement, made at start-up: at fleet size it reads every node's inventory
- * (about a second at 10,000 nodes), and the first placement run would otherwise make it when a change is waiting. A
- * failure is logged: that run reads it then.
- */
-export async function readFleetForPlacement(db: Db, cache: PlacementCache, log: Log, stop: AbortSignal): Promise<void> {
-  const began = performance.now();
-  try {
-    await warmPlacementCache(db, cache);
-    const ms = Math.round(performance.now() - began);
-    log.info(`read ${cache.nodes.size} nodes for placement in ${ms} ms`, { nodes: cache.nodes.size, ms });
-  } catch (e) {
-    if (!stop.aborted)
-      log.warn("placement's first read of the fleet failed; the first placement run reads it", {
-        error: String(e),
-      });
-  }
 }
