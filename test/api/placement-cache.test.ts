@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodes } from "../../api/db/schema.js";
 import { openDb } from "../../api/node.js";
 import { newPlacementCache, readPlacementRows } from "../../api/placement/rows.js";
-import { createTestApp, type TestApp } from "../helpers/app.js";
+import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/db.js";
 import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
 
@@ -68,11 +68,7 @@ describe("placement's read cache", () => {
   });
 
   it("sees replicas another instance placed, the states their shards report, and silence", async () => {
-    await t.admin("PUT", "/api/v1/models/m", {
-      body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
-    });
-    await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 2, pool: "p" } } });
-    await t.settle();
+    await declareOneGpuDeployment(t, 2);
     const placed = (await read()).placed;
     expect(placed).toHaveLength(2);
     const [shard] = placed[0]!.shards;

@@ -9,7 +9,7 @@ import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { placeAndWake } from "../../api/placement/trigger.js";
 import { createPollHub } from "../../api/poll-hub.js";
-import { createTestApp, silentLog, type TestApp } from "../helpers/app.js";
+import { createTestApp, declareOneGpuDeployment, silentLog, type TestApp } from "../helpers/app.js";
 import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
@@ -21,11 +21,7 @@ beforeAll(async () => {
     token: t.adminToken,
     body: { ...registerBody("n1", inventoryFromCapture(H100_XML)), labels: { pool: "p" } },
   });
-  await t.admin("PUT", "/api/v1/models/m", {
-    body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
-  });
-  await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 0, pool: "p" } } });
-  await t.settle();
+  await declareOneGpuDeployment(t, 0);
 });
 afterAll(() => t.close());
 

@@ -1,6 +1,7 @@
-// What placement reads under the write lock, as a second instance runs it: an instance whose cache has not seen the
-// replicas another instance placed reads them before its transaction — on a libSQL server every instance's writes wait
-// while one holds the lock. (Its first read of the fleet it makes at start-up: test/api/serve-start.test.ts.)
+// What placement reads under the write lock on a libSQL server, as a second instance runs it: an instance whose cache
+// has not seen the replicas another instance placed, or nodes' new facts, reads them before its transaction — every
+// instance's writes wait while one holds the lock. (Its first read of the fleet it makes at start-up:
+// test/api/serve-start.test.ts.)
 import { getTableName, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,8 +9,8 @@ import type { Store, Tx } from "../../api/db/client.js";
 import { cluster } from "../../api/db/schema.js";
 import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
-import { createTestApp, type TestApp } from "../helpers/app.js";
-import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
+import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
 let t: TestApp;
 const SETTINGS = { nodeLostAfterS: 180, repairGraceS: 60, repairMaxFraction: 0.25 };
@@ -44,25 +45,17 @@ function watched(store: Store) {
 }
 
 const tokens = new Map<string, string>();
-const inv = (id: string) => {
-  const x = inventoryFromCapture(H100_XML);
-  return { ...x, gpus: x.gpus.map((g) => ({ ...g, uuid: `${id}-${g.uuid}` })) };
-};
 
 beforeAll(async () => {
   t = await createTestApp({ settings: SETTINGS });
   for (const id of ["n1", "n2", "n3"]) {
     const r = await t.call("POST", "/api/v1/agents/register", {
       token: t.adminToken,
-      body: { ...registerBody(id, inv(id)), labels: { pool: "p" } },
+      body: { ...registerBody(id, nodeInventory(id)), labels: { pool: "p" } },
     });
     tokens.set(id, r.json.nodeToken);
   }
-  await t.admin("PUT", "/api/v1/models/m", {
-    body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
-  });
-  await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 2, pool: "p" } } });
-  await t.settle();
+  await declareOneGpuDeployment(t, 2);
 });
 afterAll(() => t.close());
 
@@ -90,7 +83,7 @@ describe("placement on an instance whose cache is behind another's placement", (
     await placeIfNeeded(t.store, t.clock.now(), SETTINGS, mine);
     // every node's heartbeat says a card has a problem (as a fleet reconnecting after a restart rewrites its facts)
     for (const id of ["n1", "n2", "n3"]) {
-      const gpu = inv(id).gpus[0]!;
+      const gpu = nodeInventory(id).gpus[0]!;
       const problems = ["in use by another process: python (pid 1)"];
       const hb = await t.call("POST", `/api/v1/agents/${id}/heartbeat`, {
         token: tokens.get(id),

@@ -57,6 +57,16 @@ function interleaved(store: Store, before: (n: number) => Promise<void>): Store 
   return { ...store, db };
 }
 
+/** Runs `fn` on a database of its own (apart from the nodes the other tests move), closed after. */
+async function onOwnDb(fn: (other: Awaited<ReturnType<typeof migratedDb>>) => Promise<void>) {
+  const other = await migratedDb();
+  try {
+    await fn(other);
+  } finally {
+    other.close();
+  }
+}
+
 beforeAll(async () => {
   db = await migratedDb();
   for (const [id, index] of [
@@ -129,8 +139,7 @@ describe("createPollHub's watcher", () => {
   });
 
   it("wakes its polls all the same when reading their shards fails: each poll then reads for itself", async () => {
-    const other = await migratedDb();
-    try {
+    await onOwnDb(async (other) => {
       await addNode("f", 1, other);
       const stop = new AbortController();
       const hub = createPollHub(other.store, 3_600_000, () => {}, stop.signal);
@@ -141,14 +150,11 @@ describe("createPollHub's watcher", () => {
       expect(await within(woken, 10_000)).toBe(true);
       expect(await woken).toBeUndefined();
       stop.abort();
-    } finally {
-      other.close();
-    }
+    });
   });
 
   it("wakes every node a commit moved though a joined node's row, read later in the same look, showed it first", async () => {
-    const other = await migratedDb();
-    try {
+    await onOwnDb(async (other) => {
       await addNode("x", 1, other);
       await addNode("y", 1, other);
       let selects = 0;
@@ -177,14 +183,11 @@ describe("createPollHub's watcher", () => {
         { timeout: 10_000 },
       );
       stop.abort();
-    } finally {
-      other.close();
-    }
+    });
   });
 
   it("looks again at once when told of a write while a look is on its way", async () => {
-    const other = await migratedDb();
-    try {
+    await onOwnDb(async (other) => {
       await addNode("z", 1, other);
       let release = () => {};
       const gate = new Promise<void>((ok) => {
@@ -211,9 +214,7 @@ describe("createPollHub's watcher", () => {
       expect(await within(z, 5_000)).toBe(true);
       expect(await within(z2, 100)).toBe(false);
       stop.abort();
-    } finally {
-      other.close();
-    }
+    });
   });
 
   it("does not wake a wait whose index is current", async () => {

@@ -112,6 +112,18 @@ export async function createTestApp(
 }
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
 
+/**
+ * Declares model `m` (one H100 per replica) and deployment `d` of `replicas` in pool `p` through `t`'s API, and waits
+ * for the placement the writes start.
+ */
+export async function declareOneGpuDeployment(t: TestApp, replicas: number): Promise<void> {
+  await t.admin("PUT", "/api/v1/models/m", {
+    body: { spec: { weightsPath: "/m", profiles: [{ name: "one", engine: "vllm", gpuClass: "h100-80g" }] } },
+  });
+  await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas, pool: "p" } } });
+  await t.settle();
+}
+
 /** `t`'s app served over real HTTP (Node's server, as `llmgw serve` runs it) on a free port of 127.0.0.1. */
 export async function serveOverHttp(t: TestApp): Promise<{ port: number; close: () => Promise<void> }> {
   const server = listen(t.app, undefined, "127.0.0.1", 0);
