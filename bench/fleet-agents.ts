@@ -119,9 +119,11 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   };
   const agentPath = (a: Agent, rest: string) => `/api/v1/agents/${a.node}/${rest}`;
 
+  /** Reports `moves` (when there are any); the instance that answered, where it answered 200. */
   const report = async (a: Agent, moves: ShardReport[]) =>
-    moves.length > 0 &&
-    timed("status", () => http.call("POST", agentPath(a, "status"), a.token, { shards: moves }, 30_000, a.index));
+    moves.length
+      ? timed("status", () => http.call("POST", agentPath(a, "status"), a.token, { shards: moves }, 30_000, a.index))
+      : undefined;
 
   /** What the supervisor would report for a new answer: new shards starting (ready later), vanished ones stopped. */
   function answered(a: Agent, shards: Answer["shards"], at: number, via: number) {
@@ -169,7 +171,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
           ready.map((r) => ({ ...r })),
         ).then((via) => {
           const names = [...new Set(ready.map((r) => a.deploymentOf.get(r.shardId) ?? ""))];
-          if (via !== undefined && via !== false)
+          if (via !== undefined)
             deliveries.push({ kind: "ready", node: a.node, at: Date.now(), deployments: names, via });
         });
       }, uniform(job.readyMs));
