@@ -4,6 +4,8 @@
 // and reports each new shard `starting`, then `ready` a few seconds later (a vanished one `stopped`). What it measures
 // goes to the parent over IPC, per phase.
 import { type ChildProcess, fork } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { Session } from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { heartbeatOf } from "../agent/heartbeat.js";
@@ -26,6 +28,8 @@ export type AgentsJob = {
    * token at a random point of the first `rampS` seconds, with serve's default poll wait and heartbeat interval.
    */
   seeded?: { rampS: number; pollWaitS: number; heartbeatS: number };
+  /** Where to write a CPU profile of the changes (phases change1 and change2), one file per process. */
+  cpuProfDir?: string;
 };
 /**
  * `shards`: an agent's poll answered with a different shard set (the deployments the new set holds); `ready`: its
@@ -273,8 +277,12 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
     if (deliveries.length) send({ type: "deliveries", items: deliveries });
     deliveries = [];
   }, 250);
-  process.on("message", (m: ToAgents) => {
+  const profile = job.cpuProfDir ? profiler(job.cpuProfDir, `agents-${job.first}`) : undefined;
+  process.on("message", async (m: ToAgents) => {
     if (m.type === "phase") {
+      if (m.name === "change1") profile?.start();
+      // written before the phase's answer, which the parent waits for before it ends this process
+      if (m.name === "end") await profile?.stop();
       phase.loops = [{ p99: pastTimer(loop.percentile(99)), max: pastTimer(loop.max) }];
       loop.reset();
       send({ type: "phase", stats: phase });
@@ -302,6 +310,21 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   total = job.count - failed;
   send({ type: "registered", registered, failed });
   if (polled === total) send({ type: "polling" });
+}
+
+/** A CPU profile of this process between start and stop, written to DIR/NAME.cpuprofile (the inspector's). */
+function profiler(dir: string, name: string) {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) =>
+    new Promise<unknown>((ok, no) => session.post(method, (e, r) => (e ? no(e) : ok(r))));
+  return {
+    start: () => void post("Profiler.enable").then(() => post("Profiler.start")),
+    async stop() {
+      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+    },
+  };
 }
 
 /** Starts a child process running `job` (this file, loaded through tsx as this process is); `onMessage` hears it. */

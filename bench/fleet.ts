@@ -199,6 +199,7 @@ try {
       count: Math.max(0, Math.min(per, args.agents - n * per)),
       concurrency: Math.max(1, Math.round(args.concurrency / args.procs)),
       readyMs: [2000, 8000],
+      ...(args.cpuProfDir ? { cpuProfDir: args.cpuProfDir } : {}),
       // serve's defaults (LLMGW_POLL_WAIT_S, LLMGW_HEARTBEAT_INTERVAL_S), which the registration answer would give
       ...(args.preseed ? { seeded: { rampS: RAMP_S, pollWaitS: 50, heartbeatS: 60 } } : {}),
     };
