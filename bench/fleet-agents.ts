@@ -14,12 +14,17 @@ import type { Inventory } from "../shared/schemas/inventory.js";
 import { httpPools } from "./fleet-http.js";
 import { inventoryOf, nodeIdOf, registrationOf, seededToken, withReadings } from "./fleet-inventory.js";
 
-/** Agents first … first + count - 1, registered `concurrency` at a time, over `origins` round-robin. */
+/**
+ * Agents first, first + stride, … (count of them), registered `concurrency` at a time, over `origins` round-robin.
+ * The processes take every stride-th node, so that the nodes a change moves (placement favours some over others) fall
+ * to every process alike rather than all to one.
+ */
 export type AgentsJob = {
   origins: string[];
   adminToken: string;
   first: number;
   count: number;
+  stride: number;
   concurrency: number;
   /** How long a new shard stays `starting` before it is reported `ready` (ms, uniform in the range). */
   readyMs: [number, number];
@@ -295,12 +300,11 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   });
 
   // registration paced by a bounded pool of workers; each registered agent starts at once, as a real one does
-  let next = job.first;
-  const end = job.first + job.count;
+  let k = 0;
   await Promise.all(
     Array.from({ length: job.seeded ? job.count : job.concurrency }, async () => {
-      while (next < end && !stopped) {
-        const a = await register(next++);
+      while (k < job.count && !stopped) {
+        const a = await register(job.first + k++ * job.stride);
         if (!a) continue;
         void polls(a);
         heartbeats(a);

@@ -17,6 +17,7 @@ export function options() {
       "register-timeout": { type: "string" },
       "cpu-prof": { type: "string" },
       "agents-nice": { type: "string" },
+      "serve-node-options": { type: "string" },
       preseed: { type: "boolean" },
     },
   });
@@ -55,6 +56,8 @@ export function options() {
      * below 0 they read their answers when they arrive rather than when the API's processes leave them a core.
      */
     agentsNice: nice,
+    /** NODE_OPTIONS for the serve processes (none by default: the environment's own). */
+    serveNodeOptions: v["serve-node-options"],
     cpuProfDir: v["cpu-prof"] === undefined ? undefined : resolve(v["cpu-prof"]),
   };
 }

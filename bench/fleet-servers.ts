@@ -21,6 +21,8 @@ export type ServersOptions = {
   wal: "libsql-wal" | "default";
   /** Where each serve writes a V8 CPU profile when it exits (node --cpu-prof). */
   cpuProfDir?: string;
+  /** NODE_OPTIONS for the serve processes (docs/deploy.md's young-generation size, say). */
+  nodeOptions?: string;
   /** Runs on the (migrated, for sqld) database before any serve starts. */
   beforeServe?: (dbUrl: string) => Promise<void>;
 };
@@ -89,6 +91,7 @@ export async function startServers(o: ServersOptions): Promise<Servers> {
       const prof = o.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir] : [];
       const proc = start(process.execPath, [...prof, "--import", PROBE, LLMGW, "serve", "--port", "0"], {
         env: {
+          ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}),
           LLMGW_DB_URL: dbUrl,
           LLMGW_ADMIN_TOKEN: o.adminToken,
           LLMGW_LOG_LEVEL: "warn",

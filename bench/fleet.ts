@@ -10,6 +10,7 @@
 // Run: npm run build && npx tsx bench/fleet.ts [--agents 10000] [--seconds 120] [--instances 1|3] [--procs 2]
 //        [--replicas N] [--concurrency 50] [--sqld-scheme ws|http] [--sqld-wal libsql-wal|default]
 //        [--register-timeout 1200] [--cpu-prof DIR] [--agents-nice=N] (a value below 0 goes after "=")
+//        [--serve-node-options=OPTS] (NODE_OPTIONS for the serve processes, e.g. --max-semi-space-size=32)
 import type { ChildProcess } from "node:child_process";
 import { setPriority } from "node:os";
 import { tempDir } from "../test/helpers/db.js";
@@ -49,7 +50,8 @@ console.log(
   `fleet: ${args.agents} agents (${KINDS.map((k) => `${mix[k.kind] ?? 0} ${k.gpuClass}`).join(", ")}) in ${args.procs} processes${args.agentsNice ? ` at nice ${args.agentsNice}` : ""} → ` +
     (args.instances === 1
       ? "1 llmgw serve on the embedded file database"
-      : `${args.instances} llmgw serve on one sqld (${args.scheme}://, ${args.wal === "default" ? "its default WAL" : "libsql-wal"}), calls round-robin`),
+      : `${args.instances} llmgw serve on one sqld (${args.scheme}://, ${args.wal === "default" ? "its default WAL" : "libsql-wal"}), calls round-robin`) +
+    (args.serveNodeOptions ? `, serve with NODE_OPTIONS=${args.serveNodeOptions}` : ""),
 );
 const tmp = tempDir("llmgw-fleet-");
 let seededS: number | undefined;
@@ -62,6 +64,7 @@ const servers = await startServers({
   scheme: args.scheme,
   wal: args.wal,
   cpuProfDir: args.cpuProfDir,
+  nodeOptions: args.serveNodeOptions,
   ...(args.preseed ? { beforeServe: async (url: string) => void (seededS = await seedNodes(url, args.agents)) } : {}),
 }).catch((e: unknown) => {
   tmp.cleanup();
@@ -190,13 +193,13 @@ try {
   run.phases.start = { ...fresh(), placements: await placements(), tcp: tcpCounters() };
   // registration: the agents start at once, each registering as soon as one of the concurrency slots is free
   const t0 = performance.now();
-  const per = Math.ceil(args.agents / args.procs);
   for (let n = 0; n < args.procs; n++) {
     const job: AgentsJob = {
       origins: urls,
       adminToken: ADMIN,
-      first: n * per,
-      count: Math.max(0, Math.min(per, args.agents - n * per)),
+      first: n,
+      count: Math.max(0, Math.ceil((args.agents - n) / args.procs)),
+      stride: args.procs,
       concurrency: Math.max(1, Math.round(args.concurrency / args.procs)),
       readyMs: [2000, 8000],
       ...(args.cpuProfDir ? { cpuProfDir: args.cpuProfDir } : {}),
