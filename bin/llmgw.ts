@@ -109,6 +109,10 @@ program
     "prefill pace: the first token waits for the uncached prompt tokens ÷ this (default 10000 with a prefix cache, else 0: no wait)",
   )
   .option("--ttft-base-ms <ms>", "fixed wait before prefill, added to every time to first token (default 0)")
+  .option(
+    "--no-prefill-queue",
+    "prefill each request as if alone (by default one prefill at a time: a request waits for those before it)",
+  )
   .addHelpText(
     "after",
     `
@@ -119,7 +123,8 @@ requests (for at most ~2 s; at once with --abort-on-stop) and exits 0.
 Prompt tokens are whitespace-separated words. With a prefix cache, each prompt's full blocks are chain-hashed into an
 LRU, as vLLM's automatic prefix caching does: usage.prompt_tokens_details.cached_tokens (when any hit) and /metrics'
 vllm:prefix_cache_queries_total and vllm:prefix_cache_hits_total count the hits; the x-mock-prefill-ms header says how
-long the first token waited (--ttft-base-ms plus the uncached prompt tokens at --prefill-tokens-per-s).`,
+long the first token waited (--ttft-base-ms, the prefills queued before it on this engine, and its own uncached prompt
+tokens at --prefill-tokens-per-s).`,
   )
   .action(async (flags: import("./mock-engine.js").MockEngineFlags) => {
     const { runMockEngine } = await import("./mock-engine.js");

@@ -20,6 +20,8 @@ export type MockEngineFlags = {
   blockTokens?: string;
   prefillTokensPerS?: string;
   ttftBaseMs?: string;
+  /** False with --no-prefill-queue (LLMGW_MOCK_PREFILL_QUEUE=0). */
+  prefillQueue?: boolean;
 };
 
 /** The engines whose command lines `llmgw mock-engine-cli` understands. */
@@ -61,6 +63,7 @@ export function cliFlags(engine: (typeof MOCKED_CLIS)[number], args: string[]): 
     blockTokens: engine === "vllm" ? value("--block-size") : undefined,
     prefillTokensPerS: process.env.LLMGW_MOCK_PREFILL_TOKENS_PER_S,
     ttftBaseMs: process.env.LLMGW_MOCK_TTFT_BASE_MS,
+    prefillQueue: process.env.LLMGW_MOCK_PREFILL_QUEUE !== "0",
     metrics,
   };
 }
@@ -106,6 +109,7 @@ export async function runMockEngine(flags: MockEngineFlags): Promise<number> {
       blockTokens: num("--block-tokens", flags.blockTokens ?? "16", 1),
       prefillTokensPerS: opt("--prefill-tokens-per-s", flags.prefillTokensPerS),
       ttftBaseMs: opt("--ttft-base-ms", flags.ttftBaseMs),
+      prefillQueue: flags.prefillQueue !== false,
     };
   } catch (e) {
     process.stderr.write(`llmgw mock-engine: ${(e as Error).message}\n`);

@@ -39,6 +39,12 @@ export type MockEngineOptions = {
   prefillTokensPerS?: number;
   /** The fixed part of the time to first token, before prefill (default 0). */
   ttftBaseMs?: number;
+  /**
+   * One prefill at a time (default true): a request's prefill starts when those that came before it to this replica
+   * are done, as on an engine whose GPU the prefills share — its time to first token includes that wait. False: each
+   * request prefills as if alone.
+   */
+  prefillQueue?: boolean;
   /** The N-th completion request calls `crash` (after the first chunk when streaming, before answering otherwise). */
   failAfter?: number;
   /** Called on the failing request (the CLI exits 1); the connection is dropped either way. */
@@ -82,6 +88,17 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
   const ttftBaseMs = opts.ttftBaseMs ?? 0;
   // x-mock-prefill-ms says the computed wait, so that tests and benchmarks can check it without timing anything
   const timesPrefill = cache !== undefined || prefillRate > 0 || ttftBaseMs > 0;
+  const queues = opts.prefillQueue !== false;
+  // when the prefills admitted so far are done (performance.now()), with one prefill at a time
+  let prefillsDone = 0;
+  /** The wait before `tokens` uncached prompt tokens are prefilled: behind the others, with a queue, then their own. */
+  const prefillWait = (tokens: number) => {
+    const own = prefillRate ? (tokens * 1000) / prefillRate : 0;
+    if (!queues || !own) return own;
+    const at = performance.now();
+    prefillsDone = Math.max(at, prefillsDone) + own;
+    return prefillsDone - at;
+  };
 
   const send = (res: ServerResponse, status: number, body: unknown, type = "application/json", headers = {}) => {
     if (draining) res.shouldKeepAlive = false;
@@ -130,7 +147,7 @@ export async function startMockEngine(opts: MockEngineOptions, signal?: AbortSig
     const looked = cache?.lookupAndInsert(promptWords(input), generatedWords(n - 1));
     const prompt = looked ? looked.queriedTokens : wordCount(input);
     const cached = looked?.cachedTokens;
-    const prefillMs = ttftBaseMs + (prefillRate ? ((prompt - (cached ?? 0)) * 1000) / prefillRate : 0);
+    const prefillMs = ttftBaseMs + prefillWait(prompt - (cached ?? 0));
     const timing = timesPrefill ? { "x-mock-prefill-ms": String(Math.round(prefillMs * 1000) / 1000) } : {};
     const prefill = () => (draining || !prefillMs ? undefined : sleep(prefillMs));
     const g: Gen = {

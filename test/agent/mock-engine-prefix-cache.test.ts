@@ -149,6 +149,31 @@ describe("mock engine prefix cache", () => {
   });
 });
 
+describe("mock engine prefill queue", () => {
+  // two different 1,000-token prompts sent at once: 100 ms of prefill each at 10,000 tokens/s
+  const both = async (opts: Partial<MockEngineOptions>) => {
+    const { url } = await mock({ prefixCacheTokens: 10_000, prefillTokensPerS: 10_000, ...opts });
+    const send = (tag: string) =>
+      fetch(`${url}/v1/completions`, {
+        method: "POST",
+        body: JSON.stringify({ prompt: words(1000, tag), max_tokens: 1 }),
+      });
+    return (await Promise.all([send("a"), send("b")])).map(prefillMs).sort((x, y) => x - y);
+  };
+
+  it("prefills one request at a time: the second waits for the first", async () => {
+    const [first, second] = await both({});
+    expect(first).toBe(100);
+    // its own 100 ms behind what was left of the first's when it arrived
+    expect(second).toBeGreaterThan(150);
+    expect(second).toBeLessThanOrEqual(200);
+  });
+
+  it("with prefillQueue false, prefills each as if alone", async () => {
+    expect(await both({ prefillQueue: false })).toEqual([100, 100]);
+  });
+});
+
 describe("llmgw mock-engine prefix cache flags", () => {
   const launch = async (args: string[]) => {
     const p = start(process.execPath, [
@@ -191,6 +216,13 @@ describe("llmgw mock-engine prefix cache flags", () => {
     expect(await stop(p)).toBe(0);
   });
 
+  it("--no-prefill-queue prefills each request as if alone", async () => {
+    const p = await launch(["--prefix-cache", "--no-prefill-queue"]);
+    const waits = await Promise.all([complete(p.url, words(1000, "a")), complete(p.url, words(1000, "b"))]);
+    expect(waits.map((w) => w.wait)).toEqual([100, 100]);
+    expect(await stop(p)).toBe(0);
+  });
+
   it("rejects a block of no tokens with status 2", async () => {
     const p = start(process.execPath, [LLMGW, "mock-engine", "--port", "0", "--model", "m", "--block-tokens", "0"]);
     expect(await p.exited).toBe(2);
@@ -201,11 +233,13 @@ describe("llmgw mock-engine prefix cache flags", () => {
     vi.stubEnv("LLMGW_MOCK_PREFIX_CACHE_TOKENS", "50000");
     vi.stubEnv("LLMGW_MOCK_PREFILL_TOKENS_PER_S", "8000");
     vi.stubEnv("LLMGW_MOCK_TTFT_BASE_MS", "20");
+    vi.stubEnv("LLMGW_MOCK_PREFILL_QUEUE", "0");
     expect(cliFlags("vllm", ["serve", "/w/m", "--port", "9000", "--block-size", "32"])).toMatchObject({
       prefixCacheTokens: "50000",
       blockTokens: "32",
       prefillTokensPerS: "8000",
       ttftBaseMs: "20",
+      prefillQueue: false,
     });
     expect(cliFlags("sglang", ["--model-path", "/w/m", "--block-size", "32"]).blockTokens).toBeUndefined();
   });
