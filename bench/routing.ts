@@ -1,11 +1,12 @@
 // Routing figures: a KV-cache request trace replayed against R mock-engine replicas that keep a real prefix cache
-// (agent/sim/prefix-cache.ts: time to first token = base + uncached prompt tokens × prefill cost), through 1 or K router
+// (agent/sim/prefix-cache.ts: time to first token = the prefills queued before it on that replica + its own uncached
+// prompt tokens × prefill cost; --prefill-alone: each as if alone), through 1 or K router
 // instances (`llmgw serve` processes on one sqld, each request sent to a random instance), for each policy: `random`
 // (the floor: each request straight to a random replica, no router), `p2c` and `prefix`; and once more with `prefix`
 // on K instances, one of them killed halfway. The hit rate is the engines' own (cached / prompt tokens in their usage),
 // beside an ideal cache: one LRU of all replicas' capacity that sees every request.
 // Run: npm run build && npx tsx bench/routing.ts [--trace FILE] [--limit N] [--speed X] [--replicas R] [--instances K]
-//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N]
+//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--prefill-alone]
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -31,6 +32,7 @@ function options() {
       policies: { type: "string", default: "random,p2c,prefix" },
       "key-blocks": { type: "string" },
       slack: { type: "string" },
+      "prefill-alone": { type: "boolean", default: false },
     },
   });
   const num = (flag: string, x: string, min: number) => {
@@ -54,6 +56,8 @@ function options() {
     policies,
     keyBlocks: v["key-blocks"] === undefined ? undefined : num("key-blocks", v["key-blocks"], 1),
     slack: v.slack === undefined ? undefined : num("slack", v.slack, 0),
+    /** The engines prefill each request as if alone (--no-prefill-queue) rather than one at a time. */
+    prefillAlone: v["prefill-alone"] === true,
   };
 }
 let args: ReturnType<typeof options>;
@@ -85,7 +89,7 @@ const ideal = (namespace: string) =>
 
 console.log(`machine: ${machine()}`);
 console.log(
-  `trace: ${args.trace.replace(`${ROOT}/`, "")}, ${entries.length} requests at ${args.speed}× speed; ${args.replicas} replicas of ${args.cacheTokens.toLocaleString("en")} cached tokens, prefill ${args.prefill} tokens/s; replies capped at ${args.maxTokens} tokens`,
+  `trace: ${args.trace.replace(`${ROOT}/`, "")}, ${entries.length} requests at ${args.speed}× speed; ${args.replicas} replicas of ${args.cacheTokens.toLocaleString("en")} cached tokens, prefill ${args.prefill} tokens/s ${args.prefillAlone ? "each request as if alone" : "one request at a time"}; replies capped at ${args.maxTokens} tokens`,
 );
 const sqld = await startSqld();
 const env = { LLMGW_ADMIN_TOKEN: ADMIN, LLMGW_LOG_LEVEL: "warn" };
@@ -106,6 +110,7 @@ try {
       String(args.prefill),
       "--tokens-per-s",
       "200",
+      ...(args.prefillAlone ? ["--no-prefill-queue"] : []),
     ],
     async () => (await api("GET", `/api/v1/deployments/${MODEL}`)).body.status?.ready === args.replicas,
   );
