@@ -55,13 +55,13 @@ const range = (xs: number[]) => `min ${Math.min(...xs)}, median ${percentile(sor
 const agentLoops = (s: PhaseStats | undefined) =>
   `(ms past a 10 ms timer): ${(s?.loops ?? []).map((l, n) => `agents[${n}] p99 ${ms(l.p99)}, max ${ms(l.max)}`).join("; ") || "–"}`;
 
-/** One line on a phase: loop delay, placement runs, connections waiting, calls that failed. */
 /** Deliveries by the instance whose answer brought them, where there are several: which one was late. */
 const viaLine = (via: number[][]) =>
   via.length > 1
     ? ` (by the instance that answered: ${via.map((xs, n) => `serve[${n}] ${xs?.length ?? 0}, ${dist(xs ?? [])}`).join("; ")})`
     : "";
 
+/** One line on a phase: loop delay, placement runs, connections waiting, calls that failed. */
 function phaseLine(name: string, p: Phase, before: Phase | undefined): string {
   const loop = (p.loops ?? []).map((x, n) =>
     x ? `serve[${n}] p50 ${ms(x.p50)}, p99 ${ms(x.p99)}, max ${ms(x.max)}` : `serve[${n}] no answer`,

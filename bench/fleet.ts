@@ -9,7 +9,8 @@
 // --register-timeout stops the run there, with what it got printed.
 // Run: npm run build && npx tsx bench/fleet.ts [--agents 10000] [--seconds 120] [--instances 1|3] [--procs 2]
 //        [--replicas N] [--concurrency 50] [--sqld-scheme ws|http] [--sqld-wal libsql-wal|default]
-//        [--register-timeout 1200] [--cpu-prof DIR] [--agents-nice=N] (a value below 0 goes after "=")
+//        [--register-timeout 1200] [--cpu-prof DIR] (serve's whole run, and each agent process's over the changes)
+//        [--agents-nice=N] (a value below 0 goes after "=")
 //        [--serve-node-options=OPTS] (NODE_OPTIONS for the serve processes, e.g. --max-semi-space-size=32)
 import type { ChildProcess } from "node:child_process";
 import { setPriority } from "node:os";
