@@ -35,6 +35,12 @@ export function createPollHub(
   const waiting = new Map<string, Set<Waiter>>();
   /** Nodes that started waiting since the last look: their rows are read once, whatever the watermark. */
   const joined = new Set<string>();
+  /**
+   * The index each moved node had at the last look that read it: a poll that read its node before a commit and parks
+   * only after the look that found the commit (a placement wakes a thousand polls while others are on their way in)
+   * answers at once, rather than at the next look.
+   */
+  const known = new Map<string, number>();
   let seen: number | undefined;
   let highest = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -71,6 +77,7 @@ export function createPollHub(
       const woken: { w: Waiter; id: string; index: number }[] = [];
       for (const m of moved) {
         highest = Math.max(highest, m.index);
+        known.set(m.id, m.index);
         // moved on, or below what the poll read (restored between the poll's read and its wait): the poll answers
         for (const w of waiting.get(m.id) ?? []) if (m.index !== w.index) woken.push({ w, id: m.id, index: m.index });
       }
@@ -88,6 +95,7 @@ export function createPollHub(
       const [top] = await store.db.select({ index: max(nodes.assignIndex) }).from(nodes);
       const now = top?.index ?? 0;
       if (now < highest) {
+        known.clear();
         for (const set of waiting.values()) for (const w of set) w.done();
         seen = now;
       }
@@ -142,7 +150,7 @@ export function createPollHub(
 
   return {
     wait(nodeId, index, ms, signal) {
-      if (stop?.aborted) return Promise.resolve(undefined);
+      if (stop?.aborted || (known.get(nodeId) ?? index) > index) return Promise.resolve(undefined);
       return new Promise<NodeAssignment | undefined>((resolve) => {
         const set = waiting.get(nodeId) ?? new Set<Waiter>();
         waiting.set(nodeId, set);

@@ -102,6 +102,26 @@ describe("createPollHub's watcher", () => {
     stop.abort();
   });
 
+  it("answers at once a poll that parks after the look that found its node moved (it read before the commit)", async () => {
+    await onOwnDb(async (other) => {
+      await addNode("g", 1, other);
+      await addNode("g2", 1, other);
+      const stop = new AbortController();
+      // the next look an hour away: only a notify looks
+      const hub = createPollHub(other.store, 3_600_000, () => {}, stop.signal);
+      const parked = hub.wait("g2", 1, 3_600_000);
+      // a placement moves both; g's poll read index 1 before the commit and is still on its way in
+      await other.client.execute("update nodes set assign_index = 2 where id in ('g', 'g2')");
+      hub.notify();
+      expect(await within(parked, 10_000)).toBe(true);
+      // the look that woke g2 read g's row too: g's poll, parking only now with the old index, answers at once
+      expect(await within(hub.wait("g", 1, 3_600_000), 1_000)).toBe(true);
+      // one that read the new index waits
+      expect(await within(hub.wait("g", 2, 3_600_000), 100)).toBe(false);
+      stop.abort();
+    });
+  });
+
   it("wakes a wait whose node's index is below the wait's at the first look (restored after the poll read it)", async () => {
     await addNode("d", 2);
     const stop = new AbortController();
