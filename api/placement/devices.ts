@@ -28,7 +28,7 @@ export function chooseDevices(
   network?: { activeNics: ReadonlySet<string> },
 ): DeviceSet | undefined {
   if (k < 1 || free.length < k) return undefined;
-  const byIndex = new Map(cards.map((c) => [c.index, c]));
+  const byIndex = cardsByIndex(cards);
   if (network) {
     const nic = (d: PlaceDevice) => byIndex.get(d.card)?.nics[0];
     const usable = free.filter((d) => {
@@ -44,6 +44,14 @@ export function chooseDevices(
   return chooseAmong(byIndex, free, k);
 }
 
+const indexed = new WeakMap<readonly PlaceCard[], Map<number, PlaceCard>>();
+/** The node's cards by index, made once per cards array (a node's fit is worked out for every node of a fleet). */
+function cardsByIndex(cards: readonly PlaceCard[]): Map<number, PlaceCard> {
+  let m = indexed.get(cards);
+  if (!m) indexed.set(cards, (m = new Map(cards.map((c) => [c.index, c]))));
+  return m;
+}
+
 /** chooseDevices' search over `free`, every pair of the set also passing `also`. */
 function chooseAmong(
   byIndex: Map<number, PlaceCard>,
@@ -55,6 +63,7 @@ function chooseAmong(
   if (k === 1) return { devices: free.slice(0, 1), peers: true, numa: true };
   const linked = (a: PlaceDevice, b: PlaceDevice): boolean =>
     !!byIndex.get(a.card)?.nvlinkPeers.includes(b.card) || !!byIndex.get(b.card)?.nvlinkPeers.includes(a.card);
+  if (free.length === k) return wholeSet(byIndex, free, linked, also);
   const peer = (a: PlaceDevice, b: PlaceDevice) => linked(a, b) && also(a, b);
   const groups = numaGroups(free, byIndex);
   const inNumaCliques = groups.map((g) => firstClique(g, k, peer)).filter((s): s is PlaceDevice[] => !!s);
@@ -66,6 +75,28 @@ function chooseAmong(
   if (numa) return { devices: numa, peers: false, numa: true };
   const any = firstClique(free, k, also);
   return any && { devices: any, peers: false, numa: false };
+}
+
+/**
+ * Exactly `k` free (a whole node for a replica: the common case at fleet size, where every node's fit is worked out):
+ * the set is all of them when every pair passes `also`, and it is what the search would call it — peers when every
+ * pair is linked, one NUMA node when every card is on the same known one — found without searching.
+ */
+function wholeSet(
+  byIndex: Map<number, PlaceCard>,
+  free: readonly PlaceDevice[],
+  linked: (a: PlaceDevice, b: PlaceDevice) => boolean,
+  also: (a: PlaceDevice, b: PlaceDevice) => boolean,
+): DeviceSet | undefined {
+  let peers = true;
+  for (let i = 0; i < free.length; i++)
+    for (let j = i + 1; j < free.length; j++) {
+      if (!also(free[i]!, free[j]!)) return undefined;
+      if (peers && !linked(free[i]!, free[j]!)) peers = false;
+    }
+  const first = byIndex.get(free[0]!.card)?.numaNode;
+  const numa = first !== null && first !== undefined && free.every((d) => byIndex.get(d.card)?.numaNode === first);
+  return { devices: [...free], peers, numa };
 }
 
 /** Free devices grouped by their card's NUMA node (unknown NUMA nodes form no group), each lowest id first. */

@@ -40,7 +40,13 @@ export function migTooOld(n: PlaceNode, p: PlaceProfile): string | undefined {
 
 /** Devices of the class on the node that are healthy and held by no shard, lowest id first. */
 export function freeDevices(node: PlaceNode, cls: string, ledger: Ledger): PlaceDevice[] {
-  return node.devices
-    .filter((d) => d.class === cls && d.problems.length === 0 && !isHeld(ledger, node.id, d.id))
-    .sort((a, b) => a.id - b.id);
+  const free: PlaceDevice[] = [];
+  let sorted = true;
+  for (const d of node.devices) {
+    if (d.class !== cls || d.problems.length !== 0 || isHeld(ledger, node.id, d.id)) continue;
+    if (free.length && free[free.length - 1]!.id > d.id) sorted = false;
+    free.push(d);
+  }
+  // inventories list devices in id order: sorted only when one does not
+  return sorted ? free : free.sort((a, b) => a.id - b.id);
 }

@@ -66,6 +66,35 @@ describe("chooseDevices", () => {
       numa: false,
     },
     { name: "one device is always a good set", cs: pairs(2), free: [1], k: 1, want: [1], peers: true, numa: true },
+    // every free device asked for (a whole node for a replica): the set is all of them, named as the search names it
+    ...[
+      {
+        name: "a whole node of peers over two NUMA nodes",
+        cs: cards(8, { peers: true, perNuma: 4 }),
+        n: 8,
+        p: true,
+        u: false,
+      },
+      { name: "a whole NUMA node's worth of peers", cs: cards(4, { peers: true, perNuma: 4 }), n: 4, p: true, u: true },
+      {
+        name: "a whole node without NVLink on one NUMA node",
+        cs: cards(4, { peers: false, perNuma: 4 }),
+        n: 4,
+        p: false,
+        u: true,
+      },
+      { name: "a whole node of NVLink pairs over two NUMA nodes", cs: pairs(4), n: 4, p: false, u: false },
+      {
+        name: "a whole node of peers, one card's NUMA node unknown",
+        cs: cards(4, { peers: true, perNuma: 4 }).map((c) => (c.index === 2 ? { ...c, numaNode: null } : c)),
+        n: 4,
+        p: true,
+        u: false,
+      },
+    ].map(({ name, cs, n, p, u }) => {
+      const all = Array.from({ length: n }, (_, i) => i);
+      return { name, cs, free: all, k: n, want: all, peers: p, numa: u };
+    }),
   ])("$name", ({ cs, free, k, want, peers, numa }) => {
     const all = gpus("x", 8);
     const set = chooseDevices(
