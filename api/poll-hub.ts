@@ -36,9 +36,10 @@ export function createPollHub(
   /** Nodes that started waiting since the last look: their rows are read once, whatever the watermark. */
   const joined = new Set<string>();
   /**
-   * The index each moved node had at the last look that read it: a poll that read its node before a commit and parks
-   * only after the look that found the commit (a placement wakes a thousand polls while others are on their way in)
-   * answers at once, rather than at the next look.
+   * The nodes the last look read, with their indexes: a poll that read its node before a commit and parks only after
+   * the look that found the commit (a placement wakes a thousand polls while others are on their way in) answers at
+   * once, rather than at the next look. Only the last look's: a node whose index went back (deleted and registered
+   * again) is not answered at once over and over.
    */
   const known = new Map<string, number>();
   let seen: number | undefined;
@@ -75,6 +76,7 @@ export function createPollHub(
             .where(inArray(nodes.id, fresh.slice(i, i + 500)))),
         );
       const woken: { w: Waiter; id: string; index: number }[] = [];
+      known.clear();
       for (const m of moved) {
         highest = Math.max(highest, m.index);
         known.set(m.id, m.index);
@@ -95,7 +97,6 @@ export function createPollHub(
       const [top] = await store.db.select({ index: max(nodes.assignIndex) }).from(nodes);
       const now = top?.index ?? 0;
       if (now < highest) {
-        known.clear();
         for (const set of waiting.values()) for (const w of set) w.done();
         seen = now;
       }
