@@ -71,30 +71,29 @@ describe("chooseDevices", () => {
       {
         name: "a whole node of peers over two NUMA nodes",
         cs: cards(8, { peers: true, perNuma: 4 }),
-        n: 8,
-        p: true,
-        u: false,
+        peers: true,
+        numa: false,
       },
-      { name: "a whole NUMA node's worth of peers", cs: cards(4, { peers: true, perNuma: 4 }), n: 4, p: true, u: true },
+      {
+        name: "a whole NUMA node's worth of peers",
+        cs: cards(4, { peers: true, perNuma: 4 }),
+        peers: true,
+        numa: true,
+      },
       {
         name: "a whole node without NVLink on one NUMA node",
         cs: cards(4, { peers: false, perNuma: 4 }),
-        n: 4,
-        p: false,
-        u: true,
+        peers: false,
+        numa: true,
       },
-      { name: "a whole node of NVLink pairs over two NUMA nodes", cs: pairs(4), n: 4, p: false, u: false },
+      { name: "a whole node of NVLink pairs over two NUMA nodes", cs: pairs(4), peers: false, numa: false },
       {
         name: "a whole node of peers, one card's NUMA node unknown",
         cs: cards(4, { peers: true, perNuma: 4 }).map((c) => (c.index === 2 ? { ...c, numaNode: null } : c)),
-        n: 4,
-        p: true,
-        u: false,
+        peers: true,
+        numa: false,
       },
-    ].map(({ name, cs, n, p, u }) => {
-      const all = Array.from({ length: n }, (_, i) => i);
-      return { name, cs, free: all, k: n, want: all, peers: p, numa: u };
-    }),
+    ].map((x) => ({ ...x, free: x.cs.map((c) => c.index), k: x.cs.length, want: x.cs.map((c) => c.index) })),
   ])("$name", ({ cs, free, k, want, peers, numa }) => {
     const all = gpus("x", 8);
     const set = chooseDevices(
@@ -103,6 +102,18 @@ describe("chooseDevices", () => {
       k,
     );
     expect({ ids: ids(set), peers: set?.peers, numa: set?.numa }).toEqual({ ids: want, peers, numa });
+  });
+
+  it("names a whole node's set without distinct NICs as the search does, when a replica talks over the network", () => {
+    // four peers on one NUMA node, cards 0 and 1 behind the same NIC
+    const cs = cards(4, { peers: true, perNuma: 4 }).map((c) => (c.index === 1 ? { ...c, nics: ["mlx5_0"] } : c));
+    const set = chooseDevices(cs, gpus("x", 4), 4, { activeNics: new Set(["mlx5_0", "mlx5_2", "mlx5_3"]) });
+    expect({ ids: ids(set), peers: set?.peers, numa: set?.numa, nics: set?.nics }).toEqual({
+      ids: [0, 1, 2, 3],
+      peers: true,
+      numa: true,
+      nics: false,
+    });
   });
 
   it("returns nothing when too few are free", () => {
