@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startSqld } from "../test/helpers/instances.js";
 import { LLMGW, type Proc, start, stop, until } from "../test/helpers/process.js";
+import { requireCurrentDist } from "./dist-check.js";
 
 const PROBE = join(import.meta.dirname, "fleet-loop-probe.mjs");
 const TICK_MS = 1000 / 100; // USER_HZ: /proc's clock ticks are 1/100 s on Linux
@@ -54,7 +55,7 @@ async function halt(p: Proc, ms = 5000) {
 
 /** Starts sqld when `count` > 1, then `count` serve processes; resolves once every one answers /readyz. */
 export async function startServers(o: ServersOptions): Promise<Servers> {
-  if (!existsSync(LLMGW)) throw new Error(`${LLMGW} is missing: run \`npm run build\` first`);
+  requireCurrentDist();
   const server =
     o.count > 1
       ? await startSqld({

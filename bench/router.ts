@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { DEFAULT_USAGE_FLUSH_MS } from "../api/router/usage.js";
 import { freePort, killAll, start, until } from "../test/helpers/process.js";
 import { startStack } from "../test/helpers/router.js";
+import { requireCurrentDist } from "./dist-check.js";
 import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from "./load.js";
 import { machine } from "./machine.js";
 import { startNodeFloor } from "./node-floor.js";
@@ -36,6 +37,7 @@ import { printLoops } from "./router-tables.js";
 let args: ReturnType<typeof routerOptions>;
 try {
   args = routerOptions();
+  requireCurrentDist();
 } catch (e) {
   console.error(`bench/router.ts: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(2);

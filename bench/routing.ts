@@ -14,6 +14,7 @@ import { mockProfile } from "../test/helpers/agents.js";
 import { startInstances, startSqld } from "../test/helpers/instances.js";
 import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js";
 import { declareReplicas } from "../test/helpers/router.js";
+import { requireCurrentDist } from "./dist-check.js";
 import { machine } from "./machine.js";
 import { idealCache, replay, summarize } from "./routing-replay.js";
 import { promptOf, readTrace, systemBlocks, type TraceEntry } from "./trace.js";
@@ -63,6 +64,7 @@ function options() {
 let args: ReturnType<typeof options>;
 try {
   args = options();
+  requireCurrentDist();
 } catch (e) {
   console.error(`bench/routing.ts: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(2);

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { requireCurrentDist } from "./dist-check.js";
 import { machine, median } from "./machine.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -46,7 +47,7 @@ async function measure(make: () => { cmd: string[]; until?: RegExp; after?: () =
   return median(xs);
 }
 
-if (!existsSync(BUILT[1]!)) throw new Error("dist/llmgw.js is missing: run `npm run build` first");
+requireCurrentDist();
 const LISTENING = /serving on http/;
 const dir = mkdtempSync(join(tmpdir(), "llmgw-bench-startup-"));
 const serve = (cli: string[], fresh: boolean) => () => {
