@@ -4,7 +4,7 @@
 // and reports each new shard `starting`, then `ready` a few seconds later (a vanished one `stopped`). What it measures
 // goes to the parent over IPC, per phase.
 import { type ChildProcess, fork } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -334,6 +334,8 @@ function profiler(dir: string, name: string) {
     start: () => void post("Profiler.enable").then(() => post("Profiler.start")),
     async stop() {
       const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      // serve makes the directory only as it exits, after the agents stop
+      await mkdir(dir, { recursive: true });
       await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
     },
   };
