@@ -22,7 +22,7 @@ export type ServersOptions = {
   wal: "libsql-wal" | "default";
   /** Where each serve writes a V8 CPU profile when it exits (node --cpu-prof). */
   cpuProfDir?: string;
-  /** NODE_OPTIONS for the serve processes (docs/deploy.md's young-generation size, say). */
+  /** NODE_OPTIONS for the serve processes (a V8 flag to try, e.g. --max-semi-space-size=32; none by default). */
   nodeOptions?: string;
   /** Runs on the (migrated, for sqld) database before any serve starts. */
   beforeServe?: (dbUrl: string) => Promise<void>;
