@@ -4,6 +4,7 @@ import type { MigrationInfo } from "./db/journal.js";
 import type { nodes } from "./db/schema.js";
 import type { Log } from "./log.js";
 import type { BeatHints } from "./nodes/beat-hints.js";
+import type { PlaceResult } from "./placement/apply.js";
 import type { PlacementCache } from "./placement/rows.js";
 import type { AssignmentWaiter } from "./poll-hub.js";
 import type { FetchRouter } from "./router/fetch-handler.js";
@@ -37,6 +38,11 @@ export type AppDeps = {
   background?: (work: Promise<unknown>) => void;
   /** Facts placement derived from unchanged inventories, kept between placements (absent: derived every time). */
   placementCache?: PlacementCache;
+  /**
+   * Runs placement elsewhere than on this event loop (Node: the fleet thread, which keeps its own cache); absent or
+   * answering undefined: here.
+   */
+  place?: (now: number) => Promise<PlaceResult> | undefined;
   /**
    * The heartbeat facts this instance saw applied, by node: a heartbeat tries its quick write only where they match
    * (absent: every heartbeat tries it first).

@@ -1,25 +1,22 @@
 // The Node entry: opens the database, migrates an embedded one, ensures an admin token, serves the app.
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Client, createClient } from "@libsql/client";
-import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { VERSION } from "../shared/version.js";
 import { createApp } from "./app.js";
 import { createBackground } from "./background.js";
 import { appSettings, type ServerConfig } from "./config.js";
-import { createStore, type Db, type Store, type WrittenEvent } from "./db/client.js";
+import type { Db, WrittenEvent } from "./db/client.js";
 import { describeDbError } from "./db/db-errors.js";
 import { expectedMigrations } from "./db/journal.js";
-import { cacheStatements, type DbSync, setDbSync } from "./db/local-connections.js";
-import { serverClient } from "./db/read-batches.js";
-import * as schema from "./db/schema.js";
+import { isFileDb, openDb } from "./db/open.js";
 import { useSyncHash } from "./db/secrets.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
+import { type FleetThread, startFleetThread } from "./fleet-thread/host.js";
 import { limitHeapGrowth } from "./heap.js";
 import { closeServer, listen } from "./http-server.js";
 import type { Log } from "./log.js";
@@ -38,6 +35,7 @@ import { readTlsPair, reloadTls, type TlsFiles } from "./tls.js";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const MIGRATIONS = resolve(ROOT, "migrations");
 const DOCS_SCRIPT = resolve(ROOT, "dist", "public", "docs", "api-reference.js");
+const FLEET_THREAD = resolve(dirname(fileURLToPath(import.meta.url)), "fleet-thread.js");
 
 // on Node, tokens hash synchronously (the same SHA-256 as Web Crypto's, without its thread-pool round trip)
 useSyncHash((secret) => createHash("sha256").update(secret).digest("hex"));
@@ -58,34 +56,6 @@ export function docsScriptReader(path = DOCS_SCRIPT): () => Promise<DocsScript |
       ([plain, gzip]) => ({ plain, gzip, etag: `"${createHash("sha256").update(plain).digest("hex").slice(0, 16)}"` }),
       () => undefined,
     ));
-}
-
-/** True for an embedded database file (as opposed to a libSQL server). */
-export const isFileDb = (url: string) => url.startsWith("file:");
-
-/**
- * Opens the database; a file database gets its directory, WAL mode, a busy timeout, statements prepared once per
- * connection and the durability `sync` says (api/db/local-connections.ts).
- */
-export async function openDb(
-  url: string,
-  authToken?: string,
-  sync: DbSync = "normal",
-): Promise<{ client: Client; db: Db; store: Store }> {
-  const file = isFileDb(url);
-  if (file) {
-    const path = url.slice("file:".length).split("?")[0]!;
-    if (path && path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
-    setDbSync(sync);
-    cacheStatements();
-  }
-  const opened = createClient({ url, authToken, timeout: 5000 });
-  // on a server, each statement outside a transaction costs it a connection: reads made together share one batch,
-  // and over WebSocket the batches and the agents' statement writes go on streams kept open
-  const { client, streams } = file ? { client: opened } : serverClient(opened, url, authToken, setImmediate);
-  if (file) await client.execute("PRAGMA journal_mode=WAL");
-  const db = drizzle(client, { schema });
-  return { client, db, store: createStore(db, { serialize: true, file, streams }) };
 }
 
 /** Applies every pending migration from migrations/. */
@@ -136,6 +106,29 @@ function eventFields(e: WrittenEvent): Record<string, unknown> {
   };
 }
 
+/**
+ * The fleet thread, when the build has one (dist/fleet-thread.js beside this file; not in the single binary, nor when
+ * run from the sources): placement runs, the read ahead and the cluster gauges then keep off the serving event loop.
+ */
+async function startFleetWork(
+  config: ServerConfig,
+  o: Parameters<typeof startFleetThread>[2],
+): Promise<FleetThread | undefined> {
+  const sea = await import("node:sea").catch(() => undefined);
+  if (sea?.isSea() || !existsSync(FLEET_THREAD)) return undefined;
+  const { nodeLostAfterS, repairGraceS, repairMaxFraction } = appSettings(config);
+  return startFleetThread(
+    FLEET_THREAD,
+    {
+      dbUrl: config.dbUrl,
+      ...(config.dbAuthToken && { dbAuthToken: config.dbAuthToken }),
+      dbSync: config.dbSync,
+      settings: { nodeLostAfterS, repairGraceS, repairMaxFraction },
+    },
+    o,
+  );
+}
+
 /** Starts `llmgw serve` with a parsed configuration; resolves once it listens. */
 export async function startServer(config: ServerConfig, log: Log, print: (line: string) => void): Promise<Running> {
   limitHeapGrowth(config.heapGrowthPercent);
@@ -145,9 +138,10 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   const tls = tlsFiles && (await readTlsPair(tlsFiles));
   const { client, db, store } = await openDb(config.dbUrl, config.dbAuthToken, config.dbSync);
   // every event a write stores (registration, a node lost or back, cordon, drain, repair, adoption …) is a log line
-  store.onEvents?.((events) => {
+  const logEvents = (events: WrittenEvent[]) => {
     for (const e of events) log.info(e.message, eventFields(e));
-  });
+  };
+  store.onEvents?.(logEvents);
   if (isFileDb(config.dbUrl)) await applyMigrations(db);
   const now = () => Date.now();
   const stop = new AbortController();
@@ -177,12 +171,15 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     },
   });
   const placementCache = newPlacementCache();
+  // started once the database is ready: until then placement and the gauges run on this thread
+  let fleet: FleetThread | undefined;
   const cluster = createClusterMetrics(routing.registry, {
     db,
     now,
     lostAfterS: config.nodeLostAfterS,
     log,
     placementCache,
+    scrape: (at) => fleet?.scrape(at),
   });
   const deps: AppDeps = {
     store,
@@ -193,6 +190,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     waiter,
     background: background.run,
     placementCache,
+    place: (at) => fleet?.place(at),
     beatHints: newBeatHints(),
     router: routing.router,
     metricsText: () => cluster.text(),
@@ -246,7 +244,14 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   schemaReady.then(adminTokenShown, (e: unknown) => {
     if (!stop.signal.aborted) log.error("could not create the admin token", { error: describeDbError(e) });
   });
-  background.run(schemaReady.then(() => readFleetAhead(db, placementCache, log, stop.signal)));
+  // the fleet thread reads ahead for its own cache; without one, this thread does
+  background.run(
+    schemaReady.then(async () => {
+      if (stop.signal.aborted) return;
+      fleet = await startFleetWork(config, { store, log, onEvents: logEvents });
+      if (!fleet) await readFleetAhead(db, placementCache, log, stop.signal);
+    }),
+  );
   return {
     url,
     port,
@@ -256,6 +261,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
       stop.abort();
       await closeServer(server, SHUTDOWN_DEADLINE_MS);
       await background.drain();
+      await fleet?.close();
       await routing.close();
       client.close();
     },

@@ -3,8 +3,9 @@
 // can be measured at a size that registering through the API does not reach in a run's time.
 import { bumpGeneration } from "../api/db/cluster.js";
 import { upsertNode } from "../api/db/nodes.js";
+import { isFileDb, openDb } from "../api/db/open.js";
 import { hashSecret } from "../api/db/secrets.js";
-import { applyMigrations, isFileDb, openDb } from "../api/node.js";
+import { applyMigrations } from "../api/node.js";
 import { RegisterRequest } from "../shared/schemas/agent.js";
 import { inventoryOf, registrationOf, seededToken } from "./fleet-inventory.js";
 

@@ -4,7 +4,8 @@ import { loadServerConfig, type ServerFlags } from "../api/config.js";
 import { describeDbError } from "../api/db/db-errors.js";
 import { expectedMigrations } from "../api/db/journal.js";
 import { migrationStatus } from "../api/db/migration-status.js";
-import { applyMigrations, openDb, startServer } from "../api/node.js";
+import { openDb } from "../api/db/open.js";
+import { applyMigrations, startServer } from "../api/node.js";
 import { createNodeLogger } from "../shared/log-node.js";
 
 const log = createNodeLogger("serve");

@@ -59,8 +59,11 @@ export async function buildPackage(outdir = join(ROOT, "dist")) {
   // the previous build's chunks go; a single binary built beside them stays
   for (const name of existsSync(outdir) ? readdirSync(outdir) : [])
     if (!name.startsWith("llmgw-")) rmSync(join(outdir, name), { recursive: true, force: true });
+  const common = commonOptions();
   await build({
-    ...commonOptions(),
+    ...common,
+    // serve's fleet thread is a worker thread: an entry of its own (the single binary has none and places in-process)
+    entryPoints: [...common.entryPoints, join(ROOT, "api", "fleet-thread", "fleet-thread.ts")],
     outdir,
     format: "esm",
     splitting: true,

@@ -35,6 +35,12 @@ export type Store = {
    */
   writeStatements(stmts: InStatement[]): Promise<number[]>;
   /**
+   * Runs `fn` in this instance's turn to write, outside any transaction of its own: no write of this store runs until
+   * it settles. For another connection of the same process writing (placement's thread) without racing this one for
+   * the database's one write lock. Absent where writes do not take turns.
+   */
+  turn?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
    * Why writes fail though reads may work (a full disk, a read-only or damaged file): the last such failure when it
    * is under `WRITE_FAILURE_MS` old. Readiness reports it; absent where the store does not track it.
    */
@@ -68,6 +74,8 @@ type Job = {
   /** What its own code threw (its writes rolled back), as opposed to the transaction failing around it. */
   thrown?: { e: unknown };
   value?: unknown;
+  /** A turn (`Store.turn`): `fn` runs alone, with no transaction. */
+  outside?: true;
 };
 
 /** A call of `writeStatements` waiting for its batch. */
@@ -178,10 +186,17 @@ export function createStore(
     }
   }
 
+  /** A turn's job: its function, given no transaction. */
+  const runTurn = (j: Job) => (j.fn as () => Promise<unknown>)().then(j.done, j.fail);
+
   function next() {
     if (running || sending || !waiting.length) return;
     running = true;
-    void runGroup(waiting.splice(0, serialize ? MAX_GROUP : 1)).finally(() => {
+    // a group ends before the first turn in the queue; a turn runs alone
+    const turnAt = waiting.findIndex((j) => j.outside);
+    const take = turnAt === 0 ? 1 : Math.min(serialize ? MAX_GROUP : 1, turnAt < 0 ? waiting.length : turnAt);
+    const jobs = waiting.splice(0, take);
+    void (turnAt === 0 ? runTurn(jobs[0]!) : runGroup(jobs)).finally(() => {
       running = false;
       // the statement writes that waited for this transaction go first, then the writes queued behind it
       void flush();
@@ -238,9 +253,9 @@ export function createStore(
     void flush();
   }
 
-  const write = <T>(fn: (tx: Tx) => Promise<T>) =>
+  const write = <T>(fn: (tx: Tx) => Promise<T>, outside?: true) =>
     new Promise<T>((done, fail) => {
-      const job: Job = { fn, done: done as (v: unknown) => void, fail, written: [] };
+      const job: Job = { fn, done: done as (v: unknown) => void, fail, written: [], ...(outside && { outside }) };
       if (!serialize) return void runGroup([job]);
       if (waiting.length >= MAX_WAITING) return fail(queueFull(waiting.length));
       waiting.push(job);
@@ -254,6 +269,7 @@ export function createStore(
       listener = l;
     },
     write,
+    ...(serialize && { turn: <T>(fn: () => Promise<T>) => write<T>(fn, true) }),
     writeStatements(stmts) {
       // the embedded file's driver is synchronous: its writes take their turns in the one queue
       if (o.file)

@@ -5,7 +5,7 @@ import type { Q } from "../db/client.js";
 import type { Log } from "../log.js";
 import { newPlacementCache, type PlacementCache } from "../placement/rows.js";
 import type { NvlinkCache } from "../views/nvlink.js";
-import { PLACEMENT_DURATION, scrapeCluster } from "./cluster-figures.js";
+import { type ClusterScrape, PLACEMENT_DURATION, scrapeCluster } from "./cluster-figures.js";
 import { clusterText } from "./cluster-text.js";
 
 export type ClusterMetricsOptions = {
@@ -15,6 +15,8 @@ export type ClusterMetricsOptions = {
   log: Log;
   /** Placement's cache of facts derived from unchanged inventories (shared with the app's, when given). */
   placementCache?: PlacementCache;
+  /** Reads the cluster elsewhere (Node: on the fleet thread, with its own caches); absent or answering undefined: here. */
+  scrape?: (now: number) => Promise<ClusterScrape> | undefined;
 };
 
 /**
@@ -35,7 +37,8 @@ export function createClusterMetrics(registry: Registry, o: ClusterMetricsOption
   let reading: Promise<string> | undefined;
 
   async function cluster(): Promise<string> {
-    const read = await scrapeCluster(o.db, o.now(), o.lostAfterS, placementCache, nvlinkCache);
+    const now = o.now();
+    const read = await (o.scrape?.(now) ?? scrapeCluster(o.db, now, o.lostAfterS, placementCache, nvlinkCache));
     if (!read.figures)
       o.log.warn("metrics: could not read the cluster's state", { error: read.error, databaseUp: read.databaseUp });
     return clusterText(read);

@@ -13,6 +13,8 @@ type PlaceDeps = {
   observePlacement?: (seconds: number) => void;
   /** Told each placement decision (placed, released, a reason that changed). */
   log?: Log;
+  /** Runs placeIfNeeded() elsewhere (Node: on the fleet thread); absent or answering undefined: here. */
+  place?: (now: number) => Promise<PlaceResult> | undefined;
 };
 
 type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => number };
@@ -80,7 +82,7 @@ export function placeTimed(deps: PlaceDeps, now: number, allowanceMs = 0): Promi
 /** placeIfNeeded(), telling `observePlacement` how long it took when it ran (an unchanged cluster is not a run). */
 async function placeOnce(deps: PlaceDeps, now: number): Promise<PlaceResult> {
   const started = performance.now();
-  const placed = await placeIfNeeded(deps.store, now, deps.settings, deps.placementCache);
+  const placed = await (deps.place?.(now) ?? placeIfNeeded(deps.store, now, deps.settings, deps.placementCache));
   if (placed.ran) deps.observePlacement?.((performance.now() - started) / 1000);
   if (deps.log) logDecisions(deps.log, placed);
   return placed;

@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { WrittenEvent } from "../../api/db/client.js";
 import { insertEvents } from "../../api/db/events.js";
+import { openDb } from "../../api/db/open.js";
 import { events, joinTokens } from "../../api/db/schema.js";
 import { migratedDb } from "../helpers/app.js";
 
@@ -82,4 +83,51 @@ it("rolls back alone a write whose statement the database refuses (a constraint)
   await expect(dup).rejects.toMatchObject({ cause: { message: expect.stringMatching(/UNIQUE constraint failed/) } });
   await c;
   expect(await names()).toEqual(["a", "c"]);
+});
+
+it("runs a turn alone: the writes queued before it commit first, those queued after it wait until it settles", async () => {
+  const order: string[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const first = m.store.write(async () => held);
+  const before = m.store.write(async (tx) => {
+    await tx.insert(joinTokens).values(token("before"));
+    order.push("before");
+  });
+  let endTurn!: () => void;
+  const turn = m.store.turn!(async () => {
+    // no transaction of the store's is open: what was queued before committed, and a second connection writes
+    order.push(`turn sees ${(await names()).join(",")}`);
+    const second = await openDb(m.url);
+    try {
+      await second.db.insert(joinTokens).values(token("second connection"));
+    } finally {
+      second.client.close();
+    }
+    await new Promise<void>((r) => (endTurn = r));
+    order.push("turn over");
+    return "turn's value";
+  });
+  const after = m.store.write(async (tx) => {
+    await tx.insert(joinTokens).values(token("after"));
+    order.push("after");
+  });
+  release();
+  await Promise.all([first, before]);
+  await expect.poll(() => order.length).toBe(2);
+  endTurn();
+  expect(await turn).toBe("turn's value");
+  await after;
+  expect(order).toEqual(["before", "turn sees before", "turn over", "after"]);
+  expect(await names()).toEqual(["after", "before", "second connection"]);
+});
+
+it("a turn that throws fails alone; the writes behind it run", async () => {
+  const turn = m.store.turn!(async () => {
+    throw new Error("the turn's own error");
+  });
+  const after = m.store.write((tx) => tx.insert(joinTokens).values(token("after")));
+  await expect(turn).rejects.toThrow("the turn's own error");
+  await after;
+  expect(await names()).toEqual(["after"]);
 });

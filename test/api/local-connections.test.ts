@@ -4,7 +4,7 @@ import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { afterAll, describe, expect, it } from "vitest";
 import { cacheStatements, STATEMENTS_PER_CONNECTION } from "../../api/db/local-connections.js";
-import { openDb } from "../../api/node.js";
+import { openDb } from "../../api/db/open.js";
 import { tempDbUrl } from "../helpers/db.js";
 
 const tmp = tempDbUrl();

@@ -3,8 +3,8 @@
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDb } from "../../api/db/open.js";
 import { nodes } from "../../api/db/schema.js";
-import { openDb } from "../../api/node.js";
 import { newPlacementCache, readPlacementRows } from "../../api/placement/rows.js";
 import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/db.js";

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { upsertNode } from "../../api/db/nodes.js";
+import { openDb } from "../../api/db/open.js";
 import { replicas, shardStatus, shards } from "../../api/db/schema.js";
-import { applyMigrations, openDb } from "../../api/node.js";
+import { applyMigrations } from "../../api/node.js";
 import { replicaState, type ShardFacts } from "../../api/placement/serving.js";
 import { replicaCounts } from "../../api/views/replica-counts.js";
 import type { TransportVerdict } from "../../shared/schemas/transport.js";

@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Tx } from "../../api/db/client.js";
 import { dbFailure } from "../../api/db/db-errors.js";
-import { openDb } from "../../api/node.js";
+import { openDb } from "../../api/db/open.js";
 import { startSqld } from "../helpers/instances.js";
 import { until } from "../helpers/process.js";
 

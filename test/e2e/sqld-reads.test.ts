@@ -3,8 +3,8 @@
 // its own rows.
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { openDb } from "../../api/db/open.js";
 import { batchingReads } from "../../api/db/read-batches.js";
-import { openDb } from "../../api/node.js";
 import { countingClient, seedKv, startSqld } from "../helpers/instances.js";
 
 let server: Awaited<ReturnType<typeof startSqld>>;

@@ -6,8 +6,8 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/libsql";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createStore } from "../../api/db/client.js";
+import { openDb } from "../../api/db/open.js";
 import { serverStreams, wsTarget } from "../../api/db/server-streams.js";
-import { openDb } from "../../api/node.js";
 import { startSqld } from "../helpers/instances.js";
 import { until } from "../helpers/process.js";
 

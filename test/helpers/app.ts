@@ -1,18 +1,24 @@
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { createApp } from "../../api/app.js";
 import { createBackground } from "../../api/background.js";
 import { appSettings, ServerConfig } from "../../api/config.js";
 import type { Store } from "../../api/db/client.js";
 import { expectedMigrations } from "../../api/db/journal.js";
+import { openDb } from "../../api/db/open.js";
 import { ensureAdminToken } from "../../api/db/tokens.js";
 import type { AppDeps, AppSettings } from "../../api/deps.js";
+import { startFleetThread } from "../../api/fleet-thread/host.js";
 import { listen } from "../../api/http-server.js";
 import type { Log } from "../../api/log.js";
-import { applyMigrations, openDb } from "../../api/node.js";
+import { applyMigrations } from "../../api/node.js";
 import { type BeatHints, newBeatHints } from "../../api/nodes/beat-hints.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { type AssignmentWaiter, createPollHub } from "../../api/poll-hub.js";
 import { tempDbUrl } from "./db.js";
+
+/** The fleet thread's entry as the build makes it (the tests' global setup builds dist/ first). */
+export const FLEET_THREAD = join(import.meta.dirname, "..", "..", "dist", "fleet-thread.js");
 
 export const silentLog: Log = { info() {}, warn() {}, error() {} };
 
@@ -56,6 +62,8 @@ export async function createTestApp(
     wrapStore?: (store: Store) => Store;
     /** What the instance knows of the heartbeat facts applied to each node (fresh hints when absent). */
     beatHints?: BeatHints;
+    /** Placement runs on a fleet thread (the built dist/fleet-thread.js), as `llmgw serve` runs it. */
+    fleetThread?: boolean;
   } = {},
 ) {
   const migrated = await migratedDb();
@@ -67,15 +75,24 @@ export async function createTestApp(
   const hub = createPollHub(store, 50);
   const waiter = opts.wrapWaiter?.(hub) ?? hub;
   const background = createBackground();
+  const log = opts.log ?? silentLog;
+  const thread = opts.fleetThread
+    ? startFleetThread(
+        FLEET_THREAD,
+        { dbUrl: migrated.url, dbSync: "normal", settings },
+        { store, log, onEvents: (e) => log.info("events", { events: e }) },
+      )
+    : undefined;
   const app = createApp({
     store,
     now: clock.now,
-    log: opts.log ?? silentLog,
+    log,
     settings,
     migrations: expectedMigrations,
     waiter,
     background: background.run,
     placementCache: newPlacementCache(),
+    ...(thread && { place: thread.place }),
     beatHints: opts.beatHints ?? newBeatHints(),
     docsScript: opts.docsScript,
   });
@@ -104,8 +121,10 @@ export async function createTestApp(
     admin: (method: string, path: string, c: Call = {}) => call(method, path, { token: adminToken, ...c }),
     /** Waits for placement started by the last writes, then closes the database. */
     settle: () => background.drain(),
+    thread,
     close: async () => {
       await background.drain();
+      await thread?.close();
       migrated.close();
     },
   };

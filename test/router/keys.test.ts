@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../api/db/client.js";
+import { openDb } from "../../api/db/open.js";
 import { apiKeys } from "../../api/db/schema.js";
 import { hashSecret, newSecret } from "../../api/db/secrets.js";
 import type { AppDeps } from "../../api/deps.js";
-import { openDb } from "../../api/node.js";
 import { createKeyStore, keysChanged } from "../../api/router/keys.js";
 import { migratedDb, testClock } from "../helpers/app.js";
 

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { openDb } from "../../api/db/open.js";
 import { deployments, models, nodes, shardStatus, shards } from "../../api/db/schema.js";
 import type { Log } from "../../api/log.js";
-import { applyMigrations, openDb } from "../../api/node.js";
+import { applyMigrations } from "../../api/node.js";
 import { buildTable, createIsolateTableCache, createTableCache, readTable } from "../../api/router/table.js";
 import type { Endpoint, EndpointTable } from "../../api/router/types.js";
 import { tempDbUrl } from "../helpers/db.js";

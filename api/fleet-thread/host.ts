@@ -1,0 +1,109 @@
+// The serving thread's side of the fleet thread (protocol.ts): starts it, hands it placement runs and the cluster
+// gauges' reads, grants it write turns in this instance's queue, and writes its log lines and events. Should the thread
+// end on its own, its work comes back to the serving thread: asked then, `place` and `scrape` answer undefined, and
+// their callers run the work themselves, as where there is no fleet thread.
+import { Worker } from "node:worker_threads";
+import type { Store, WrittenEvent } from "../db/client.js";
+import type { Log } from "../log.js";
+import type { ClusterScrape } from "../metrics/cluster-figures.js";
+import type { PlaceResult } from "../placement/apply.js";
+import type { Ask, HostSays, ThreadConfig, ThreadSays } from "./protocol.js";
+
+/** How long a stopping fleet thread may take to close its database before it is ended. */
+const STOP_MS = 5000;
+
+export type FleetThread = {
+  /** A placement run on the thread; undefined once the thread has ended (run it here). */
+  place(now: number): Promise<PlaceResult> | undefined;
+  /** The cluster gauges read on the thread; undefined once the thread has ended (read them here). */
+  scrape(now: number): Promise<ClusterScrape> | undefined;
+  close(): Promise<void>;
+};
+
+/**
+ * Starts the fleet thread from `file` (the built fleet-thread.js). `store`: this instance's, whose write turns the
+ * thread's transactions take; `onEvents`: told the events the thread's writes stored.
+ */
+export function startFleetThread(
+  file: string,
+  config: ThreadConfig,
+  o: { store: Store; log: Log; onEvents: (events: WrittenEvent[]) => void },
+): FleetThread {
+  const worker = new Worker(file, { workerData: config });
+  const asked = new Map<number, { ok: (v: unknown) => void; fail: (e: Error) => void }>();
+  const turnsHeld = new Map<number, () => void>();
+  let ids = 0;
+  let ended = false;
+  const send = (m: HostSays) => worker.postMessage(m);
+
+  worker.on("message", (m: ThreadSays) => {
+    if (m.kind === "answer") {
+      const a = asked.get(m.id);
+      asked.delete(m.id);
+      if (m.error === undefined) a?.ok(m.value);
+      else a?.fail(new Error(m.error));
+    } else if (m.kind === "turn") {
+      const held = new Promise<void>((over) => turnsHeld.set(m.turn, over));
+      const hold = () => {
+        send({ kind: "granted", turn: m.turn });
+        return held;
+      };
+      // refused (this instance's writes queue is full): the thread's write fails as one of this thread's would
+      void (o.store.turn ? o.store.turn(hold) : hold()).catch((e: unknown) => {
+        turnsHeld.delete(m.turn);
+        send({ kind: "granted", turn: m.turn, refused: e instanceof Error ? e.message : String(e) });
+      });
+    } else if (m.kind === "turn-over") {
+      turnsHeld.get(m.turn)?.();
+      turnsHeld.delete(m.turn);
+    } else if (m.kind === "log") o.log[m.level](m.msg, m.extra);
+    else o.onEvents(m.events);
+  });
+  const gone = (why: string) => {
+    if (ended) return;
+    ended = true;
+    o.log.error(`the fleet thread ended (${why}); placement and the cluster gauges run on the serving thread`);
+    for (const a of asked.values()) a.fail(new Error(`the fleet thread ended (${why})`));
+    asked.clear();
+    for (const over of turnsHeld.values()) over();
+    turnsHeld.clear();
+  };
+  worker.on("error", (e) => gone(e.message));
+  const exited = new Promise<void>((done) =>
+    worker.on("exit", (code) => {
+      gone(`exit code ${code}`);
+      done();
+    }),
+  );
+
+  const inFlight = new Set<Promise<unknown>>();
+  function ask<T>(kind: Ask["kind"], now: number): Promise<T> | undefined {
+    if (ended) return undefined;
+    const id = ++ids;
+    const answer = new Promise<T>((ok, fail) => {
+      asked.set(id, { ok: ok as (v: unknown) => void, fail });
+      send({ kind, id, now });
+    });
+    const settled: Promise<unknown> = answer.then(
+      () => inFlight.delete(settled),
+      () => inFlight.delete(settled),
+    );
+    inFlight.add(settled);
+    return answer;
+  }
+
+  return {
+    place: (now) => ask<PlaceResult>("place", now),
+    scrape: (now) => ask<ClusterScrape>("scrape", now),
+    async close() {
+      if (ended) return;
+      // what was asked finishes first (a placement run commits or rolls back), then the thread closes its database
+      await Promise.all(inFlight);
+      ended = true;
+      send({ kind: "stop" });
+      const timer = setTimeout(() => void worker.terminate(), STOP_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// What `serve`'s two threads say to each other: the serving thread (HTTP, the router, the agents' calls) and the fleet
+// thread, which holds placement's cache and runs what reads or plans the whole fleet — placement runs, the read ahead,
+// the cluster gauges of /metrics — so that none of it stops the serving thread's event loop.
+
+import type { WrittenEvent } from "../db/client.js";
+import type { DbSync } from "../db/local-connections.js";
+import type { PlaceSettings } from "../placement/apply.js";
+
+/** What the fleet thread is started with (its workerData). */
+export type ThreadConfig = {
+  dbUrl: string;
+  dbAuthToken?: string;
+  dbSync: DbSync;
+  settings: PlaceSettings;
+};
+
+/** A piece of work the serving thread asks for; each is answered once, by its id. */
+export type Ask = { id: number; kind: "place" | "scrape"; now: number };
+
+/**
+ * What the serving thread sends: work, a write turn granted (or refused, why), or stop (the thread closes its database
+ * and ends).
+ */
+export type HostSays = Ask | { kind: "granted"; turn: number; refused?: string } | { kind: "stop" };
+
+/** What the fleet thread sends. */
+export type ThreadSays =
+  /** The answer to an ask: its value (structured-cloned), or why it failed. */
+  | { kind: "answer"; id: number; value?: unknown; error?: string }
+  /** The thread would write: it waits for `granted` with this number, and says `turn-over` once it committed. */
+  | { kind: "turn"; turn: number }
+  | { kind: "turn-over"; turn: number }
+  /** A log line, written by the serving thread's log. */
+  | { kind: "log"; level: "info" | "warn" | "error"; msg: string; extra?: object }
+  /** The events one of its write transactions stored, once it committed. */
+  | { kind: "events"; events: WrittenEvent[] };

@@ -1,0 +1,91 @@
+// serve's fleet thread (the built dist/fleet-thread.js, as `llmgw serve` starts it): placement runs on it, each of its
+// write transactions in the instance's write turn, so that no write of the serving thread runs meanwhile; its log
+// lines reach the serving thread's log; the cluster gauges it reads are those read on the serving thread; and once it
+// has ended its work comes back to the serving thread.
+
+import { afterEach, expect, it } from "vitest";
+import type { Store } from "../../api/db/client.js";
+import { replicas } from "../../api/db/schema.js";
+import { scrapeCluster } from "../../api/metrics/cluster-figures.js";
+import { newPlacementCache } from "../../api/placement/rows.js";
+import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
+import { nodeInventory, registerBody } from "../helpers/inventory.js";
+
+let t: TestApp | undefined;
+afterEach(() => t?.close());
+
+/** The lines logged, and a store that counts the turns taken and the writes that ran inside one. */
+function watched() {
+  const lines: string[] = [];
+  const line = (m: string) => void lines.push(m);
+  const seen = { turns: 0, inTurn: false, writesInTurn: 0 };
+  const wrapStore = (s: Store): Store => ({
+    ...s,
+    turn: (fn) =>
+      s.turn!(async () => {
+        seen.turns++;
+        seen.inTurn = true;
+        try {
+          return await fn();
+        } finally {
+          seen.inTurn = false;
+        }
+      }),
+    write: (fn) =>
+      s.write((tx) => {
+        if (seen.inTurn) seen.writesInTurn++;
+        return fn(tx);
+      }),
+  });
+  return { lines, seen, wrapStore, log: { info: line, warn: line, error: line } };
+}
+
+const placed = async (app: TestApp) => (await app.db.select({ id: replicas.id }).from(replicas)).length;
+
+async function registerNodes(app: TestApp, ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const r = await app.call("POST", "/api/v1/agents/register", {
+      token: app.adminToken,
+      body: { ...registerBody(id, nodeInventory(id)), labels: { pool: "p" } },
+    });
+    expect(r.status).toBe(201);
+  }
+}
+
+it("places on the fleet thread, its writes in the instance's turns with no write of this thread between", async () => {
+  const w = watched();
+  t = await createTestApp({ fleetThread: true, log: w.log, wrapStore: w.wrapStore });
+  const app = t;
+  await registerNodes(app, ["n1", "n2"]);
+  // writes of this thread go on while the thread places: each waits for the turn to end
+  const cordons = ["n1", "n2", "n1"].map((id) => app.admin("POST", `/api/v1/nodes/${id}/uncordon`));
+  await declareOneGpuDeployment(app, 3);
+  await Promise.all(cordons);
+  expect(await placed(app)).toBe(3);
+  expect(w.seen.turns).toBeGreaterThan(0);
+  expect(w.seen.writesInTurn).toBe(0);
+  // the thread's own log lines (its read of the fleet) and the decisions the serving thread logs from its answers
+  expect(w.lines.some((l) => /^read \d+ nodes for placement in \d+ ms$/.test(l))).toBe(true);
+  expect(w.lines.filter((l) => l.startsWith("placed replica "))).toHaveLength(3);
+});
+
+it("reads the cluster gauges as the serving thread reads them", async () => {
+  t = await createTestApp({ fleetThread: true });
+  await registerNodes(t, ["n1"]);
+  await declareOneGpuDeployment(t, 2);
+  const now = t.clock.now();
+  const there = await t.thread!.scrape(now);
+  expect(there?.databaseUp).toBe(true);
+  expect(there).toEqual(await scrapeCluster(t.db, now, 180, newPlacementCache(), new Map()));
+});
+
+it("once the thread has ended, placement runs on the serving thread", async () => {
+  t = await createTestApp({ fleetThread: true });
+  await registerNodes(t, ["n1"]);
+  await declareOneGpuDeployment(t, 1);
+  expect(await placed(t)).toBe(1);
+  await t.thread!.close();
+  expect(t.thread!.place(t.clock.now())).toBeUndefined();
+  await declareOneGpuDeployment(t, 3);
+  expect(await placed(t)).toBe(3);
+});
