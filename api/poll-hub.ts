@@ -5,6 +5,7 @@
 // When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
 // one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
 import { eq, gt, inArray, max } from "drizzle-orm";
+import { nextTurn } from "../shared/next-turn.js";
 import type { Store } from "./db/client.js";
 import { nodes } from "./db/schema.js";
 import { type NodeAssignment, shardsOfNodes } from "./db/shards.js";
@@ -19,6 +20,13 @@ export type AssignmentWaiter = {
   /** Something was written on this instance: look now rather than at the next tick. */
   notify(): void;
 };
+
+/**
+ * Woken polls answered in one turn of the event loop at most (each answer ~0.3 ms of serve's time at fleet size): a
+ * placement wakes a thousand, and the heartbeats and calls that arrive meanwhile go between the parts rather than
+ * behind all of them.
+ */
+const WAKE_PART = 100;
 
 /** Nodes whose waiting polls answer together when the instance stops. */
 const STOP_PART = 500;
@@ -87,9 +95,12 @@ export function createPollHub(
         // their shards, read after the indexes above, in one go rather than two reads by each woken poll; where that
         // read fails, each poll reads for itself (and answers its own error)
         const shardsBy = await shardsOfNodes(store.db, [...new Set(woken.map((x) => x.id))]).catch(() => undefined);
-        for (const x of woken) {
-          const shards = shardsBy?.get(x.id);
-          x.w.done(shards && { index: x.index, shards });
+        for (let i = 0; i < woken.length; i += WAKE_PART) {
+          if (i) await nextTurn();
+          for (const x of woken.slice(i, i + WAKE_PART)) {
+            const shards = shardsBy?.get(x.id);
+            x.w.done(shards && { index: x.index, shards });
+          }
         }
       }
       // indexes never go down, but for a database replaced by an older backup (or the node holding the highest

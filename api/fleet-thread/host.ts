@@ -9,6 +9,9 @@ import type { ClusterScrape } from "../metrics/cluster-figures.js";
 import type { PlaceResult } from "../placement/apply.js";
 import type { Ask, HostSays, ThreadConfig, ThreadSays } from "./protocol.js";
 
+/** The fleet thread's young generation (MiB; V8's own lets it grow to 32 on 64-bit). */
+const YOUNG_MB = 8;
+
 /** How long a stopping fleet thread may take to close its database before it is ended. */
 const STOP_MS = 5000;
 
@@ -29,7 +32,8 @@ export function startFleetThread(
   config: ThreadConfig,
   o: { store: Store; log: Log; onEvents: (events: WrittenEvent[]) => void },
 ): FleetThread {
-  const worker = new Worker(file, { workerData: config });
+  // its young generation small: the thread's garbage is placement's, whose collections stop no request
+  const worker = new Worker(file, { workerData: config, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
   const asked = new Map<number, { ok: (v: unknown) => void; fail: (e: Error) => void }>();
   const turnsHeld = new Map<number, () => void>();
   let ids = 0;

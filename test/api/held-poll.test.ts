@@ -2,10 +2,12 @@
 // (api/routes/held-poll.ts): what it answers once woken is what an immediate poll answers — the same body, index and
 // request id — its access line is written when it is answered (with that status and time), a failure while it waits
 // is problem+json, and one whose client went away is logged as such.
+import { EventEmitter } from "node:events";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Log } from "../../api/log.js";
 import type { AssignmentWaiter } from "../../api/poll-hub.js";
+import { CLIENT_GONE, holdAnswer, type Outgoing } from "../../api/routes/held-poll.js";
 import { createTestApp, serveOverHttp, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 import { until } from "../helpers/process.js";
@@ -127,5 +129,44 @@ describe("a long-poll held over HTTP", () => {
     req.destroy();
     await until(async () => accessLine("req_held_poll_3") !== undefined, 5000);
     expect(accessLine("req_held_poll_3")).toMatchObject({ status: 499, nodeId: "held-1" });
+  });
+});
+
+describe("holdAnswer's signal", () => {
+  /** A Node response as far as holdAnswer uses one: `close` comes when the test says. */
+  const outgoing = () =>
+    Object.assign(new EventEmitter(), {
+      destroyed: false,
+      writableEnded: false,
+      writeHead() {},
+      end() {
+        this.writableEnded = true;
+      },
+    }) satisfies Outgoing;
+  const quiet: Log = { info() {}, warn() {}, error() {} };
+
+  it("aborts when the client goes away before the answer", async () => {
+    const out = outgoing();
+    let signal!: AbortSignal;
+    const held = holdAnswer(out, "r1", quiet, (gone) => {
+      signal = gone;
+      return new Promise((ok) => gone.addEventListener("abort", () => ok({ status: 200, json: {} })));
+    });
+    out.destroyed = true;
+    out.emit("close");
+    expect(await held.answered).toBe(CLIENT_GONE);
+    expect(signal.aborted).toBe(true);
+  });
+
+  it("does not abort on the close that follows the answer (every answered poll's)", async () => {
+    const out = outgoing();
+    let signal!: AbortSignal;
+    const held = holdAnswer(out, "r2", quiet, async (gone) => {
+      signal = gone;
+      return { status: 200, json: { index: 1 } };
+    });
+    expect(await held.answered).toBe(200);
+    out.emit("close");
+    expect(signal.aborted).toBe(false);
   });
 });

@@ -261,4 +261,28 @@ describe("createPollHub's watcher", () => {
     stop.abort();
     await current;
   });
+
+  it("answers the polls a placement wakes in parts, letting the calls that arrive meanwhile in between", async () => {
+    await onOwnDb(async (other) => {
+      const ids = Array.from({ length: 300 }, (_, i) => `w${i}`);
+      for (const id of ids) await addNode(id, 1, other);
+      const stop = new AbortController();
+      const hub = createPollHub(other.store, 3_600_000, () => {}, stop.signal);
+      const order: string[] = [];
+      const polls = ids.map((id) =>
+        hub.wait(id, 1, 3_600_000).then(() => {
+          // a call that arrives as the first answers go out (a timer stands in for its I/O callback)
+          if (!order.length) setTimeout(() => order.push("another call"), 0);
+          order.push("poll");
+        }),
+      );
+      await other.client.execute("update nodes set assign_index = 2");
+      hub.notify();
+      await Promise.all(polls);
+      await new Promise((r) => setTimeout(r, 0));
+      expect(order.filter((x) => x === "poll")).toHaveLength(300);
+      expect(order.indexOf("another call")).toBeLessThan(299);
+      stop.abort();
+    });
+  });
 });
