@@ -66,7 +66,7 @@ port.on("message", (m: HostSays) => {
   } else {
     const work =
       m.kind === "place"
-        ? placeIfNeeded(store, m.now, config.settings, cache)
+        ? placeIfNeeded(store, m.now, config.settings, cache, true)
         : scrapeCluster(db, m.now, config.settings.nodeLostAfterS, cache, nvlinkCache);
     work.then(
       (value) => say({ kind: "answer", id: m.id, value }),

@@ -191,19 +191,21 @@ const generations = prepared((q) =>
 
 /**
  * Places what the declarations ask for, when anything changed since the last placement. An unchanged cluster costs
- * one plain read; a transaction that conflicts with another instance's is retried.
+ * one plain read; a transaction that conflicts with another instance's is retried. `readFirst`: what changed since the
+ * last run is read before the write transaction rather than under it, where the writes wait — every instance's on a
+ * server (the default there), the instance's own on the fleet thread; the transaction then reads only what changed in
+ * between (on the file's serving thread, reading twice costs the event loop more).
  */
 export async function placeIfNeeded(
   store: Store,
   now: number,
   settings: PlaceSettings,
   cache: PlacementCache = newPlacementCache(),
+  readFirst = store.server === true,
 ): Promise<PlaceResult> {
   const [c] = await generations(store.db, {});
   if (!c || c.g === c.p) return NOTHING;
-  // on a server, what changed since the last run read before the write lock rather than under it, where every
-  // instance's writes wait: the transaction reads only what changes in between (on the file, reading twice costs more)
-  if (store.server && behind(cache, c.g, c.seq)) await warmPlacementCache(store.db, cache);
+  if (readFirst && behind(cache, c.g, c.seq)) await warmPlacementCache(store.db, cache);
   for (let attempt = 1; ; attempt++) {
     try {
       const { kept, ...placed } = await store.write((tx) => placeIn(tx, now, settings, cache));
