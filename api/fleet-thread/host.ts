@@ -60,7 +60,7 @@ export function startFleetThread(
     } else if (m.kind === "turn-over") {
       turnsHeld.get(m.turn)?.();
       turnsHeld.delete(m.turn);
-    } else if (m.kind === "log") o.log[m.level](m.msg, m.extra);
+    } else if (m.kind === "log") o.log[m.level](m.msg, { ...m.extra, thread: "fleet" });
     else o.onEvents(m.events);
   });
   const gone = (why: string) => {

@@ -1,5 +1,5 @@
-// The JSON log of a real `llmgw serve` as an on-call engineer reads it: registration, the API writes, placement, a
-// node lost and its replica repaired onto another — each a line with the ids it concerns.
+// The JSON log of a real `llmgw serve` as an on-call engineer reads it: registration, the API writes, placement (on the
+// fleet thread), a node lost and its replica repaired onto another — each a line with the ids it concerns.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/db.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
@@ -106,6 +106,12 @@ describe("serve's log", () => {
     const placed = log.filter((l) => typeof l.msg === "string" && l.msg.startsWith("placed replica"));
     expect(placed[0]).toMatchObject({ replicaId: first, deployment: "chat", nodeIds: [where], fabric: "single" });
     expect(log.find((l) => l.event === "node_lost")).toMatchObject({ nodeId: where, level: "info" });
+    // placement runs on the fleet thread: its read of the fleet says so, and the events its transactions store (the
+    // repair) are logged by the serving thread as its own are
+    expect(log.find((l) => /^read \d+ nodes for placement in \d+ ms$/.test(l.msg))).toMatchObject({
+      level: "info",
+      thread: "fleet",
+    });
     expect(log.find((l) => l.event === "replica_repaired")).toMatchObject({ replicaId: first, deployment: "chat" });
     expect(placed.at(-1)).toMatchObject({ deployment: "chat", nodeIds: [other] });
     expect(log.find((l) => l.msg === `released replica ${first}`)).toMatchObject({ replicaId: first });
