@@ -1,3 +1,4 @@
+import type { Capacity } from "../shared/schemas/plan.js";
 import type { Role } from "../shared/schemas/token.js";
 import type { Store } from "./db/client.js";
 import type { MigrationInfo } from "./db/journal.js";
@@ -43,6 +44,8 @@ export type AppDeps = {
    * answering undefined: here.
    */
   place?: (now: number) => Promise<PlaceResult> | undefined;
+  /** Reads the fleet's capacity elsewhere (Node: the fleet thread, with its cache); absent or answering undefined: here. */
+  capacity?: (now: number) => Promise<Capacity> | undefined;
   /**
    * The heartbeat facts this instance saw applied, by node: a heartbeat tries its quick write only where they match
    * (absent: every heartbeat tries it first).

@@ -191,6 +191,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     background: background.run,
     placementCache,
     place: (at) => fleet?.place(at),
+    capacity: (at) => fleet?.capacity(at),
     beatHints: newBeatHints(),
     router: routing.router,
     metricsText: () => cluster.text(),

@@ -1,7 +1,7 @@
 // The fleet thread's entry (a worker thread of `serve`, built to dist/fleet-thread.js): its own connection to the
 // database and placement's cache; it runs placement when asked (each write transaction in the serving thread's turn,
 // so that the instance's writes never race each other for the database's write lock), reads the fleet ahead of
-// changes, and computes the cluster gauges of /metrics.
+// changes, and computes the cluster gauges of /metrics and the fleet's capacity.
 import { parentPort, workerData } from "node:worker_threads";
 import type { Store } from "../db/client.js";
 import { openDb } from "../db/open.js";
@@ -10,6 +10,7 @@ import { scrapeCluster } from "../metrics/cluster-figures.js";
 import { placeIfNeeded } from "../placement/apply.js";
 import { readFleetAhead } from "../placement/read-ahead.js";
 import { newPlacementCache } from "../placement/rows.js";
+import { capacityFrom } from "../views/capacity.js";
 import type { NvlinkCache } from "../views/nvlink.js";
 import type { HostSays, ThreadConfig, ThreadSays } from "./protocol.js";
 
@@ -64,10 +65,13 @@ port.on("message", (m: HostSays) => {
       port.close();
     });
   } else {
+    const lostAfterS = config.settings.nodeLostAfterS;
     const work =
       m.kind === "place"
         ? placeIfNeeded(store, m.now, config.settings, cache, true)
-        : scrapeCluster(db, m.now, config.settings.nodeLostAfterS, cache, nvlinkCache);
+        : m.kind === "scrape"
+          ? scrapeCluster(db, m.now, lostAfterS, cache, nvlinkCache)
+          : capacityFrom(db, cache, m.now, lostAfterS);
     work.then(
       (value) => say({ kind: "answer", id: m.id, value }),
       (e: unknown) => say({ kind: "answer", id: m.id, error: e instanceof Error ? e.message : String(e) }),

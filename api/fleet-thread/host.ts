@@ -1,8 +1,9 @@
-// The serving thread's side of the fleet thread (protocol.ts): starts it, hands it placement runs and the cluster
-// gauges' reads, grants it write turns in this instance's queue, and writes its log lines and events. Should the thread
+// The serving thread's side of the fleet thread (protocol.ts): starts it, hands it placement runs, the cluster
+// gauges' reads and the capacity's, grants it write turns in this instance's queue, and writes its log lines and events. Should the thread
 // end on its own, its work comes back to the serving thread: asked then, `place` and `scrape` answer undefined, and
 // their callers run the work themselves, as where there is no fleet thread.
 import { Worker } from "node:worker_threads";
+import type { Capacity } from "../../shared/schemas/plan.js";
 import type { Store, WrittenEvent } from "../db/client.js";
 import type { Log } from "../log.js";
 import type { ClusterScrape } from "../metrics/cluster-figures.js";
@@ -20,6 +21,8 @@ export type FleetThread = {
   place(now: number): Promise<PlaceResult> | undefined;
   /** The cluster gauges read on the thread; undefined once the thread has ended (read them here). */
   scrape(now: number): Promise<ClusterScrape> | undefined;
+  /** The fleet's capacity read on the thread; undefined once the thread has ended (read it here). */
+  capacity(now: number): Promise<Capacity> | undefined;
   close(): Promise<void>;
 };
 
@@ -99,6 +102,7 @@ export function startFleetThread(
   return {
     place: (now) => ask<PlaceResult>("place", now),
     scrape: (now) => ask<ClusterScrape>("scrape", now),
+    capacity: (now) => ask<Capacity>("capacity", now),
     async close() {
       if (ended) return;
       // what was asked finishes first (a placement run commits or rolls back), then the thread closes its database

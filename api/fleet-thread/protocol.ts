@@ -1,6 +1,7 @@
 // What `serve`'s two threads say to each other: the serving thread (HTTP, the router, the agents' calls) and the fleet
 // thread, which holds placement's cache and runs what reads or plans the whole fleet — placement runs, the read ahead,
-// the cluster gauges of /metrics — so that none of it stops the serving thread's event loop.
+// the cluster gauges of /metrics, the fleet's capacity (GET /api/v1/plan, the console's overview and plan pages) — so
+// that none of it stops the serving thread's event loop.
 
 import type { WrittenEvent } from "../db/client.js";
 import type { DbSync } from "../db/local-connections.js";
@@ -15,7 +16,7 @@ export type ThreadConfig = {
 };
 
 /** A piece of work the serving thread asks for; each is answered once, by its id. */
-export type Ask = { id: number; kind: "place" | "scrape"; now: number };
+export type Ask = { id: number; kind: "place" | "scrape" | "capacity"; now: number };
 
 /**
  * What the serving thread sends: work, a write turn granted (or refused, why), or stop (the thread closes its database

@@ -3,11 +3,12 @@
 // lines reach the serving thread's log; the cluster gauges it reads are those read on the serving thread; and once it
 // has ended its work comes back to the serving thread.
 
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { replicas } from "../../api/db/schema.js";
 import { scrapeCluster } from "../../api/metrics/cluster-figures.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
+import { capacityFrom } from "../../api/views/capacity.js";
 import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
@@ -77,6 +78,21 @@ it("reads the cluster gauges as the serving thread reads them", async () => {
   const there = await t.thread!.scrape(now);
   expect(there?.databaseUp).toBe(true);
   expect(there).toEqual(await scrapeCluster(t.db, now, 180, newPlacementCache(), new Map()));
+});
+
+it("reads the fleet's capacity as the serving thread reads it, for GET /api/v1/plan", async () => {
+  t = await createTestApp({ fleetThread: true });
+  await registerNodes(t, ["n1", "n2"]);
+  await declareOneGpuDeployment(t, 3);
+  const now = t.clock.now();
+  const there = await t.thread!.capacity(now);
+  expect(there).toEqual(await capacityFrom(t.db, newPlacementCache(), now, 180));
+  expect(there?.classes.find((c) => c.class === "h100-80g")).toMatchObject({ total: 16, used: 3 });
+  const asked = vi.spyOn(t.thread!, "capacity");
+  const plan = await t.admin("GET", "/api/v1/plan");
+  expect(plan.status).toBe(200);
+  expect(plan.json).toEqual(there);
+  expect(asked).toHaveBeenCalledOnce();
 });
 
 it("once the thread has ended, placement runs on the serving thread", async () => {

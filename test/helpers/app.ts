@@ -92,7 +92,8 @@ export async function createTestApp(
     waiter,
     background: background.run,
     placementCache: newPlacementCache(),
-    ...(thread && { place: thread.place }),
+    // looked up at each call, so that a test can watch them
+    ...(thread && { place: (now: number) => thread.place(now), capacity: (now: number) => thread.capacity(now) }),
     beatHints: opts.beatHints ?? newBeatHints(),
     docsScript: opts.docsScript,
   });
