@@ -108,7 +108,8 @@ function eventFields(e: WrittenEvent): Record<string, unknown> {
 
 /**
  * The fleet thread, when the build has one (dist/fleet-thread.js beside this file; not in the single binary, nor when
- * run from the sources): placement runs, the read ahead and the cluster gauges then keep off the serving event loop.
+ * run from the sources): placement runs, the read ahead, the cluster gauges and the capacity then keep off the serving
+ * event loop.
  */
 async function startFleetWork(
   config: ServerConfig,

@@ -1,7 +1,7 @@
-// The serving thread's side of the fleet thread (protocol.ts): starts it, hands it placement runs, the cluster
-// gauges' reads and the capacity's, grants it write turns in this instance's queue, and writes its log lines and events. Should the thread
-// end on its own, its work comes back to the serving thread: asked then, `place` and `scrape` answer undefined, and
-// their callers run the work themselves, as where there is no fleet thread.
+// The serving thread's side of the fleet thread (protocol.ts): starts it, hands it placement runs, the cluster gauges'
+// reads and the capacity's, grants it write turns in this instance's queue, and writes its log lines and events.
+// Should the thread end on its own, its work comes back to the serving thread: asked then, `place`, `scrape` and
+// `capacity` answer undefined, and their callers do the work themselves, as where there is no fleet thread.
 import { Worker } from "node:worker_threads";
 import type { Capacity } from "../../shared/schemas/plan.js";
 import type { Store, WrittenEvent } from "../db/client.js";
@@ -69,7 +69,9 @@ export function startFleetThread(
   const gone = (why: string) => {
     if (ended) return;
     ended = true;
-    o.log.error(`the fleet thread ended (${why}); placement and the cluster gauges run on the serving thread`);
+    o.log.error(
+      `the fleet thread ended (${why}); placement, the cluster gauges and the capacity run on the serving thread`,
+    );
     for (const a of asked.values()) a.fail(new Error(`the fleet thread ended (${why})`));
     asked.clear();
     for (const over of turnsHeld.values()) over();

@@ -2,7 +2,6 @@
 // thread, which holds placement's cache and runs what reads or plans the whole fleet — placement runs, the read ahead,
 // the cluster gauges of /metrics, the fleet's capacity (GET /api/v1/plan, the console's overview and plan pages) — so
 // that none of it stops the serving thread's event loop.
-
 import type { WrittenEvent } from "../db/client.js";
 import type { DbSync } from "../db/local-connections.js";
 import type { PlaceSettings } from "../placement/apply.js";
