@@ -16,7 +16,7 @@ import { isFileDb, openDb } from "./db/open.js";
 import { useSyncHash } from "./db/secrets.js";
 import { ensureAdminToken } from "./db/tokens.js";
 import type { AppDeps, DocsScript } from "./deps.js";
-import { type FleetThread, startFleetThread } from "./fleet-thread/host.js";
+import { type FleetThreadOptions, keepFleetThread, startFleetThread } from "./fleet-thread/host.js";
 import { limitHeapGrowth } from "./heap.js";
 import { closeServer, listen } from "./http-server.js";
 import type { Log } from "./log.js";
@@ -107,27 +107,28 @@ function eventFields(e: WrittenEvent): Record<string, unknown> {
 }
 
 /**
- * The fleet thread, when the build has one (dist/fleet-thread.js beside this file; not in the single binary, nor when
- * run from the sources): placement runs, the read ahead, the cluster gauges and the capacity then keep off the serving
- * event loop.
+ * The fleet thread kept running, when the build has one (dist/fleet-thread.js beside this file; not in the single
+ * binary, nor when run from the sources): placement runs, the read ahead, the cluster gauges and the capacity then
+ * keep off the serving event loop.
  */
-async function startFleetWork(
+async function keepFleetWork(
   config: ServerConfig,
-  o: Parameters<typeof startFleetThread>[2],
-): Promise<FleetThread | undefined> {
+  o: Omit<FleetThreadOptions, "onEnd">,
+  stop: AbortSignal,
+): Promise<ReturnType<typeof keepFleetThread> | undefined> {
   const sea = await import("node:sea").catch(() => undefined);
   if (sea?.isSea() || !existsSync(FLEET_THREAD)) return undefined;
   const { nodeLostAfterS, repairGraceS, repairMaxFraction } = appSettings(config);
-  return startFleetThread(
-    FLEET_THREAD,
-    {
-      dbUrl: config.dbUrl,
-      ...(config.dbAuthToken && { dbAuthToken: config.dbAuthToken }),
-      dbSync: config.dbSync,
-      settings: { nodeLostAfterS, repairGraceS, repairMaxFraction },
-    },
-    o,
-  );
+  const threadConfig = {
+    dbUrl: config.dbUrl,
+    ...(config.dbAuthToken && { dbAuthToken: config.dbAuthToken }),
+    dbSync: config.dbSync,
+    settings: { nodeLostAfterS, repairGraceS, repairMaxFraction },
+  };
+  return keepFleetThread((onEnd) => startFleetThread(FLEET_THREAD, threadConfig, { ...o, onEnd }), {
+    log: o.log,
+    stop,
+  });
 }
 
 /** Starts `llmgw serve` with a parsed configuration; resolves once it listens. */
@@ -173,14 +174,14 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   });
   const placementCache = newPlacementCache();
   // started once the database is ready: until then placement and the gauges run on this thread
-  let fleet: FleetThread | undefined;
+  let fleet: ReturnType<typeof keepFleetThread> | undefined;
   const cluster = createClusterMetrics(routing.registry, {
     db,
     now,
     lostAfterS: config.nodeLostAfterS,
     log,
     placementCache,
-    scrape: (at) => fleet?.scrape(at),
+    scrape: (at) => fleet?.current()?.scrape(at),
   });
   const deps: AppDeps = {
     store,
@@ -191,8 +192,8 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     waiter,
     background: background.run,
     placementCache,
-    place: (at) => fleet?.place(at),
-    capacity: (at) => fleet?.capacity(at),
+    place: (at) => fleet?.current()?.place(at),
+    capacity: (at) => fleet?.current()?.capacity(at),
     beatHints: newBeatHints(),
     router: routing.router,
     metricsText: () => cluster.text(),
@@ -250,7 +251,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
   background.run(
     schemaReady.then(async () => {
       if (stop.signal.aborted) return;
-      fleet = await startFleetWork(config, { store, log, onEvents: logEvents });
+      fleet = await keepFleetWork(config, { store, log, onEvents: logEvents }, stop.signal);
       if (!fleet) await readFleetAhead(db, placementCache, log, stop.signal);
     }),
   );

@@ -26,15 +26,18 @@ export type FleetThread = {
   close(): Promise<void>;
 };
 
-/**
- * Starts the fleet thread from `file` (the built fleet-thread.js). `store`: this instance's, whose write turns the
- * thread's transactions take; `onEvents`: told the events the thread's writes stored.
- */
-export function startFleetThread(
-  file: string,
-  config: ThreadConfig,
-  o: { store: Store; log: Log; onEvents: (events: WrittenEvent[]) => void },
-): FleetThread {
+export type FleetThreadOptions = {
+  /** This instance's store, whose write turns the thread's transactions take. */
+  store: Store;
+  log: Log;
+  /** Told the events the thread's writes stored. */
+  onEvents: (events: WrittenEvent[]) => void;
+  /** Told why, should the thread end on its own (not by `close`). */
+  onEnd?: (why: string) => void;
+};
+
+/** Starts the fleet thread from `file` (the built fleet-thread.js). */
+export function startFleetThread(file: string, config: ThreadConfig, o: FleetThreadOptions): FleetThread {
   // its young generation small: the thread's garbage is placement's, whose collections stop no request
   const worker = new Worker(file, { workerData: config, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
   const asked = new Map<number, { ok: (v: unknown) => void; fail: (e: Error) => void }>();
@@ -76,6 +79,7 @@ export function startFleetThread(
     asked.clear();
     for (const over of turnsHeld.values()) over();
     turnsHeld.clear();
+    o.onEnd?.(why);
   };
   worker.on("error", (e) => gone(e.message));
   const exited = new Promise<void>((done) =>
@@ -116,4 +120,41 @@ export function startFleetThread(
       clearTimeout(timer);
     },
   };
+}
+
+/** How long after the fleet thread ended it is started again, at first; doubled while it keeps ending soon after. */
+export const RESTART_MS = 10_000;
+/** The longest wait between starts, and how long a thread must have run for the wait to go back to the first. */
+const RESTART_MAX_MS = 300_000;
+
+/**
+ * Keeps a fleet thread running until `stop` aborts: `start` now, and again when one ends on its own — after `againMs`,
+ * doubled at each end after that (up to 5 minutes; back to `againMs` once one ran that long), so that a thread that
+ * cannot open the database is not started over and over. Meanwhile its work runs on the serving thread.
+ */
+export function keepFleetThread(
+  start: (onEnd: (why: string) => void) => FleetThread,
+  o: { log: Log; stop: AbortSignal; againMs?: number },
+): { current(): FleetThread | undefined; close(): Promise<void> } {
+  const base = o.againMs ?? RESTART_MS;
+  let wait = base;
+  let current: FleetThread | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const launch = () => {
+    timer = undefined;
+    if (o.stop.aborted) return;
+    const began = performance.now();
+    current = start(() => {
+      current = undefined;
+      // one that ran a good while starts again at the first wait
+      if (performance.now() - began >= RESTART_MAX_MS) wait = base;
+      const after = wait;
+      wait = Math.min(wait * 2, RESTART_MAX_MS);
+      o.log.info(`starting the fleet thread again in ${Math.ceil(after / 1000)} s`, { afterMs: after });
+      if (!o.stop.aborted) timer = setTimeout(launch, after);
+    });
+  };
+  o.stop.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  launch();
+  return { current: () => current, close: async () => current?.close() };
 }

@@ -3,14 +3,24 @@
 // lines reach the serving thread's log; the cluster gauges it reads are those read on the serving thread; and once it
 // has ended its work comes back to the serving thread.
 
-import { afterEach, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { replicas } from "../../api/db/schema.js";
+import { type FleetThread, keepFleetThread, startFleetThread } from "../../api/fleet-thread/host.js";
+import type { Log } from "../../api/log.js";
 import { scrapeCluster } from "../../api/metrics/cluster-figures.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { capacityFrom } from "../../api/views/capacity.js";
-import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
+import {
+  createTestApp,
+  declareOneGpuDeployment,
+  defaultSettings,
+  FLEET_THREAD,
+  migratedDb,
+  type TestApp,
+} from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { until } from "../helpers/process.js";
 
 let t: TestApp | undefined;
 afterEach(() => t?.close());
@@ -18,7 +28,12 @@ afterEach(() => t?.close());
 /** The lines logged, and a store that counts the turns taken and the writes that ran inside one. */
 function watched() {
   const lines: string[] = [];
-  const line = (m: string) => void lines.push(m);
+  const afterMs: number[] = [];
+  const line = (m: string, extra?: object) => {
+    lines.push(m);
+    const after = (extra as { afterMs?: number } | undefined)?.afterMs;
+    if (after !== undefined) afterMs.push(after);
+  };
   const seen = { turns: 0, inTurn: false, writesInTurn: 0 };
   const wrapStore = (s: Store): Store => ({
     ...s,
@@ -38,7 +53,7 @@ function watched() {
         return fn(tx);
       }),
   });
-  return { lines, seen, wrapStore, log: { info: line, warn: line, error: line } };
+  return { lines, afterMs, seen, wrapStore, log: { info: line, warn: line, error: line } };
 }
 
 const placed = async (app: TestApp) => (await app.db.select({ id: replicas.id }).from(replicas)).length;
@@ -104,4 +119,59 @@ it("once the thread has ended, placement runs on the serving thread", async () =
   expect(t.thread!.place(t.clock.now())).toBeUndefined();
   await declareOneGpuDeployment(t, 3);
   expect(await placed(t)).toBe(3);
+});
+
+describe("a fleet thread that ends on its own", () => {
+  /** A thread whose database cannot be opened (its directory cannot be made): it ends as it starts. */
+  const broken = (m: { store: Store }, log: Log, onEnd: (why: string) => void) =>
+    startFleetThread(
+      FLEET_THREAD,
+      { dbUrl: "file:/dev/null/llmgw/db.sqlite", dbSync: "normal", settings: defaultSettings() },
+      { store: m.store, log, onEvents: () => {}, onEnd },
+    );
+
+  it("says why in the log, and its work comes back to the serving thread", async () => {
+    const m = await migratedDb();
+    try {
+      const w = watched();
+      let thread!: FleetThread;
+      const why = await new Promise<string>((ended) => {
+        thread = broken(m, w.log, ended);
+      });
+      expect(why).toMatch(/ENOTDIR/);
+      expect(w.lines.find((l) => l.startsWith("the fleet thread ended ("))).toMatch(/run on the serving thread$/);
+      expect(thread.place(Date.now())).toBeUndefined();
+      expect(thread.capacity(Date.now())).toBeUndefined();
+    } finally {
+      m.close();
+    }
+  });
+
+  it("is started again, later each time it ends again soon, until the instance stops", async () => {
+    const m = await migratedDb();
+    const stop = new AbortController();
+    try {
+      const w = watched();
+      let starts = 0;
+      const kept = keepFleetThread(
+        (onEnd) => {
+          starts++;
+          return broken(m, w.log, onEnd);
+        },
+        { log: w.log, stop: stop.signal, againMs: 20 },
+      );
+      await until(async () => w.afterMs.length >= 3, 20_000, "the thread ended three times");
+      expect(starts).toBeGreaterThanOrEqual(3);
+      expect(w.lines.filter((l) => l.startsWith("starting the fleet thread again in")).length).toBe(w.afterMs.length);
+      expect(w.afterMs.slice(0, 3)).toEqual([20, 40, 80]);
+      stop.abort();
+      const after = starts;
+      await new Promise((r) => setTimeout(r, 300));
+      expect(starts).toBe(after);
+      await kept.close();
+    } finally {
+      stop.abort();
+      m.close();
+    }
+  });
 });
