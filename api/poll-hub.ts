@@ -26,7 +26,7 @@ export type AssignmentWaiter = {
  * placement wakes a thousand, and the heartbeats and calls that arrive meanwhile go between the parts rather than
  * behind all of them.
  */
-const WAKE_PART = 100;
+export const WAKE_PART = 250;
 
 /** Nodes whose waiting polls answer together when the instance stops. */
 const STOP_PART = 500;
