@@ -40,7 +40,8 @@ export type FleetThreadOptions = {
 export function startFleetThread(file: string, config: ThreadConfig, o: FleetThreadOptions): FleetThread {
   // its young generation small: the thread's garbage is placement's, whose collections stop no request
   const worker = new Worker(file, { workerData: config, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
-  const asked = new Map<number, { ok: (v: unknown) => void; fail: (e: Error) => void }>();
+  /** What was asked and not answered yet: how to settle it, and its answer (that `close` waits for). */
+  const asked = new Map<number, { ok: (v: unknown) => void; fail: (e: Error) => void; answer?: Promise<unknown> }>();
   const turnsHeld = new Map<number, () => void>();
   let ids = 0;
   let ended = false;
@@ -89,7 +90,6 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
     }),
   );
 
-  const inFlight = new Set<Promise<unknown>>();
   function ask<T>(kind: Ask["kind"], now: number): Promise<T> | undefined {
     if (ended) return undefined;
     const id = ++ids;
@@ -97,11 +97,7 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
       asked.set(id, { ok: ok as (v: unknown) => void, fail });
       send({ kind, id, now });
     });
-    const settled: Promise<unknown> = answer.then(
-      () => inFlight.delete(settled),
-      () => inFlight.delete(settled),
-    );
-    inFlight.add(settled);
+    asked.get(id)!.answer = answer;
     return answer;
   }
 
@@ -112,7 +108,7 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
     async close() {
       if (ended) return;
       // what was asked finishes first (a placement run commits or rolls back), then the thread closes its database
-      await Promise.all(inFlight);
+      await Promise.allSettled([...asked.values()].map((a) => a.answer));
       ended = true;
       send({ kind: "stop" });
       const timer = setTimeout(() => void worker.terminate(), STOP_MS);
@@ -123,7 +119,7 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
 }
 
 /** How long after the fleet thread ended it is started again, at first; doubled while it keeps ending soon after. */
-export const RESTART_MS = 10_000;
+const RESTART_MS = 10_000;
 /** The longest wait between starts, and how long a thread must have run for the wait to go back to the first. */
 const RESTART_MAX_MS = 300_000;
 
