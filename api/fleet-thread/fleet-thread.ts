@@ -68,7 +68,7 @@ port.on("message", (m: HostSays) => {
     const lostAfterS = config.settings.nodeLostAfterS;
     const work =
       m.kind === "place"
-        ? placeIfNeeded(store, m.now, config.settings, cache, true)
+        ? placeIfNeeded(store, m.now, config.settings, cache, { readFirst: true, decideFirst: !store.server })
         : m.kind === "scrape"
           ? scrapeCluster(db, m.now, lostAfterS, cache, nvlinkCache)
           : capacityFrom(db, cache, m.now, lostAfterS);

@@ -4,28 +4,29 @@
 // replicas recently failed on (tried last).
 import { and, eq, gt } from "drizzle-orm";
 import type { Failing } from "../../shared/schemas/failure.js";
-import type { Tx } from "../db/client.js";
-import { insertEvents, type NewEvent } from "../db/events.js";
+import type { Q } from "../db/client.js";
+import type { NewEvent } from "../db/events.js";
 import { deployments, events } from "../db/schema.js";
 import { FAILED_AFTER, failingReason, holdsBack, nextFailing } from "./failing.js";
 import { shardKey } from "./input.js";
 import type { PlacementRows } from "./rows.js";
 import type { PlanInput } from "./types.js";
+import { storeEvents, type Write } from "./writes.js";
 
 type Released = { id: string; why?: string; failedOn?: string[]; transport?: boolean };
 
 /**
- * Updates each deployment's failing record from this run's repairs (`released`, with the replicas as they were) and
- * the replicas still placed (`kept`); returns the deployments whose new replicas must wait now.
+ * Updates each deployment's failing record (in `writes`) from this run's repairs (`released`, with the replicas as
+ * they were) and the replicas still placed (`kept`); returns the deployments whose new replicas must wait now.
  */
-export async function failingIn(
-  tx: Tx,
+export function failingIn(
+  writes: Write[],
   rows: PlacementRows,
   before: PlanInput["replicas"],
   kept: PlanInput["replicas"],
   released: readonly Released[],
   now: number,
-): Promise<Map<string, Failing>> {
+): Map<string, Failing> {
   const failedBy = new Map<string, string[]>();
   for (const x of released) {
     const r = before.find((b) => b.id === x.id);
@@ -48,7 +49,8 @@ export async function failingIn(
       held.set(d.name, next);
     } else if (next?.waiting) next = { ...next, waiting: false };
     if (JSON.stringify(next) === JSON.stringify(d.failing ?? null)) continue;
-    await tx.update(deployments).set({ failing: next }).where(eq(deployments.name, d.name));
+    const failing = next;
+    writes.push((tx) => tx.update(deployments).set({ failing }).where(eq(deployments.name, d.name)));
     if (next && next.count >= FAILED_AFTER && next.count !== d.failing?.count)
       ev.push({
         type: "deployment_failing",
@@ -57,21 +59,28 @@ export async function failingIn(
         data: { deployment: d.name, count: next.count, retryAt: next.retryAt },
       });
   }
-  await insertEvents(tx, now, ev);
+  if (ev.length) writes.push(storeEvents(now, ev));
   return held;
 }
 
 /** How long placement keeps a deployment's replicas off a node where one failed past its restart limit, if it can. */
 const AVOID_FAILED_NODE_MS = 10 * 60_000;
 
-/** Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees). */
-export async function recentFailures(tx: Tx, now: number): Promise<Map<string, string[]>> {
-  const rows = await tx
+/**
+ * Nodes each deployment's replicas recently failed on (from the repair events, so every instance agrees): those
+ * stored, and `also` — this run's, not written yet.
+ */
+export async function recentFailures(
+  q: Q,
+  now: number,
+  also: readonly NewEvent[] = [],
+): Promise<Map<string, string[]>> {
+  const stored = await q
     .select({ data: events.data })
     .from(events)
     .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - AVOID_FAILED_NODE_MS)));
   const out = new Map<string, Set<string>>();
-  for (const { data } of rows) {
+  for (const { data } of [...stored, ...also.filter((e) => e.type === "replica_repaired")]) {
     const d = data?.deployment;
     const on = data?.failedOn;
     if (typeof d !== "string" || !Array.isArray(on)) continue;

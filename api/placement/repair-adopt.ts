@@ -2,9 +2,8 @@
 // engines no row names adopted — each writing the events that say what became of them.
 import { and, count, eq, gt } from "drizzle-orm";
 import { transportReason } from "../../shared/schemas/transport.js";
-import type { Tx } from "../db/client.js";
+import type { Q } from "../db/client.js";
 import type { NewEvent } from "../db/events.js";
-import { insertEvents } from "../db/events.js";
 import { events, shardStatus } from "../db/schema.js";
 import { adoptOrphans, LIVE_STATES } from "./adopt.js";
 import { fitsElsewhere } from "./elsewhere.js";
@@ -13,14 +12,25 @@ import { chooseRepairs } from "./repair.js";
 import type { PlacementRows } from "./rows.js";
 import { policies } from "./serving.js";
 import type { PlanInput, Replica } from "./types.js";
+import { storeEvents, type Write } from "./writes.js";
 
 /** The settings placement reads (a part of the app's settings). */
 export type PlaceSettings = { nodeLostAfterS: number; repairGraceS: number; repairMaxFraction: number };
 
-/** Replicas to free before planning (failed shards, lost nodes), within the repair budget; events say what and why. */
-export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, now: number, s: PlaceSettings) {
+/**
+ * Replicas to free before planning (failed shards, lost nodes), within the repair budget; events (added to `writes`,
+ * and returned) say what and why.
+ */
+export async function repairsIn(
+  q: Q,
+  writes: Write[],
+  input: PlanInput,
+  rows: PlacementRows,
+  now: number,
+  s: PlaceSettings,
+) {
   const policy = policies(rows.deployments);
-  const [recent] = await tx
+  const [recent] = await q
     .select({ n: count() })
     .from(events)
     .where(and(eq(events.type, "replica_repaired"), gt(events.at, now - 60_000)));
@@ -73,31 +83,33 @@ export async function repairsIn(tx: Tx, input: PlanInput, rows: PlacementRows, n
     data: { replica: x.id, deployment: byId(x.id).deployment, ...(x.failedOn ? { failedOn: x.failedOn } : {}) },
   }));
   if (r.held) {
-    const [told] = await tx
+    const [told] = await q
       .select({ n: count() })
       .from(events)
       .where(and(eq(events.type, "repair_held"), gt(events.at, now - 300_000)));
     if (!told?.n) ev.push({ type: "repair_held", nodeId: null, message: r.held });
   }
-  await insertEvents(tx, now, ev);
-  return r;
+  if (ev.length) writes.push(storeEvents(now, ev));
+  return { ...r, events: ev };
 }
 
 /**
  * Adopts the engines nodes run that no row names (adopt.ts); every orphan looked at has its spec cleared, so each is
- * decided once, and an event says what became of each live one.
+ * decided once, and an event says what became of each live one (both added to `writes`).
  */
-export async function adoptIn(tx: Tx, input: PlanInput, orphans: PlacementRows["orphans"], now: number) {
+export function adoptIn(writes: Write[], input: PlanInput, orphans: PlacementRows["orphans"], now: number) {
   if (!orphans.length) return { adopted: [], nextSeq: input.nextSeq };
   const parsed = orphans.flatMap((o) => (o.spec ? [{ ...o, spec: o.spec }] : []));
   const a = adoptOrphans(input, parsed);
-  for (const o of orphans)
-    await tx
-      .update(shardStatus)
-      .set({ spec: null })
-      .where(and(eq(shardStatus.nodeId, o.nodeId), eq(shardStatus.shardId, o.shardId)));
+  writes.push(async (tx) => {
+    for (const o of orphans)
+      await tx
+        .update(shardStatus)
+        .set({ spec: null })
+        .where(and(eq(shardStatus.nodeId, o.nodeId), eq(shardStatus.shardId, o.shardId)));
+  });
   const live = new Set(parsed.filter((o) => LIVE_STATES.has(o.state)).map((o) => `${o.nodeId}/${o.shardId}`));
-  await insertEvents(tx, now, [
+  const ev: NewEvent[] = [
     ...a.adopted.map((r) => ({
       type: "replica_adopted" as const,
       nodeId: r.shards[0]!.nodeId,
@@ -112,6 +124,7 @@ export async function adoptIn(tx: Tx, input: PlanInput, orphans: PlacementRows["
         message: `shard ${x.shardId} running on ${x.nodeId} is not adopted (${x.why}); its agent stops it`,
         data: { shard: x.shardId },
       })),
-  ]);
+  ];
+  if (ev.length) writes.push(storeEvents(now, ev));
   return { adopted: a.adopted, nextSeq: a.nextSeq };
 }
