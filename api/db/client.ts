@@ -2,7 +2,7 @@
 import type { Client, InStatement } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
-import { type DbFailure, dbFailure, isStorageFailure, QUEUE_FULL } from "./db-errors.js";
+import { dbFailure, isStorageFailure, QUEUE_FULL } from "./db-errors.js";
 import type * as schema from "./schema.js";
 import type { ServerStreams } from "./server-streams.js";
 
@@ -44,7 +44,12 @@ export type Store = {
    * Why writes fail though reads may work (a full disk, a read-only or damaged file): the last such failure when it
    * is under `WRITE_FAILURE_MS` old. Readiness reports it; absent where the store does not track it.
    */
-  writeFailure?(): { cause: string; at: number } | undefined;
+  writeFailure?(): WriteFailure | undefined;
+  /**
+   * A write of this instance made on a connection of its own (the fleet thread's) that failed for the same reasons:
+   * readiness reports it as one of this store's.
+   */
+  noteWriteFailure?(f: WriteFailure): void;
   /** Tells `listener` the events each write transaction stored, once it committed (the process log writes them). */
   onEvents?(listener: (events: WrittenEvent[]) => void): void;
   /**
@@ -53,6 +58,9 @@ export type Store = {
    */
   server?: boolean;
 };
+
+/** Why writes fail though reads may work, and when one last did (ms). */
+export type WriteFailure = { cause: string; at: number };
 
 /** An event as a write stored it: what the log says of it. */
 export type WrittenEvent = { type: string; nodeId: string | null; message: string; data?: Record<string, unknown> };
@@ -121,7 +129,7 @@ export function createStore(
   now: () => number = Date.now,
 ): Store {
   const serialize = o.serialize;
-  let failed: { failure: DbFailure; at: number } | undefined;
+  let failed: WriteFailure | undefined;
   let listener: ((events: WrittenEvent[]) => void) | undefined;
   const waiting: Job[] = [];
   let running = false;
@@ -129,7 +137,7 @@ export function createStore(
   /** Keeps why writes fail when it is the storage's fault (readiness reports it). */
   const note = (e: unknown) => {
     const failure = dbFailure(e);
-    if (failure && isStorageFailure(failure.kind)) failed = { failure, at: now() };
+    if (failure && isStorageFailure(failure.kind)) failed = { cause: failure.cause, at: now() };
   };
 
   /** Runs `jobs` in one transaction; every job settles once it committed, or with why it did not. */
@@ -292,7 +300,9 @@ export function createStore(
         void flush();
       });
     },
-    writeFailure: () =>
-      failed && now() - failed.at < WRITE_FAILURE_MS ? { cause: failed.failure.cause, at: failed.at } : undefined,
+    writeFailure: () => (failed && now() - failed.at < WRITE_FAILURE_MS ? failed : undefined),
+    noteWriteFailure: (f) => {
+      if (!failed || f.at > failed.at) failed = f;
+    },
   };
 }

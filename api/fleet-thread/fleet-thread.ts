@@ -39,7 +39,8 @@ async function inTurn<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } finally {
-    say({ kind: "turn-over", turn });
+    const writeFailure = local.writeFailure?.();
+    say({ kind: "turn-over", turn, ...(writeFailure && { writeFailure }) });
   }
 }
 const store: Store = {

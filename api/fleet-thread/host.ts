@@ -65,6 +65,8 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
         send({ kind: "granted", turn: m.turn, refused: e instanceof Error ? e.message : String(e) });
       });
     } else if (m.kind === "turn-over") {
+      // its writes failing for the storage's sake: the instance is not ready, as when its own fail so
+      if (m.writeFailure) o.store.noteWriteFailure?.(m.writeFailure);
       turnsHeld.get(m.turn)?.();
       turnsHeld.delete(m.turn);
     } else if (m.kind === "log") o.log[m.level](m.msg, { ...m.extra, thread: "fleet" });

@@ -2,7 +2,7 @@
 // thread, which holds placement's cache and runs what reads or plans the whole fleet — placement runs, the read ahead,
 // the cluster gauges of /metrics, the fleet's capacity (GET /api/v1/plan, the console's overview and plan pages) — so
 // that none of it stops the serving thread's event loop.
-import type { WrittenEvent } from "../db/client.js";
+import type { WriteFailure, WrittenEvent } from "../db/client.js";
 import type { DbSync } from "../db/local-connections.js";
 import type { PlaceSettings } from "../placement/apply.js";
 
@@ -27,9 +27,12 @@ export type HostSays = Ask | { kind: "granted"; turn: number; refused?: string }
 export type ThreadSays =
   /** The answer to an ask: its value (structured-cloned), or why it failed. */
   | { kind: "answer"; id: number; value?: unknown; error?: string }
-  /** The thread would write: it waits for `granted` with this number, and says `turn-over` once it committed. */
+  /**
+   * The thread would write: it waits for `granted` with this number, and says `turn-over` once it committed (or
+   * failed), with the last failure of its writes the storage caused (a full disk …) while readiness reports one.
+   */
   | { kind: "turn"; turn: number }
-  | { kind: "turn-over"; turn: number }
+  | { kind: "turn-over"; turn: number; writeFailure?: WriteFailure }
   /** A log line, written by the serving thread's log. */
   | { kind: "log"; level: "info" | "warn" | "error"; msg: string; extra?: object }
   /** The events one of its write transactions stored, once it committed. */

@@ -3,6 +3,9 @@
 // lines reach the serving thread's log; the cluster gauges it reads are those read on the serving thread; and once it
 // has ended its work comes back to the serving thread.
 
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { replicas } from "../../api/db/schema.js";
@@ -17,6 +20,7 @@ import {
   defaultSettings,
   FLEET_THREAD,
   migratedDb,
+  silentLog,
   type TestApp,
 } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
@@ -119,6 +123,40 @@ it("once the thread has ended, placement runs on the serving thread", async () =
   expect(t.thread!.place(t.clock.now())).toBeUndefined();
   await declareOneGpuDeployment(t, 3);
   expect(await placed(t)).toBe(3);
+});
+
+it("makes the instance unready while its writes fail for the storage's sake, as the serving thread's do", async () => {
+  // a stand-in for the thread at the protocol's edge: it takes a turn and says its write failed as on a full disk
+  const dir = mkdtempSync(join(tmpdir(), "llmgw-thread-"));
+  const file = join(dir, "full-disk-thread.mjs");
+  writeFileSync(
+    file,
+    `import { parentPort } from "node:worker_threads";
+parentPort.on("message", (m) => {
+  if (m.kind === "granted")
+    parentPort.postMessage({ kind: "turn-over", turn: m.turn, writeFailure: { cause: "database or disk is full (SQLITE_FULL)", at: Date.now() } });
+  else if (m.kind === "stop") parentPort.close();
+});
+parentPort.postMessage({ kind: "turn", turn: 1 });
+`,
+  );
+  t = await createTestApp();
+  const app = t;
+  expect((await app.call("GET", "/readyz")).status).toBe(200);
+  const thread = startFleetThread(
+    file,
+    { dbUrl: app.url, dbSync: "normal", settings: defaultSettings() },
+    { store: app.store, log: silentLog, onEvents: () => {} },
+  );
+  try {
+    await until(async () => app.store.writeFailure?.() !== undefined, 10_000, "the thread's failure noted");
+    const ready = await app.call("GET", "/readyz");
+    expect(ready.status).toBe(503);
+    expect(ready.json.detail).toMatch(/^database refuses writes: database or disk is full \(SQLITE_FULL\) \(last at /);
+  } finally {
+    await thread.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 describe("a fleet thread that ends on its own", () => {

@@ -116,6 +116,8 @@ export async function createTestApp(
     app,
     store,
     db,
+    /** The database's URL (a temp file). */
+    url: migrated.url,
     clock,
     adminToken,
     call,
