@@ -2,8 +2,9 @@
 // adopt orphaned engines, plan(), and build every row the change writes. Nothing is written here: the writes are
 // returned, to run in a write transaction — at once, in the transaction that read (apply.ts), or later, in one that
 // finds the cluster as it was when the decision was read.
-import { eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Q } from "../db/client.js";
+import { inJson } from "../db/in-json.js";
 import { insertRows } from "../db/insert-rows.js";
 import { allocations, cluster, deployments, nodes, portAllocations, replicas, shards } from "../db/schema.js";
 import { failingReason } from "./failing.js";
@@ -82,11 +83,11 @@ export async function decide(
     const ids = gone.map((s) => s.shardId);
     if (ids.length)
       writes.push(async (tx) => {
-        await tx.delete(allocations).where(inArray(allocations.shardId, ids));
-        await tx.delete(portAllocations).where(inArray(portAllocations.shardId, ids));
-        await tx.delete(shards).where(inArray(shards.id, ids));
+        await tx.delete(allocations).where(inJson(allocations.shardId, ids));
+        await tx.delete(portAllocations).where(inJson(portAllocations.shardId, ids));
+        await tx.delete(shards).where(inJson(shards.id, ids));
       });
-    writes.push((tx) => tx.delete(replicas).where(inArray(replicas.id, p.release)));
+    writes.push((tx) => tx.delete(replicas).where(inJson(replicas.id, p.release)));
   }
   // the management interface of the nodes new shards go to (a map of them all costs ms at fleet size, every run)
   const news = [...adoption.adopted, ...p.assign];
@@ -139,7 +140,7 @@ export async function decide(
       tx
         .update(nodes)
         .set({ assignIndex: seq })
-        .where(inArray(nodes.id, [...changed])),
+        .where(inJson(nodes.id, [...changed])),
     );
   // repairs left for the next minute's budget, or room freed for a replacement, leave the generation unplaced: the
   // next poll runs placement again
