@@ -14,6 +14,22 @@ const bump = statement((q) =>
 /** The statement that bumps the cluster generation: something changed that can alter placement. */
 export const bumpStatement = (q: Q): InStatement => bump(q, {});
 
+/**
+ * The statement that bumps the cluster generation when one of the shards `readyIds` (just reported ready) matters to
+ * placement: its deployment keeps replicas until new ones are ready (`awaits_ready`: a rolling replacement), or is
+ * held back by failures that a ready replica clears — or no placed replica names it (an engine to adopt or stop). A
+ * deployment's replicas coming up after a change move nothing else: a thousand ready reports then start no
+ * placement run.
+ */
+export const bumpIfReadyMattersStatement = (readyIds: readonly string[]): InStatement => ({
+  sql:
+    "update cluster set generation = generation + 1 where id = 1 and exists (select 1 from json_each(?) j " +
+    "left join shards s on s.id = j.value left join replicas r on r.id = s.replica_id " +
+    "left join deployments d on d.name = r.deployment " +
+    "where d.name is null or d.awaits_ready or d.failing is not null)",
+  args: [JSON.stringify(readyIds)],
+});
+
 /** Bumps the cluster generation: something changed that can alter placement. */
 export async function bumpGeneration(q: Q): Promise<void> {
   await runStatement(q, bumpStatement(q));

@@ -7,16 +7,24 @@
 import type { InStatement } from "@libsql/client";
 import type { Heartbeat, StatusReport } from "../../shared/schemas/agent.js";
 import { readShardState } from "../../shared/schemas/common.js";
-import type { Store } from "../db/client.js";
-import { bumpStatement } from "../db/cluster.js";
+import type { Q, Store } from "../db/client.js";
+import { bumpIfReadyMattersStatement, bumpStatement } from "../db/cluster.js";
 import { dbFailure } from "../db/db-errors.js";
 import { beatStatement, type HeardCheck, heardStatement } from "../db/nodes.js";
 import { readingsPatch } from "../db/readings.js";
 import { shardReportStatements } from "../db/shards.js";
 
-/** A report that can change placement: a failed shard (an unknown state reads as failed), or a ready one (old replicas may drain). */
-export const reportMovesPlacement = (shards: StatusReport["shards"]) =>
-  shards.some((s) => ["failed", "ready"].includes(readShardState(s.state)));
+/**
+ * The statement that moves the generation for a report, where it can change placement: a failed shard (an unknown
+ * state reads as failed) or a degraded transport always; a ready one where placement waits for it
+ * (bumpIfReadyMattersStatement); none for the rest.
+ */
+export function reportBump(q: Q, shards: StatusReport["shards"]): InStatement | undefined {
+  if (shards.some((s) => readShardState(s.state) === "failed" || s.transport?.verdict === "degraded"))
+    return bumpStatement(q);
+  const ready = shards.filter((s) => readShardState(s.state) === "ready").map((s) => s.shardId);
+  return ready.length ? bumpIfReadyMattersStatement(ready) : undefined;
+}
 
 /** The check that the node is known and heard from at `t`: not lost, and not silent for more than the limit. */
 const heardAt = (node: string, t: number, lostAfterS: number): HeardCheck => ({
@@ -74,6 +82,6 @@ export function quickStatus(
   return wroteFirst(store, [
     heardStatement(q, heardAt(node, t, lostAfterS)),
     ...shardReportStatements(q, node, shards, t),
-    ...(reportMovesPlacement(shards) ? [bumpStatement(q)] : []),
+    ...[reportBump(q, shards)].filter((x) => x !== undefined),
   ]);
 }

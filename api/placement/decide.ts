@@ -128,11 +128,14 @@ export async function decide(
     });
   const pendingBy = new Map(p.pending.map((x) => [x.deployment, [{ count: x.count, reason: x.reason }]]));
   const pendingNow: Decisions["pending"] = [];
+  const rolling = new Set(p.rolling);
   for (const d of deploymentRows) {
     const next = pendingBy.get(d.name) ?? null;
-    if (JSON.stringify(next) === JSON.stringify(d.pending)) continue;
-    pendingNow.push({ deployment: d.name, reason: next?.[0]?.reason ?? null });
-    writes.push((tx) => tx.update(deployments).set({ pending: next }).where(eq(deployments.name, d.name)));
+    const awaitsReady = rolling.has(d.name);
+    const samePending = JSON.stringify(next) === JSON.stringify(d.pending);
+    if (samePending && awaitsReady === d.awaitsReady) continue;
+    if (!samePending) pendingNow.push({ deployment: d.name, reason: next?.[0]?.reason ?? null });
+    writes.push((tx) => tx.update(deployments).set({ pending: next, awaitsReady }).where(eq(deployments.name, d.name)));
   }
   const seq = changed.size ? c.assignSeq + 1 : c.assignSeq;
   if (changed.size)

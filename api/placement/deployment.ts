@@ -25,6 +25,8 @@ export type DeploymentPlan = {
   pending?: Pending;
   nextSeq: number;
   again?: boolean;
+  /** Replicas are kept until new ones are ready (Plan's `rolling`). */
+  rolling?: true;
 };
 
 /**
@@ -46,7 +48,12 @@ export function planDeployment(
   const drains = drainingIn(nodes);
   const leaving = (r: Replica) => r.shards.some((s) => drains.has(s.nodeId));
   const { keep, release, stale, surge, drained } = keepOrRelease(existing, model, allowed, want, leaving);
-  const out: DeploymentPlan = { assign: [], release: release.map((r) => r.id), nextSeq };
+  const out: DeploymentPlan = {
+    assign: [],
+    release: release.map((r) => r.id),
+    nextSeq,
+    ...(stale.length ? { rolling: true as const } : {}),
+  };
   const missing = want + surge - keep.length;
   if (missing <= 0) return out;
   const noCatalog = catalogReason(d, model, allowed);

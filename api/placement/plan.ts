@@ -26,6 +26,7 @@ export function plan(input: PlanInput, fits: FitCache = new Map()): Plan {
   const pending: Pending[] = [];
   let nextSeq = input.nextSeq;
   let again = false;
+  const rolling: string[] = [];
   const seen = new Set<string>();
   // each deployment's replicas, oldest first (one pass, not one per deployment)
   const byDeployment = new Map<string, Replica[]>();
@@ -43,6 +44,7 @@ export function plan(input: PlanInput, fits: FitCache = new Map()): Plan {
     for (const id of out.release) release.add(id);
     if (out.pending) pending.push(out.pending);
     again ||= !!out.again;
+    if (out.rolling) rolling.push(d.name);
     nextSeq = out.nextSeq;
   }
   const order = new Map(existing.map((r, i) => [r.id, i]));
@@ -51,5 +53,6 @@ export function plan(input: PlanInput, fits: FitCache = new Map()): Plan {
     release: [...release].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)),
     pending,
     ...(again ? { again } : {}),
+    ...(rolling.length ? { rolling } : {}),
   };
 }

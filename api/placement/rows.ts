@@ -222,6 +222,7 @@ export async function readPlacementRows(q: Q, cache: PlacementCache, silentBefor
         spec: deployments.spec,
         pending: deployments.pending,
         failing: deployments.failing,
+        awaitsReady: deployments.awaitsReady,
       })
       .from(deployments),
     await readOrphans(q),

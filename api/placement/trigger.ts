@@ -22,7 +22,8 @@ type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => n
 /**
  * How much placement may run ahead of half of the instance's time for an operator's write (not an agent's report):
  * a few writes in a row are each placed at once. Agents' calls get none — at fleet size their storms (a thousand
- * ready reports after a change, each moving the generation) must share runs, or every report would start one.
+ * reports after a change: failures, ready replicas of a rolling replacement) must share runs, or every report that
+ * moves the generation would start one.
  */
 export const WRITE_ALLOWANCE_MS = 500;
 

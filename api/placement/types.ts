@@ -142,4 +142,9 @@ export type Plan = {
   pending: Pending[];
   /** True when a replica was released to make room for its replacement: placement should run again. */
   again?: boolean;
+  /**
+   * Deployments that keep replicas to release as new ones become ready (a rolling replacement under way): a replica of
+   * theirs becoming ready changes the next plan.
+   */
+  rolling?: string[];
 };

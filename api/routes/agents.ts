@@ -6,8 +6,8 @@ import { NodeId } from "../../shared/schemas/common.js";
 import type { Inventory, RunningShard } from "../../shared/schemas/inventory.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
-import type { Tx } from "../db/client.js";
-import { bumpGeneration, nextRev } from "../db/cluster.js";
+import { runStatement, type Tx } from "../db/client.js";
+import { bumpGeneration, bumpStatement, nextRev } from "../db/cluster.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
 import {
   findHeartbeatRow,
@@ -27,7 +27,7 @@ import { ApiError } from "../errors.js";
 import { tryQuick } from "../nodes/beat-hints.js";
 import { inventoryEvents } from "../nodes/events.js";
 import { applyHeartbeat } from "../nodes/inventory-merge.js";
-import { quickBeat, quickStatus, reportMovesPlacement } from "../nodes/quick-writes.js";
+import { quickBeat, quickStatus, reportBump } from "../nodes/quick-writes.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonBody, jsonResponse, nodeSecurity, registerSecurity, syncFirst } from "../openapi.js";
 
@@ -260,7 +260,8 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       const back = heardFrom(row, t, settings.nodeLostAfterS);
       await insertEvents(tx, t, back);
       // a node back from silence can change placement, as can the report itself
-      if (back.length || reportMovesPlacement(shards)) await bumpGeneration(tx);
+      const bump = back.length ? bumpStatement(tx) : reportBump(tx, shards);
+      if (bump) await runStatement(tx, bump);
     });
     return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
   });

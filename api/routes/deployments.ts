@@ -41,6 +41,8 @@ const DEPLOYMENTS: DeclaredKind<Row> = {
       pending: current?.pending ?? null,
       // a changed spec is a new attempt: its replicas are placed at once, whatever the old one's failures
       failing: current && current.spec === next.spec ? current.failing : null,
+      // placement says again once it has planned the new spec; a new deployment has no replicas to wait for
+      awaitsReady: current?.awaitsReady ?? false,
     };
     await tx.insert(deployments).values(row).onConflictDoUpdate({ target: deployments.name, set: row });
     return row;

@@ -1,0 +1,1 @@
+ALTER TABLE `deployments` ADD `awaits_ready` integer DEFAULT true NOT NULL;
