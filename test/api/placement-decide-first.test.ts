@@ -1,8 +1,7 @@
 // Placement deciding before its write transaction (the fleet thread on the file): the instance's other writes wait
 // only for placement's writes, not for its reads and plan; a transaction that finds the cluster changed since the
 // decision decides again rather than writing a stale one.
-import { eq, getTableName, sql } from "drizzle-orm";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store, Tx } from "../../api/db/client.js";
 import { cluster, deployments, events, replicas } from "../../api/db/schema.js";
@@ -10,6 +9,7 @@ import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache, type PlacementCache } from "../../api/placement/rows.js";
 import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { watchReads } from "../helpers/watch-reads.js";
 
 let t: TestApp;
 const SETTINGS = { nodeLostAfterS: 180, repairGraceS: 60, repairMaxFraction: 0.25 };
@@ -40,24 +40,7 @@ const placedOfD = async () => (await t.db.select().from(replicas).where(eq(repli
 /** `store` whose write transactions note each table their selects read from; `before` runs ahead of the first one. */
 function watched(store: Store, before?: () => Promise<unknown>) {
   const read: string[] = [];
-  const watch = (tx: Tx): Tx =>
-    new Proxy(tx, {
-      get(target, p) {
-        if (p !== "select") return Reflect.get(target, p, target);
-        return (fields?: Record<string, unknown>) => {
-          const q = fields ? target.select(fields as never) : target.select();
-          return new Proxy(q, {
-            get(b, k) {
-              if (k !== "from") return Reflect.get(b, k, b);
-              return (table: SQLiteTable) => {
-                read.push(getTableName(table));
-                return b.from(table as never);
-              };
-            },
-          });
-        };
-      },
-    });
+  const watch = (tx: Tx) => watchReads(tx, (table) => read.push(table));
   let first = before;
   const write = async <T>(fn: (tx: Tx) => Promise<T>) => {
     const run = first;

@@ -2,8 +2,7 @@
 // has not seen the replicas another instance placed, or nodes' new facts, reads them before its transaction — every
 // instance's writes wait while one holds the lock. (Its first read of the fleet it makes at start-up:
 // test/api/serve-start.test.ts.)
-import { getTableName, sql } from "drizzle-orm";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store, Tx } from "../../api/db/client.js";
 import { cluster } from "../../api/db/schema.js";
@@ -11,6 +10,7 @@ import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { watchReads } from "../helpers/watch-reads.js";
 
 let t: TestApp;
 const SETTINGS = { nodeLostAfterS: 180, repairGraceS: 60, repairMaxFraction: 0.25 };
@@ -21,24 +21,7 @@ const SETTINGS = { nodeLostAfterS: 180, repairGraceS: 60, repairMaxFraction: 0.2
  */
 function watched(store: Store) {
   const read: { table: string; columns: string[] }[] = [];
-  const watch = (tx: Tx): Tx =>
-    new Proxy(tx, {
-      get(target, p) {
-        if (p !== "select") return Reflect.get(target, p, target);
-        return (fields?: Record<string, unknown>) => {
-          const q = fields ? target.select(fields as never) : target.select();
-          return new Proxy(q, {
-            get(b, k) {
-              if (k !== "from") return Reflect.get(b, k, b);
-              return (table: SQLiteTable) => {
-                read.push({ table: getTableName(table), columns: Object.keys(fields ?? {}) });
-                return b.from(table as never);
-              };
-            },
-          });
-        };
-      },
-    });
+  const watch = (tx: Tx) => watchReads(tx, (table, columns) => read.push({ table, columns }));
   // as on a libSQL server, where the write lock is every instance's
   const write = <T>(fn: (tx: Tx) => Promise<T>) => store.write((tx) => fn(watch(tx)));
   return { read, store: { ...store, server: true, write } };
