@@ -1,5 +1,5 @@
-// The steps of placement's transaction before plan() (apply.ts): replicas freed for repair within the budget, and
-// engines no row names adopted — each writing the events that say what became of them.
+// The steps of a placement decision before plan() (decide.ts): replicas freed for repair within the budget, and
+// engines no row names adopted — each adding to the decision's writes the events that say what became of them.
 import { and, count, eq, gt } from "drizzle-orm";
 import { transportReason } from "../../shared/schemas/transport.js";
 import type { Q } from "../db/client.js";
