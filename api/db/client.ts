@@ -2,9 +2,10 @@
 import type { Client, InStatement } from "@libsql/client";
 import { sql } from "drizzle-orm";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
-import { dbFailure, isStorageFailure, QUEUE_FULL } from "./db-errors.js";
+import { dbFailure, isStorageFailure } from "./db-errors.js";
 import type * as schema from "./schema.js";
 import type { ServerStreams } from "./server-streams.js";
+import { MAX_BATCH, MAX_GROUP, MAX_WAITING, queueFull, WRITE_FAILURE_MS } from "./write-limits.js";
 
 export type Db = LibSQLDatabase<typeof schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -68,9 +69,6 @@ export type WrittenEvent = { type: string; nodeId: string | null; message: strin
 /** Events inserted in each open write transaction, by transaction (events.ts adds to it). */
 export const txEvents = new WeakMap<object, WrittenEvent[]>();
 
-/** How long a write that failed for lack of space (or a read-only file) keeps the instance unready. */
-export const WRITE_FAILURE_MS = 60_000;
-
 const clientOf = (db: Db) => (db as unknown as { $client: Client }).$client;
 
 /** One write waiting its turn, and what became of it in its transaction. */
@@ -88,27 +86,6 @@ type Job = {
 
 /** A call of `writeStatements` waiting for its batch. */
 type Batch = { stmts: InStatement[]; done: (rows: number[]) => void; fail: (e: unknown) => void };
-
-/** Writes that queue up behind a running one share the next transaction, at most this many. */
-export const MAX_GROUP = 64;
-
-/**
- * Statement writes that queue up behind a batch on its way share the next, at most this many calls. More than a
- * transaction's group: a batch runs its statements inside the server, with no round trip between them, so one that
- * waits for the write lock should take every call that came meanwhile.
- */
-export const MAX_BATCH = 256;
-
-/**
- * Writes (and statement writes) an instance holds waiting for their turn at most; past that a write fails at once as
- * the database being busy (503, the agents back off) instead of waiting behind minutes of others while its caller
- * gives up and sends it again — a fleet whose calls outpace the database would otherwise pile them up in memory.
- */
-export const MAX_WAITING = 1024;
-
-/** The error for a write refused because `n` wait already. */
-const queueFull = (n: number) =>
-  Object.assign(new Error(`this instance already holds ${n} writes waiting for the database`), { code: QUEUE_FULL });
 
 /**
  * A Store over `db`. With `serialize` write transactions take turns; the writes that queued behind one commit

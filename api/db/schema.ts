@@ -197,11 +197,7 @@ export const deployments = sqliteTable(
      * ones wait until `retryAt` (api/placement/failing.ts).
      */
     failing: text("failing", { mode: "json" }).$type<Failing>(),
-    /**
-     * The last placement kept replicas that go once new ones are ready (a rolling replacement under way): a shard of it
-     * reporting ready moves the cluster generation. True for the deployments of an older version until placement has
-     * looked at them.
-     */
+    /** Placement keeps replicas until new ones are ready (rolling): a ready report moves the generation. */
     awaitsReady: integer("awaits_ready", { mode: "boolean" }).notNull().default(true),
   },
   (t) => [index("deployments_model").on(t.model)],

@@ -4,8 +4,9 @@
 // a transaction of its own, at once. Statement writes (the agents' frequent ones) go to a server as batches: those made
 // while one is on its way share the next.
 import { expect, it } from "vitest";
-import { createStore, type Db, MAX_BATCH, MAX_GROUP, MAX_WAITING, type Tx } from "../../api/db/client.js";
+import { createStore, type Db, type Tx } from "../../api/db/client.js";
 import { dbFailure } from "../../api/db/db-errors.js";
+import { MAX_BATCH, MAX_GROUP, MAX_WAITING } from "../../api/db/write-limits.js";
 
 /** A database whose transactions wait until released, counting how many are open at once. */
 function heldDb() {
