@@ -79,9 +79,10 @@ export function quickStatus(
   lostAfterS: number,
 ): Promise<boolean> {
   const q = store.db;
+  const bump = reportBump(q, shards);
   return wroteFirst(store, [
     heardStatement(q, heardAt(node, t, lostAfterS)),
     ...shardReportStatements(q, node, shards, t),
-    ...[reportBump(q, shards)].filter((x) => x !== undefined),
+    ...(bump ? [bump] : []),
   ]);
 }

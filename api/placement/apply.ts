@@ -110,8 +110,9 @@ export async function placeIfNeeded(
 ): Promise<PlaceResult> {
   const [c] = await generations(store.db, {});
   if (!c || c.g === c.p) return NOTHING;
-  const readFirst = how.readFirst ?? store.server === true;
-  if ((readFirst || how.decideFirst) && behind(cache, c.g, c.seq)) await warmPlacementCache(store.db, cache);
+  // (a decision made first reads for itself, outside the transaction)
+  const readFirst = !how.decideFirst && (how.readFirst ?? store.server === true);
+  if (readFirst && behind(cache, c.g, c.seq)) await warmPlacementCache(store.db, cache);
   for (let attempt = 1; ; attempt++) {
     try {
       // a retry decides in its transaction: what conflicted was written after the decision

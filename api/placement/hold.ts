@@ -49,8 +49,7 @@ export function failingIn(
       held.set(d.name, next);
     } else if (next?.waiting) next = { ...next, waiting: false };
     if (JSON.stringify(next) === JSON.stringify(d.failing ?? null)) continue;
-    const failing = next;
-    writes.push((tx) => tx.update(deployments).set({ failing }).where(eq(deployments.name, d.name)));
+    writes.push((tx) => tx.update(deployments).set({ failing: next }).where(eq(deployments.name, d.name)));
     if (next && next.count >= FAILED_AFTER && next.count !== d.failing?.count)
       ev.push({
         type: "deployment_failing",
