@@ -2,7 +2,7 @@
 // `llmgw demo` and the failure drills both start theirs here; each hands in how it runs a process (the demo logs to
 // files, the tests keep the output for their assertions) and how it waits (the demo's deadline, the tests' own).
 import { writeAgentConfig } from "./cluster.js";
-import { freePort } from "./free-port.js";
+import { freePortBlock } from "./free-port.js";
 import { agentSettings, modelProfile, type Scenario, type SimModel, writeNode } from "./scenario.js";
 
 /** Starts `llmgw <args…>` as a child process named `name` with `env` added. */
@@ -65,9 +65,10 @@ export async function startSimCluster<P extends { output(): string }>(o: {
   );
 
   const agents = new Map<string, SimAgent>();
-  let nextPort = 0;
+  // ten engine ports per node, in one block below the ephemeral range (free-port.ts)
+  let nextPort = await freePortBlock(10 * o.scenario.nodes.length);
   for (const n of o.scenario.nodes) {
-    const first = Math.max(await freePort(), nextPort);
+    const first = nextPort;
     nextPort = first + 10;
     const sim = agentSettings(o.dir, n);
     writeNode(o.dir, n, o.scenario);

@@ -12,7 +12,7 @@ import {
   writeAgentConfig,
 } from "../helpers/agents.js";
 import { tempDir } from "../helpers/db.js";
-import { freePort, killAll, type Proc, runLlmgw, startServe, stop, until } from "../helpers/process.js";
+import { freePortBlock, killAll, type Proc, runLlmgw, startServe, stop, until } from "../helpers/process.js";
 
 const ADMIN = `llmgw_adm_${"e2eagent".repeat(5)}`;
 const tmp = tempDir();
@@ -49,9 +49,9 @@ const readyReplicas = async (deployment: string, n: number) => {
 const debugEnv = async (port: number) =>
   (await (await fetch(`http://127.0.0.1:${port}/debug/env`)).json()) as Record<string, string>;
 
-/** Ten ports starting at a free one (engines of different agents on this host must not collide). */
+/** Ten free ports below the ephemeral range (engines of different agents on this host must not collide). */
 const portRange = async (): Promise<[number, number]> => {
-  const p = Math.min(await freePort(), 65_000);
+  const p = await freePortBlock(10);
   return [p, p + 9];
 };
 

@@ -139,7 +139,7 @@ describe("drills: processes dying under a running cluster", () => {
       async () => !!(moved = (await c.ready("crashy")).find((r) => r.id !== first!.id)),
       40_000,
       "a new ready replica",
-    );
+    ).catch((e) => c.explain(e, "crashy"));
     expect(moved!.shards.map((s) => s.nodeId)).toEqual([other]);
     expect((await c.replicas("crashy")).map((r) => r.id)).toEqual([moved!.id]);
     const events = (await c.api("GET", "/api/v1/events?limit=100")).body.items as { type: string; message: string }[];

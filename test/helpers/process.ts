@@ -97,7 +97,7 @@ export async function stop(p: Proc): Promise<number | null> {
   return p.exited;
 }
 
-export { freePort } from "../../agent/sim/free-port.js";
+export { freePort, freePortBlock } from "../../agent/sim/free-port.js";
 
 /** Polls `fn` until it returns true, failing after `ms`. */
 export async function until(fn: () => Promise<boolean>, ms = 20_000, what = "condition"): Promise<void> {

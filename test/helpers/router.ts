@@ -13,7 +13,7 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import { mockProfile } from "./agents.js";
 import { defaultSettings, migratedDb, silentLog } from "./app.js";
 import { nodeInventory, registerBody } from "./inventory.js";
-import { apiCaller, freePort, LLMGW, type Proc, start, until } from "./process.js";
+import { apiCaller, freePortBlock, LLMGW, type Proc, start, until } from "./process.js";
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -91,7 +91,7 @@ export async function declareReplicas(
 ) {
   const nodeId = `node-${model}`;
   const join = (await api("POST", "/api/v1/join-tokens", { name: nodeId })).body.token as string;
-  const first = await freePort();
+  const first = await freePortBlock(41);
   const reg = await api(
     "POST",
     "/api/v1/agents/register",

@@ -68,6 +68,19 @@ export async function startSimCluster(o: {
   const replicas = async (deployment?: string) =>
     (await api("GET", `/api/v1/replicas${deployment ? `?deployment=${deployment}` : ""}`)).body.items as Replica[];
 
+  /**
+   * Throws `e` with what a failed wait needs to be read: the deployment's replicas as they are, the last events and
+   * each agent's last lines.
+   */
+  const explain = async (e: unknown, deployment: string): Promise<never> => {
+    const seen = await replicas(deployment).catch((x: unknown) => String(x));
+    const events = await api("GET", "/api/v1/events?limit=15").catch((x: unknown) => String(x));
+    const logs = [...agents].map(([id, p]) => `--- agent ${id}\n${p.output().slice(-3000)}`).join("\n");
+    throw new Error(
+      `${(e as Error).message}\nreplicas: ${JSON.stringify(seen)}\nevents: ${JSON.stringify(typeof events === "string" ? events : events.body?.items)}\n${logs}`,
+    );
+  };
+
   return {
     url,
     api,
@@ -133,17 +146,10 @@ export async function startSimCluster(o: {
         async () => (items = (await replicas(deployment)).filter((r) => r.state === "ready")).length >= count,
         ms,
         `${count} ready replica(s) of ${deployment}`,
-      ).catch(async (e: unknown) => {
-        // what a failure needs to be read: the replicas as they are, the last events, each agent's last lines
-        const seen = await replicas(deployment).catch((x: unknown) => String(x));
-        const events = await api("GET", "/api/v1/events?limit=15").catch((x: unknown) => String(x));
-        const logs = [...agents].map(([id, p]) => `--- agent ${id}\n${p.output().slice(-3000)}`).join("\n");
-        throw new Error(
-          `${(e as Error).message}\nreplicas: ${JSON.stringify(seen)}\nevents: ${JSON.stringify(typeof events === "string" ? events : events.body?.items)}\n${logs}`,
-        );
-      });
+      ).catch((e: unknown) => explain(e, deployment));
       return items;
     },
+    explain,
     /** A chat completion of `model` through the router with API key `key`. */
     chat(key: string, model: string, o: { stream?: boolean; max_tokens?: number } = {}) {
       return fetch(`${url}/v1/chat/completions`, {
