@@ -5,7 +5,7 @@ import { routePath } from "hono/route";
 import type { Role } from "../shared/schemas/token.js";
 import { type ApiKeyRow, findApiKeyByHash } from "./db/api-keys.js";
 import type { Db, Q } from "./db/client.js";
-import { adminTokens, joinTokens, nodes } from "./db/schema.js";
+import { adminTokens, joinTokens, nodeAssignIndex, nodes } from "./db/schema.js";
 import { constantTimeEqual, hashSecret, secretKind } from "./db/secrets.js";
 import { findAdminToken, joinTokenUnusable } from "./db/tokens.js";
 import type { AppEnv, NodeAuthRow } from "./deps.js";
@@ -16,7 +16,8 @@ import { openApiPath, roleAllows, roleNeeded, roleRefusal } from "./roles.js";
 const authColumns = {
   id: nodes.id,
   tokenHash: nodes.tokenHash,
-  assignIndex: nodes.assignIndex,
+  // a node placement never gave shards has no row there yet
+  assignIndex: sql<number>`coalesce(${nodeAssignIndex.assignIndex}, 0)`,
   adminState: nodes.adminState,
   lastSeenAt: nodes.lastSeenAt,
   lostAt: nodes.lostAt,
@@ -28,6 +29,7 @@ const prepareNodeByToken = (db: Db) =>
   db
     .select(authColumns)
     .from(nodes)
+    .leftJoin(nodeAssignIndex, eq(nodeAssignIndex.nodeId, nodes.id))
     .where(eq(nodes.tokenHash, sql.placeholder("hash")))
     .prepare();
 

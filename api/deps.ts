@@ -78,8 +78,8 @@ export type Principal =
 /** What authentication reads of a node's row: what the agent routes need of it, nothing more (every call reads it). */
 export type NodeAuthRow = Pick<
   typeof nodes.$inferSelect,
-  "id" | "tokenHash" | "assignIndex" | "adminState" | "lastSeenAt" | "lostAt" | "mgmtAddr"
->;
+  "id" | "tokenHash" | "adminState" | "lastSeenAt" | "lostAt" | "mgmtAddr"
+> & { assignIndex: number };
 
 export type AppEnv = {
   Variables: {

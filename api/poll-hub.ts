@@ -4,10 +4,11 @@
 // poll's read and its wait), and wakes their waiters; a write on this instance wakes them at once.
 // When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
 // one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
-import { eq, gt, inArray, max } from "drizzle-orm";
+import { gt, inArray, max } from "drizzle-orm";
 import { nextTurn } from "../shared/next-turn.js";
+import { assignIndexOf } from "./db/assign-index.js";
 import type { Store } from "./db/client.js";
-import { nodes } from "./db/schema.js";
+import { nodeAssignIndex as ix } from "./db/schema.js";
 import { type NodeAssignment, shardsOfNodes } from "./db/shards.js";
 
 export type AssignmentWaiter = {
@@ -70,18 +71,18 @@ export function createPollHub(
       const fresh = [...joined];
       joined.clear();
       const moved = await store.db
-        .select({ id: nodes.id, index: nodes.assignIndex })
-        .from(nodes)
-        .where(gt(nodes.assignIndex, seen));
+        .select({ id: ix.nodeId, index: ix.assignIndex })
+        .from(ix)
+        .where(gt(ix.assignIndex, seen));
       // the watermark moves by the range read only: a joined node's row, read after it, may show a commit the range
       // did not, and going past that commit would skip the other nodes it moved
       for (const m of moved) seen = Math.max(seen, m.index);
       for (let i = 0; i < fresh.length; i += 500)
         moved.push(
           ...(await store.db
-            .select({ id: nodes.id, index: nodes.assignIndex })
-            .from(nodes)
-            .where(inArray(nodes.id, fresh.slice(i, i + 500)))),
+            .select({ id: ix.nodeId, index: ix.assignIndex })
+            .from(ix)
+            .where(inArray(ix.nodeId, fresh.slice(i, i + 500)))),
         );
       const woken: { w: Waiter; id: string; index: number }[] = [];
       known.clear();
@@ -105,7 +106,7 @@ export function createPollHub(
       }
       // indexes never go down, but for a database replaced by an older backup (or the node holding the highest
       // deleted): every waiter answers now, and the poll tells an agent whose index is ahead to register again
-      const [top] = await store.db.select({ index: max(nodes.assignIndex) }).from(nodes);
+      const [top] = await store.db.select({ index: max(ix.assignIndex) }).from(ix);
       const now = top?.index ?? 0;
       if (now < highest) {
         for (const set of waiting.values()) for (const w of set) w.done();
@@ -144,11 +145,13 @@ export function createPollHub(
   }
   async function assignmentsOf(ids: string[]): Promise<Map<string, NodeAssignment>> {
     const indexes = await store.db
-      .select({ id: nodes.id, index: nodes.assignIndex })
-      .from(nodes)
-      .where(inArray(nodes.id, ids));
+      .select({ id: ix.nodeId, index: ix.assignIndex })
+      .from(ix)
+      .where(inArray(ix.nodeId, ids));
+    const indexOf = new Map(indexes.map((r) => [r.id, r.index]));
     const shardsBy = await shardsOfNodes(store.db, ids);
-    return new Map(indexes.map((r) => [r.id, { index: r.index, shards: shardsBy.get(r.id) ?? [] }]));
+    // (a node placement never gave shards has no index row: 0)
+    return new Map(ids.map((id) => [id, { index: indexOf.get(id) ?? 0, shards: shardsBy.get(id) ?? [] }]));
   }
   stop?.addEventListener(
     "abort",
@@ -206,8 +209,8 @@ export function createRowPoller(store: Store, o: { everyMs?: number; maxReads?: 
       const step = Math.max(everyMs, Math.ceil(ms / maxReads));
       for (let reads = 0; reads < maxReads && Date.now() < end && !signal?.aborted; reads++) {
         await new Promise((r) => setTimeout(r, Math.min(step, Math.max(0, end - Date.now()))));
-        const [n] = await store.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, nodeId));
-        if (!n || n.index > index) return undefined;
+        const n = await assignIndexOf(store.db, nodeId);
+        if (n === undefined || n > index) return undefined;
       }
       return undefined;
     },

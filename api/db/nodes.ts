@@ -11,7 +11,7 @@ import { bumpGeneration, nextRev } from "./cluster.js";
 import { insertEvents } from "./events.js";
 import { param, prepared, statement } from "./prepared.js";
 import { applyReadings, type Readings } from "./readings.js";
-import { devices, nodes, shardStatus } from "./schema.js";
+import { devices, nodeAssignIndex, nodes, shardStatus } from "./schema.js";
 
 export type NodeRow = typeof nodes.$inferSelect;
 
@@ -187,7 +187,10 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
       .update(nodes)
       .set({ ...values, inventoryVersion: sql`${nodes.inventoryVersion} + 1` })
       .where(eq(nodes.id, req.nodeId));
-  else await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, inventoryVersion: 1, ...values });
+  else {
+    await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, inventoryVersion: 1, ...values });
+    await q.insert(nodeAssignIndex).values({ nodeId: req.nodeId }).onConflictDoNothing();
+  }
   await replaceDevices(q, req.nodeId, req.inventory);
 }
 
@@ -214,6 +217,7 @@ export async function replaceDevices(q: Q, nodeId: string, inv: Inventory) {
 export async function deleteNode(q: Q, id: string): Promise<boolean> {
   await q.delete(devices).where(eq(devices.nodeId, id));
   await q.delete(shardStatus).where(eq(shardStatus.nodeId, id));
+  await q.delete(nodeAssignIndex).where(eq(nodeAssignIndex.nodeId, id));
   const gone = await q.delete(nodes).where(eq(nodes.id, id)).returning({ id: nodes.id });
   return gone.length > 0;
 }

@@ -52,8 +52,6 @@ export const nodes = sqliteTable(
     lastSeenAt: integer("last_seen_at").notNull(),
     /** Set by the liveness sweep when the node went silent; cleared when it is heard from again. */
     lostAt: integer("lost_at"),
-    /** Bumped whenever the node's desired shard set changes: the long-poll index. */
-    assignIndex: integer("assign_index").notNull().default(0),
     /**
      * The multi-node NVLink domain the node was last seen in: the rack view keeps it there, out, while a fabric
      * manager restart blanks its cards' cluster UUID, until it joins another domain or the node is forgotten.
@@ -73,10 +71,7 @@ export const nodes = sqliteTable(
      * them over `inventory`.
      */
     readings: text("readings"),
-    /**
-     * The SHA-256 of what the last heartbeat applied to `inventory` said besides its readings (api/db/readings.ts
-     * `heartbeatFacts`); null after a registration. A heartbeat with the same digest leaves the inventory as it is.
-     */
+    /** SHA-256 of the last applied heartbeat's facts (readings.ts); the same digest leaves `inventory` alone. */
     heartbeatDigest: text("heartbeat_digest"),
     /**
      * Placement's change index: set to the cluster generation + 1 (api/db/cluster.ts `nextRev`) by every write of what
@@ -85,12 +80,19 @@ export const nodes = sqliteTable(
      */
     rev: integer("rev").notNull().default(0),
   },
-  (t) => [
-    index("nodes_pool").on(t.pool),
-    index("nodes_rev").on(t.rev),
-    index("nodes_last_seen").on(t.lastSeenAt),
-    index("nodes_assign_index").on(t.assignIndex),
-  ],
+  (t) => [index("nodes_pool").on(t.pool), index("nodes_rev").on(t.rev), index("nodes_last_seen").on(t.lastSeenAt)],
+);
+
+/** Each node's long-poll index, bumped when its desired shards change (not in `nodes`: see docs/architecture.md). */
+export const nodeAssignIndex = sqliteTable(
+  "node_assign_index",
+  {
+    nodeId: text("node_id")
+      .primaryKey()
+      .references(() => nodes.id, { onDelete: "cascade" }),
+    assignIndex: integer("assign_index").notNull().default(0),
+  },
+  (t) => [index("node_assign_index_index").on(t.assignIndex)],
 );
 
 /** What placement hands out, derived from the inventory at every registration. */
@@ -130,10 +132,7 @@ export const shardStatus = sqliteTable(
      * report of `ready`, through another instance) cannot step a shard back. Null: the report said no time.
      */
     reportedAt: integer("reported_at"),
-    /**
-     * The StartShard a node reported for an engine it runs (at registration), kept while the shard has no row in
-     * `shards`: placement adopts it when a deployment is short of it (api/placement/adopt.ts), or clears it.
-     */
+    /** A reported engine's StartShard while no `shards` row names it: adopted or cleared (api/placement/adopt.ts). */
     spec: text("spec"),
     /** The last time its engine stopped unasked (shared/schemas/failure.ts), kept through later reports. */
     failure: text("failure", { mode: "json" }).$type<ShardFailure>(),
@@ -192,10 +191,7 @@ export const deployments = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Why replicas are not placed, as the last placement found: `[{count, reason}]`, shown in the status. */
     pending: text("pending", { mode: "json" }).$type<{ count: number; reason: string }[]>(),
-    /**
-     * Replicas that failed past their restart limit in a row, with no replica of the deployment ready since: new
-     * ones wait until `retryAt` (api/placement/failing.ts).
-     */
+    /** Failures past the restart limit in a row, none ready since: new replicas wait (api/placement/failing.ts). */
     failing: text("failing", { mode: "json" }).$type<Failing>(),
     /** Placement keeps replicas until new ones are ready (rolling): a ready report moves the generation. */
     awaitsReady: integer("awaits_ready", { mode: "boolean" }).notNull().default(true),
@@ -264,9 +260,7 @@ export const portAllocations = sqliteTable(
   (t) => [primaryKey({ columns: [t.nodeId, t.port] }), index("port_allocations_shard").on(t.shardId)],
 );
 
-/**
- * Inference API keys: the spec as written (JSON text, returned as is), its version, and the hash of the current secret.
- */
+/** Inference API keys: the spec as written (JSON text, returned as is), its version, the current secret's hash. */
 export const apiKeys = sqliteTable("api_keys", {
   name: text("name").primaryKey(),
   spec: text("spec").notNull(),
@@ -279,10 +273,7 @@ export const apiKeys = sqliteTable("api_keys", {
   secretIssuedAt: integer("secret_issued_at").notNull(),
 });
 
-/**
- * Console sessions (/admin): the cookie holds a random secret, stored here only as its hash, with the admin token that
- * opened it.
- */
+/** Console sessions (/admin): the cookie's random secret, stored only as its hash, with the token that opened it. */
 export const consoleSessions = sqliteTable(
   "console_sessions",
   {

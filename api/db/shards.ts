@@ -4,10 +4,11 @@ import type { StartShard } from "../../shared/schemas/assignment.js";
 import { readShardState } from "../../shared/schemas/common.js";
 import type { ShardFailure } from "../../shared/schemas/failure.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
+import { assignIndexOf } from "./assign-index.js";
 import { type Q, runStatement, type Store } from "./client.js";
 import { nextRev } from "./cluster.js";
 import { param, prepared, statement } from "./prepared.js";
-import { nodes, shardStatus, shards } from "./schema.js";
+import { shardStatus, shards } from "./schema.js";
 
 export type ShardReportInput = {
   shardId: string;
@@ -111,9 +112,9 @@ export type NodeAssignment = { index: number; shards: StartShard[] };
  * the newer index with shards it does not yet hold.
  */
 export async function nodeAssignments(store: Store, nodeId: string): Promise<NodeAssignment> {
-  const [n] = await assignIndexOf(store.db, { id: nodeId });
+  const index = await assignIndexOf(store.db, nodeId);
   const rows = await shardSpecsOf(store.db, { id: nodeId });
-  return { index: n?.index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
+  return { index: index ?? 0, shards: rows.map((r) => JSON.parse(r.spec) as StartShard) };
 }
 /**
  * The desired shards of each of `ids`, in as few reads as a few hundred nodes take (a nodes' answer read after their
@@ -131,14 +132,6 @@ export async function shardsOfNodes(q: Q, ids: readonly string[]): Promise<Map<s
   }
   return by;
 }
-
-const assignIndexOf = prepared((q) =>
-  q
-    .select({ index: nodes.assignIndex })
-    .from(nodes)
-    .where(eq(nodes.id, sql.placeholder("id")))
-    .prepare(),
-);
 const shardSpecsOf = prepared((q) =>
   q
     .select({ spec: shards.spec })

@@ -3,10 +3,11 @@
 // returned, to run in a write transaction — at once, in the transaction that read (apply.ts), or later, in one that
 // finds the cluster as it was when the decision was read.
 import { eq } from "drizzle-orm";
+import { setAssignIndexes } from "../db/assign-index.js";
 import type { Q } from "../db/client.js";
 import { inJson } from "../db/in-json.js";
 import { insertRows } from "../db/insert-rows.js";
-import { allocations, cluster, deployments, nodes, portAllocations, replicas, shards } from "../db/schema.js";
+import { allocations, cluster, deployments, portAllocations, replicas, shards } from "../db/schema.js";
 import { failingReason } from "./failing.js";
 import { failingIn, recentFailures } from "./hold.js";
 import { placedReplicas, planInput } from "./input.js";
@@ -138,13 +139,7 @@ export async function decide(
     writes.push((tx) => tx.update(deployments).set({ pending: next, awaitsReady }).where(eq(deployments.name, d.name)));
   }
   const seq = changed.size ? c.assignSeq + 1 : c.assignSeq;
-  if (changed.size)
-    writes.push((tx) =>
-      tx
-        .update(nodes)
-        .set({ assignIndex: seq })
-        .where(inJson(nodes.id, [...changed])),
-    );
+  if (changed.size) writes.push((tx) => setAssignIndexes(tx, [...changed], seq));
   // repairs left for the next minute's budget, or room freed for a replacement, leave the generation unplaced: the
   // next poll runs placement again
   const placedGeneration = repairs.deferred || p.again ? c.placedGeneration : c.generation;

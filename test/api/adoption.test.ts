@@ -1,7 +1,7 @@
 // A control plane with no row for an engine a node runs (restored from an older backup): the agent's poll with an
 // index the control plane never gave is told to register again, and the engines it reports are adopted as replicas.
 import { afterEach, describe, expect, it } from "vitest";
-import { nodes } from "../../api/db/schema.js";
+import { nodeAssignIndex } from "../../api/db/schema.js";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
@@ -80,7 +80,7 @@ describe("adopting running engines after a restore", () => {
     const began = Date.now();
     const waiting = cp.poll(`?index=${index}&wait=50`);
     // what a restore does to the node's row: an index from before
-    await cp.t.db.update(nodes).set({ assignIndex: index - 1 });
+    await cp.t.db.update(nodeAssignIndex).set({ assignIndex: index - 1 });
     const r = await waiting;
     expect(Date.now() - began).toBeLessThan(45_000); // woken by the poll hub, not by the end of its 50 s wait
     expect([r.status, r.json.code]).toEqual([409, "state_behind"]);

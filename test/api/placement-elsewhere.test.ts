@@ -4,7 +4,7 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../api/db/client.js";
-import { cluster, deployments, nodes } from "../../api/db/schema.js";
+import { cluster, deployments, nodeAssignIndex as ix } from "../../api/db/schema.js";
 import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { placeAndWake } from "../../api/placement/trigger.js";
@@ -33,7 +33,7 @@ describe("an instance that finds a change placed by another", () => {
       .set({ spec: sql`json_set(${deployments.spec}, '$.replicas', 1)` })
       .where(eq(deployments.name, "d"));
     await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
-    const [row] = await t.db.select({ index: nodes.assignIndex }).from(nodes).where(eq(nodes.id, "n1"));
+    const [row] = await t.db.select({ index: ix.assignIndex }).from(ix).where(eq(ix.nodeId, "n1"));
     // this instance: a hub that would look again only after an hour, with n1's poll parked on it
     const stop = new AbortController();
     const hub = createPollHub(t.store, 3_600_000, () => {}, stop.signal);

@@ -33,11 +33,14 @@ describe("createPollHub's stop signal", () => {
     // more nodes than one part of the read
     const ids = Array.from({ length: 1100 }, (_, i) => `s${i}`);
     await db.client.batch(
-      ids.map((id, i) => ({
-        sql: `insert into nodes (id, hostname, mgmt_addr, pool, labels, agent_version, token_hash, inventory, registered_at, last_seen_at, assign_index)
-              values (?, ?, '10.0.0.1', 'p', '{}', '0.1.0', ?, '{}', 0, 0, ?)`,
-        args: [id, id, `hash-${id}`, i + 1],
-      })),
+      ids.flatMap((id, i) => [
+        {
+          sql: `insert into nodes (id, hostname, mgmt_addr, pool, labels, agent_version, token_hash, inventory, registered_at, last_seen_at)
+              values (?, ?, '10.0.0.1', 'p', '{}', '0.1.0', ?, '{}', 0, 0)`,
+          args: [id, id, `hash-${id}`],
+        },
+        { sql: "insert into node_assign_index values (?, ?)", args: [id, i + 1] },
+      ]),
       "write",
     );
     await db.db.insert(shards).values(

@@ -3,7 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Store } from "../../api/db/client.js";
-import { nodes, shards } from "../../api/db/schema.js";
+import { nodeAssignIndex as ix, shards } from "../../api/db/schema.js";
 import { nodeAssignments } from "../../api/db/shards.js";
 import { createPollHub, WAKE_PART } from "../../api/poll-hub.js";
 import { migratedDb } from "../helpers/app.js";
@@ -11,15 +11,16 @@ import { migratedDb } from "../helpers/app.js";
 let db: Awaited<ReturnType<typeof migratedDb>>;
 const TICK_MS = 20;
 
-/** Node rows written directly, as another instance's placement leaves them. */
+/** Node rows and their indexes written directly, as another instance's placement leaves them. */
 async function addNode(id: string, assignIndex: number, on = db) {
   await on.client.execute({
-    sql: `insert into nodes (id, hostname, mgmt_addr, pool, labels, agent_version, token_hash, inventory, registered_at, last_seen_at, assign_index)
-          values (?, ?, '10.0.0.1', 'p', '{}', '0.1.0', ?, '{}', 0, 0, ?)`,
-    args: [id, id, `hash-${id}`, assignIndex],
+    sql: `insert into nodes (id, hostname, mgmt_addr, pool, labels, agent_version, token_hash, inventory, registered_at, last_seen_at)
+          values (?, ?, '10.0.0.1', 'p', '{}', '0.1.0', ?, '{}', 0, 0)`,
+    args: [id, id, `hash-${id}`],
   });
+  await on.client.execute({ sql: "insert into node_assign_index values (?, ?)", args: [id, assignIndex] });
 }
-const moveTo = (id: string, assignIndex: number) => db.db.update(nodes).set({ assignIndex }).where(eq(nodes.id, id));
+const moveTo = (id: string, assignIndex: number) => db.db.update(ix).set({ assignIndex }).where(eq(ix.nodeId, id));
 
 /** Resolves true when `p` settles within `ms` (a deadline for a wake that must come), false after. */
 const within = (p: Promise<unknown>, ms: number) =>
@@ -111,15 +112,15 @@ describe("createPollHub's watcher", () => {
       const hub = createPollHub(other.store, 3_600_000, () => {}, stop.signal);
       const parked = hub.wait("g2", 1, 3_600_000);
       // a placement moves both; g's poll read index 1 before the commit and is still on its way in
-      await other.client.execute("update nodes set assign_index = 2 where id in ('g', 'g2')");
+      await other.client.execute("update node_assign_index set assign_index = 2 where node_id in ('g', 'g2')");
       hub.notify();
       expect(await within(parked, 10_000)).toBe(true);
       // the look that woke g2 read g's row too: g's poll, parking only now with the old index, answers at once
       expect(await within(hub.wait("g", 1, 3_600_000), 1_000)).toBe(true);
       // g is deleted and registered again (its index back to 0) while g2 moves on: after the look that finds g2, a
       // poll of g with index 0 waits (the look before is forgotten), rather than being answered at once again and again
-      await other.client.execute("update nodes set assign_index = 0 where id = 'g'");
-      await other.client.execute("update nodes set assign_index = 3 where id = 'g2'");
+      await other.client.execute("update node_assign_index set assign_index = 0 where node_id = 'g'");
+      await other.client.execute("update node_assign_index set assign_index = 3 where node_id = 'g2'");
       const next = hub.wait("g2", 2, 3_600_000);
       hub.notify();
       expect(await within(next, 10_000)).toBe(true);
@@ -152,7 +153,7 @@ describe("createPollHub's watcher", () => {
     const hub = createPollHub(db.store, 3_600_000, () => {}, stop.signal);
     const woken = ids.map((id) => hub.wait(id, 1, 3_600_000));
     // one placement moves all three (e3 is left without shards)
-    await db.db.update(nodes).set({ assignIndex: 9 }).where(sql`${nodes.id} in ('e1', 'e2', 'e3')`);
+    await db.db.update(ix).set({ assignIndex: 9 }).where(sql`${ix.nodeId} in ('e1', 'e2', 'e3')`);
     hub.notify();
     const got = await Promise.all(woken);
     // what each poll would have read for itself
@@ -172,7 +173,7 @@ describe("createPollHub's watcher", () => {
       const stop = new AbortController();
       const hub = createPollHub(other.store, 3_600_000, () => {}, stop.signal);
       const woken = hub.wait("f", 1, 3_600_000);
-      await other.client.execute("update nodes set assign_index = 2 where id = 'f'");
+      await other.client.execute("update node_assign_index set assign_index = 2 where node_id = 'f'");
       await other.client.execute("alter table shards rename to shards_gone");
       hub.notify();
       expect(await within(woken, 10_000)).toBe(true);
@@ -190,7 +191,8 @@ describe("createPollHub's watcher", () => {
       const store = interleaved(other.store, async (n) => {
         selects = n;
         // another instance's placement moves both nodes between this look's range read and its read of x's row
-        if (n === commitAt) await other.client.execute("update nodes set assign_index = 2 where id in ('x', 'y')");
+        if (n === commitAt)
+          await other.client.execute("update node_assign_index set assign_index = 2 where node_id in ('x', 'y')");
       });
       const stop = new AbortController();
       const hub = createPollHub(store, 3_600_000, () => {}, stop.signal);
@@ -233,7 +235,7 @@ describe("createPollHub's watcher", () => {
       hub.notify();
       await vi.waitFor(() => expect(selects).toBe(3));
       // this instance's placement commits a move of z and says so while that look is still on its way …
-      await other.client.execute("update nodes set assign_index = 2 where id = 'z'");
+      await other.client.execute("update node_assign_index set assign_index = 2 where node_id = 'z'");
       hub.notify();
       // … and another poll parks after that (it sets the usual next look, an hour away)
       await addNode("z2", 1, other);
@@ -248,14 +250,14 @@ describe("createPollHub's watcher", () => {
   it("does not wake a wait whose index is current", async () => {
     const stop = new AbortController();
     const hub = createPollHub(db.store, TICK_MS, () => {}, stop.signal);
-    const [row] = await db.db.select({ i: nodes.assignIndex }).from(nodes).where(eq(nodes.id, "a"));
+    const [row] = await db.db.select({ i: ix.assignIndex }).from(ix).where(eq(ix.nodeId, "a"));
     const current = hub.wait("a", row!.i, 3_600_000);
     // a move of another node, read by the watcher, leaves it waiting
     await db.db
-      .update(nodes)
-      .set({ assignIndex: sql`${nodes.assignIndex} + 10` })
-      .where(eq(nodes.id, "c"));
-    const c = await db.db.select({ i: nodes.assignIndex }).from(nodes).where(eq(nodes.id, "c"));
+      .update(ix)
+      .set({ assignIndex: sql`${ix.assignIndex} + 10` })
+      .where(eq(ix.nodeId, "c"));
+    const c = await db.db.select({ i: ix.assignIndex }).from(ix).where(eq(ix.nodeId, "c"));
     expect(c[0]!.i).toBeGreaterThan(row!.i);
     expect(await within(current, 20 * TICK_MS)).toBe(false);
     stop.abort();
@@ -277,7 +279,7 @@ describe("createPollHub's watcher", () => {
           order.push("poll");
         }),
       );
-      await other.client.execute("update nodes set assign_index = 2");
+      await other.client.execute("update node_assign_index set assign_index = 2");
       hub.notify();
       await Promise.all(polls);
       await new Promise((r) => setTimeout(r, 0));
