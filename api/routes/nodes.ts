@@ -6,11 +6,11 @@ import { actorOf, auditEvent } from "../audit.js";
 import { requireAdmin } from "../auth.js";
 import { bumpGeneration } from "../db/cluster.js";
 import { insertEvents } from "../db/events.js";
-import { classCounts, deleteNode, findNode, listNodes, setAdminState } from "../db/nodes.js";
+import { classCounts, deleteNode, findNode, setAdminState } from "../db/nodes.js";
 import type { AppEnv } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { adminSecurity, errorResponses, jsonResponse } from "../openapi.js";
-import { NODE_ACTIONS, type NodeAction, nodeDetail, nodeSummary } from "../views/nodes.js";
+import { listNodeSummaries, NODE_ACTIONS, type NodeAction, nodeDetail, nodeSummary } from "../views/nodes.js";
 
 const IdParam = z.object({ id: NodeId.openapi({ param: { name: "id", in: "path" } }) });
 const ListQuery = z.object({
@@ -81,10 +81,10 @@ const app = new OpenAPIHono<AppEnv>()
     const { state, pool } = c.req.valid("query");
     const { store, now, settings } = c.var.deps;
     const t = now();
-    const [rows, classes] = await Promise.all([listNodes(store.db), classCounts(store.db)]);
+    const [rows, classes] = await Promise.all([listNodeSummaries(store.db, pool), classCounts(store.db)]);
     const items = rows
       .map((r) => nodeSummary(r, classes.get(r.id) ?? {}, t, settings.nodeLostAfterS))
-      .filter((n) => (!state || n.state === state) && (!pool || n.pool === pool));
+      .filter((n) => !state || n.state === state);
     return c.json({ items }, 200);
   })
   .openapi(get, async (c) => {

@@ -1,12 +1,54 @@
 // A node as the API and the console show it: its summary in every list, its detail page, and the operator actions.
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq, gt } from "drizzle-orm";
+import { nextTurn } from "../../shared/next-turn.js";
 import type { Q } from "../db/client.js";
 import { classCounts, type NodeRow, readInventory } from "../db/nodes.js";
-import { devices, shardStatus } from "../db/schema.js";
+import { devices, nodes, shardStatus } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
 
+/** What every list shows of a node: no inventory (kilobytes of JSON each, at 10,000 nodes tens of MB a read). */
+const summaryColumns = {
+  id: nodes.id,
+  hostname: nodes.hostname,
+  mgmtAddr: nodes.mgmtAddr,
+  pool: nodes.pool,
+  labels: nodes.labels,
+  adminState: nodes.adminState,
+  agentVersion: nodes.agentVersion,
+  registeredAt: nodes.registeredAt,
+  lastHeartbeatAt: nodes.lastHeartbeatAt,
+  lastSeenAt: nodes.lastSeenAt,
+};
+type NodeSummaryRow = Pick<NodeRow, keyof typeof summaryColumns>;
+
+/**
+ * Every node's summary columns, by id (of one pool when `pool` is given), read `part` rows at a time with a turn of the
+ * event loop between parts: on the embedded file a read runs on the event loop, and 10,000 whole rows at once held it
+ * ~350 ms (their summary columns ~150 ms).
+ */
+export async function listNodeSummaries(q: Q, pool?: string, part = 500): Promise<NodeSummaryRow[]> {
+  const out: NodeSummaryRow[] = [];
+  for (;;) {
+    const after = out.at(-1)?.id;
+    const rows = await q
+      .select(summaryColumns)
+      .from(nodes)
+      .where(
+        and(
+          pool === undefined ? undefined : eq(nodes.pool, pool),
+          after === undefined ? undefined : gt(nodes.id, after),
+        ),
+      )
+      .orderBy(asc(nodes.id))
+      .limit(part);
+    out.push(...rows);
+    if (rows.length < part) return out;
+    await nextTurn();
+  }
+}
+
 /** The summary every list shows of a node. */
-export function nodeSummary(row: NodeRow, classes: Record<string, number>, now: number, lostAfterS: number) {
+export function nodeSummary(row: NodeSummaryRow, classes: Record<string, number>, now: number, lostAfterS: number) {
   return {
     id: row.id,
     hostname: row.hostname,
