@@ -24,10 +24,13 @@ export type AssignmentWaiter = {
 
 /**
  * Woken polls answered in one turn of the event loop at most (each answer ~0.3 ms of serve's time at fleet size): a
- * placement wakes a thousand, and the heartbeats and calls that arrive meanwhile go between the parts rather than
- * behind all of them.
+ * change of a thousand nodes is answered in one turn, a larger one in parts with the calls that arrived meanwhile in
+ * between. Smaller parts let the first answered agents' own calls — a status report and the next poll each — in
+ * before the later parts: at 10,000 agents, in parts of 250, a thousand nodes' answers went out over 0.5–1 s (delivery
+ * p99 1.1–1.7 s from the PUT), in one part within ~0.1 s of their median (p99 0.45–0.73 s), with the heartbeats of
+ * that moment answered no later.
  */
-export const WAKE_PART = 250;
+export const WAKE_PART = 1000;
 
 /** Nodes whose waiting polls answer together when the instance stops. */
 const STOP_PART = 500;
