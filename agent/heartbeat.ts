@@ -1,43 +1,7 @@
-// What the agent tells the control plane between registrations, and when it must register again instead: pure
-// functions over two discoveries of the same node.
-import type { Heartbeat, ShardReport } from "../shared/schemas/agent.js";
+// When the agent must register again rather than send a heartbeat (the heartbeat itself: shared/heartbeat-of.ts), and
+// what it tells the control plane at once: pure functions over two discoveries of the same node.
 import type { StartShard } from "../shared/schemas/assignment.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
-
-/**
- * The heartbeat of a fresh discovery: the dynamic facts of every GPU and port, IMEX, memory, shard states, and the
- * summary of the IMEX peer list when the node has one.
- */
-export function heartbeatOf(
-  inv: Inventory,
-  shards: ShardReport[] = [],
-  imexConfig?: Heartbeat["imexConfig"],
-): Heartbeat {
-  return {
-    ...(inv.memory.availableMiB !== undefined ? { memoryAvailableMiB: inv.memory.availableMiB } : {}),
-    gpus: inv.gpus.map((g) => ({
-      uuid: g.uuid,
-      ...(g.memoryUsedMiB !== undefined ? { memoryUsedMiB: g.memoryUsedMiB } : {}),
-      ...(g.utilizationPercent !== undefined ? { utilizationPercent: g.utilizationPercent } : {}),
-      ...(g.fabric ? { fabric: g.fabric } : {}),
-      health: g.health,
-      ...(g.mig
-        ? {
-            migMemoryUsedMiB: Object.fromEntries(
-              g.mig.instances
-                .filter((m) => m.memoryUsedMiB !== undefined)
-                .map((m) => [String(m.index), m.memoryUsedMiB!]),
-            ),
-            migProblems: Object.fromEntries(g.mig.instances.map((m) => [String(m.index), m.problems ?? []])),
-          }
-        : {}),
-    })),
-    imex: inv.imex,
-    ports: inv.hcas.flatMap((h) => h.ports.map((p) => ({ ...p, hca: h.name }))),
-    ...(shards.length ? { shards: shards.slice(0, 256) } : {}),
-    ...(imexConfig ? { imexConfig } : {}),
-  };
-}
 
 /**
  * The part of an inventory a heartbeat cannot carry (GPUs and their MIG layout, HCAs, engines, weights, host): when

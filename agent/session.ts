@@ -4,13 +4,14 @@
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { heartbeatOf } from "../shared/heartbeat-of.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
 import type { Inventory, RunningShard } from "../shared/schemas/inventory.js";
 import { VERSION } from "../shared/version.js";
 import { ApiCallError, type Client } from "./client.js";
 import type { AgentConfig } from "./config.js";
 import { cachedImexConfig } from "./discovery/imex-config.js";
-import { fabricKey, heartbeatOf, registrationKey } from "./heartbeat.js";
+import { fabricKey, registrationKey } from "./heartbeat.js";
 import { type Identity, readJoinToken, readNodeToken, saveNodeToken } from "./identity.js";
 
 export type SessionDeps = {

@@ -8,7 +8,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { Session } from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { heartbeatOf } from "../agent/heartbeat.js";
+import { heartbeatOf } from "../shared/heartbeat-of.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
 import { httpPools } from "./fleet-http.js";

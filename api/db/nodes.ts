@@ -10,7 +10,7 @@ import type { Q, Tx } from "./client.js";
 import { bumpGeneration, nextRev } from "./cluster.js";
 import { insertEvents } from "./events.js";
 import { param, prepared, statement } from "./prepared.js";
-import { applyReadings, type Readings } from "./readings.js";
+import { applyReadings, impliedDigest, type Readings } from "./readings.js";
 import { devices, nodeAssignIndex, nodes, shardStatus } from "./schema.js";
 
 export type NodeRow = typeof nodes.$inferSelect;
@@ -162,8 +162,12 @@ export async function findInventoryText(q: Q, id: string): Promise<string | unde
   return row?.inventory;
 }
 
-/** Writes a registration: the node row (created or replaced) and its devices, derived from the inventory. */
+/**
+ * Writes a registration: the node row (created or replaced) and its devices, derived from the inventory. Resolves with
+ * the facts digest stored for it: that of the heartbeat its inventory implies (readings.ts `impliedDigest`).
+ */
 export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, now: number, existing?: NodeRow) {
+  const heartbeatDigest = await impliedDigest(req.inventory);
   const values = {
     hostname: req.hostname,
     mgmtAddr: req.mgmtAddr,
@@ -176,7 +180,7 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
     portLast: req.portRange?.last ?? null,
     inventory: JSON.stringify(req.inventory),
     readings: null,
-    heartbeatDigest: null,
+    heartbeatDigest,
     lastDomain: homeDomain(req.inventory.gpus) ?? existing?.lastDomain ?? null,
     lastSeenAt: now,
     lostAt: null,
@@ -192,6 +196,7 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
     await q.insert(nodeAssignIndex).values({ nodeId: req.nodeId }).onConflictDoNothing();
   }
   await replaceDevices(q, req.nodeId, req.inventory);
+  return heartbeatDigest;
 }
 
 /** Rewrites the devices table rows of one node from its inventory. */

@@ -2,9 +2,11 @@
 // each card's temperature, power draw and processes, the host's memory available — kept in the node row apart from
 // its inventory (`nodes.readings`). A heartbeat that reports nothing else new writes only them: it neither parses nor
 // rewrites the inventory, kilobytes of JSON. `readInventory` lays them over the inventory when a row is read.
-import type { Heartbeat } from "../../shared/schemas/agent.js";
+import { heartbeatOf } from "../../shared/heartbeat-of.js";
+import { Heartbeat } from "../../shared/schemas/agent.js";
 import type { Gpu } from "../../shared/schemas/gpu.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
+import { hashSecret } from "./secrets.js";
 
 type GpuHealth = Gpu["health"];
 /** The parts of a card's health that are readings; the rest (problems, ECC, pending retirements, limits) are facts. */
@@ -90,4 +92,17 @@ export function heartbeatFacts(hb: Heartbeat): string {
       health ? { ...rest, health: healthFacts(health) } : rest,
   );
   return JSON.stringify([gpus, hb.imex ?? null, hb.ports ?? null]);
+}
+
+/** The digest of what a heartbeat says besides its readings (heartbeatFacts), as the heartbeat route takes it. */
+export const factsDigest = (hb: Heartbeat): Promise<string> => hashSecret(heartbeatFacts(hb));
+
+/**
+ * The facts digest of the heartbeat an inventory implies (the one its agent sends while nothing changed): stored at a
+ * registration, so that a first heartbeat saying what the registration said writes only its readings, as every later
+ * one does, rather than a transaction per node. Null where the inventory makes no valid heartbeat (the full path then).
+ */
+export async function impliedDigest(inv: Inventory): Promise<string | null> {
+  const hb = Heartbeat.safeParse(heartbeatOf(inv));
+  return hb.success ? factsDigest(hb.data) : null;
 }

@@ -71,7 +71,10 @@ export const nodes = sqliteTable(
      * them over `inventory`.
      */
     readings: text("readings"),
-    /** SHA-256 of the last applied heartbeat's facts (readings.ts); the same digest leaves `inventory` alone. */
+    /**
+     * SHA-256 of the facts of the last heartbeat applied, or after a registration of the one its inventory implies
+     * (readings.ts); a heartbeat with the same digest leaves `inventory` alone.
+     */
     heartbeatDigest: text("heartbeat_digest"),
     /**
      * Placement's change index: set to the cluster generation + 1 (api/db/cluster.ts `nextRev`) by every write of what

@@ -18,7 +18,7 @@ import {
   upsertNode,
   writeBeat,
 } from "../db/nodes.js";
-import { heartbeatFacts, readingsPatch } from "../db/readings.js";
+import { factsDigest, readingsPatch } from "../db/readings.js";
 import { joinTokens, nodes, shards } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
 import { upsertShardReports } from "../db/shards.js";
@@ -166,7 +166,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     }
     const { store, now, settings } = c.var.deps;
     const t = now();
-    const { created, nodeToken } = await store.write(async (tx) => {
+    const { created, nodeToken, digest } = await store.write(async (tx) => {
       const existing = await findNode(tx, req.nodeId);
       if (caller.kind === "join") {
         if (existing) {
@@ -179,7 +179,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
         await spendJoinToken(tx, caller.hash, t);
       }
       const token = caller.kind === "node" ? caller.token : newSecret("node");
-      await upsertNode(tx, req, await hashSecret(token), t, existing);
+      const digest = await upsertNode(tx, req, await hashSecret(token), t, existing);
       await upsertShardReports(tx, req.nodeId, await withOrphanSpecs(tx, req.nodeId, req.runningShards ?? []), t);
       const gpus = req.inventory.gpus.length;
       const events: NewEvent[] = existing
@@ -206,7 +206,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
           ];
       await insertEvents(tx, t, events);
       await bumpGeneration(tx);
-      return { created: !existing, nodeToken: token };
+      return { created: !existing, nodeToken: token, digest };
     });
     const body = {
       nodeId: req.nodeId,
@@ -215,7 +215,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       pollWaitS: settings.pollWaitS,
       nodeLostAfterS: settings.nodeLostAfterS,
     };
-    c.var.deps.beatHints?.registered(req.nodeId);
+    c.var.deps.beatHints?.registered(req.nodeId, digest);
     return created ? c.json(body, 201) : c.json(body, 200);
   })
   .openapi(heartbeat, async (c) => {
@@ -223,7 +223,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { node } = c.req.valid("param");
     const { store, now, settings, beatHints } = c.var.deps;
     const t = now();
-    const digest = await hashSecret(heartbeatFacts(hb));
+    const digest = await factsDigest(hb);
     if (tryQuick(beatHints, node, digest) && (await quickBeat(store, node, hb, digest, t, settings.nodeLostAfterS)))
       return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
     await store.write(async (tx) => {

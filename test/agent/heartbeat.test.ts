@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fabricKey, heartbeatOf, missingDevices, registrationKey } from "../../agent/heartbeat.js";
+import { fabricKey, missingDevices, registrationKey } from "../../agent/heartbeat.js";
+import { heartbeatOf } from "../../shared/heartbeat-of.js";
 import { Heartbeat } from "../../shared/schemas/agent.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { GB200_XML, H100_XML, inventoryFromCapture } from "../helpers/inventory.js";

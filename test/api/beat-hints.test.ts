@@ -19,9 +19,15 @@ it("start over past their bound rather than grow: a forgotten node only takes it
   expect([h.applied("a"), h.applied("b"), h.applied("c")]).toEqual([undefined, undefined, "4"]);
 });
 
-it("after a registration say none applied yet: that heartbeat takes its transaction; an unknown node tries the batch", () => {
+it("after a registration say its inventory's facts are applied: a heartbeat saying them tries the batch", () => {
   const h = newBeatHints();
-  h.registered("a");
+  h.registered("a", "d0");
+  expect([tryQuick(h, "a", "d0"), tryQuick(h, "a", "d1")]).toEqual([true, false]);
+});
+
+it("after a registration whose inventory implies no heartbeat say none applied yet: that heartbeat takes its transaction; an unknown node tries the batch", () => {
+  const h = newBeatHints();
+  h.registered("a", null);
   expect(h.applied("a")).toBe("");
   expect([tryQuick(h, "a", "d1"), tryQuick(h, "b", "d1"), tryQuick(undefined, "a", "d1")]).toEqual([false, true, true]);
   h.saw("a", "d1");

@@ -9,6 +9,7 @@ import { readGeneration } from "../../api/db/cluster.js";
 import { listEvents } from "../../api/db/events.js";
 import { nodes, shardStatus } from "../../api/db/schema.js";
 import { type BeatHints, newBeatHints } from "../../api/nodes/beat-hints.js";
+import { heartbeatOf } from "../../shared/heartbeat-of.js";
 import type { Heartbeat } from "../../shared/schemas/agent.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
 import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
@@ -40,7 +41,7 @@ let amnesia = false;
 const hints: BeatHints = {
   applied: (node) => (amnesia ? undefined : real.applied(node)),
   saw: (node, digest) => real.saw(node, digest),
-  registered: (node) => real.registered(node),
+  registered: (node, digest) => real.registered(node, digest),
 };
 
 let t: TestApp;
@@ -84,6 +85,30 @@ describe("a heartbeat with nothing new but its readings", () => {
     expect((await row("q-1")).lastHeartbeatAt).toBe(t.clock.now());
     // readings and a shard's state in a heartbeat do not move placement: the full path would not bump either
     expect(await readGeneration(t.db)).toBe(gen);
+  });
+
+  it("the first after a registration, saying what the registration said (as its agent sends it), is one batch", async () => {
+    const token = await register("q-8");
+    const before = counts();
+    const readings = { ...inv, gpus: inv.gpus.map((g) => ({ ...g, memoryUsedMiB: 500 + g.index })) };
+    const r = await t.call("POST", "/api/v1/agents/q-8/heartbeat", { token, body: heartbeatOf(readings) });
+    expect(r.status, r.text).toBe(200);
+    // no transaction per node for a fleet's first minute of heartbeats after it registered
+    expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
+    expect(await shownMemory("q-8")).toEqual(inv.gpus.map((g) => 500 + g.index));
+  });
+
+  it("the first after a registration, with a fact the registration did not say, takes the full path and applies it", async () => {
+    const token = await register("q-9");
+    const sick = heartbeatOf({
+      ...inv,
+      gpus: inv.gpus.map((g, i) => (i ? g : { ...g, health: { ...g.health, problems: ["uncorrectable ECC errors"] } })),
+    });
+    const before = counts();
+    expect((await t.call("POST", "/api/v1/agents/q-9/heartbeat", { token, body: sick })).status).toBe(200);
+    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches });
+    const node = (await t.admin("GET", "/api/v1/nodes/q-9")).json.inventory as Inventory;
+    expect(node.gpus[0]!.health.problems).toEqual(["uncorrectable ECC errors"]);
   });
 
   it("whose facts are new (a card's problems) takes the full path at once, which applies them to the inventory", async () => {

@@ -2,8 +2,8 @@
 // the one the asynchronous parse gives, for good and bad bodies alike, and a schema with an asynchronous check still
 // gets it.
 import { describe, expect, it } from "vitest";
-import { heartbeatOf } from "../../agent/heartbeat.js";
 import { syncFirst } from "../../api/openapi.js";
+import { heartbeatOf } from "../../shared/heartbeat-of.js";
 import { Heartbeat } from "../../shared/schemas/agent.js";
 import { z } from "../../shared/z.js";
 import { H100_XML, inventoryFromCapture } from "../helpers/inventory.js";
