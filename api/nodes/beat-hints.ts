@@ -9,7 +9,7 @@
 
 /** What a heartbeat's route asks and tells: the digest last applied to a node's inventory, as far as it knows. */
 export type BeatHints = {
-  /** The digest this instance last saw applied to `node`: "" after it registered the node, undefined if unknown. */
+  /** The digest this instance last saw applied to `node` ("": none yet), undefined if unknown. */
   applied(node: string): string | undefined;
   saw(node: string, digest: string): void;
   /**
