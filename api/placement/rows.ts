@@ -10,6 +10,7 @@ import { nextTurn } from "../../shared/next-turn.js";
 import { StartShard } from "../../shared/schemas/assignment.js";
 import type { ShardTransport } from "../../shared/schemas/transport.js";
 import type { Q } from "../db/client.js";
+import { readInParts } from "../db/read-parts.js";
 import { cluster, deployments, models, nodes, replicas, shardStatus, shards } from "../db/schema.js";
 import type { Orphan } from "./adopt.js";
 import type { FitCache } from "./fit.js";
@@ -68,20 +69,18 @@ const versionOf = (n: { registeredAt: number; inventoryVersion: number }) => `${
 const CHUNK = 200;
 
 /** Every node row, in parts of CHUNK by id, with a turn of the event loop between them. */
-async function allNodeRows(q: Q): Promise<NodeRow[]> {
-  const out: NodeRow[] = [];
-  for (;;) {
-    const after = out.at(-1)?.id;
-    const part = await q
-      .select(nodeColumns)
-      .from(nodes)
-      .where(after === undefined ? undefined : gt(nodes.id, after))
-      .orderBy(asc(nodes.id))
-      .limit(CHUNK);
-    out.push(...part);
-    if (part.length < CHUNK) return out;
-    await nextTurn();
-  }
+function allNodeRows(q: Q): Promise<NodeRow[]> {
+  return readInParts(
+    CHUNK,
+    (n) => n.id,
+    (after) =>
+      q
+        .select(nodeColumns)
+        .from(nodes)
+        .where(after === undefined ? undefined : gt(nodes.id, after))
+        .orderBy(asc(nodes.id))
+        .limit(CHUNK),
+  );
 }
 
 /** Node rows changed since the cache's generation (all of them on the first read), with their inventories' facts. */

@@ -1,8 +1,8 @@
 // A node as the API and the console show it: its summary in every list, its detail page, and the operator actions.
 import { and, asc, eq, gt } from "drizzle-orm";
-import { nextTurn } from "../../shared/next-turn.js";
 import type { Q } from "../db/client.js";
 import { classCounts, type NodeRow, readInventory } from "../db/nodes.js";
+import { readInParts } from "../db/read-parts.js";
 import { devices, nodes, shardStatus } from "../db/schema.js";
 import { nodeState } from "../nodes/state.js";
 
@@ -26,25 +26,23 @@ type NodeSummaryRow = Pick<NodeRow, keyof typeof summaryColumns>;
  * event loop between parts: on the embedded file a read runs on the event loop, and 10,000 whole rows at once held it
  * ~350 ms (their summary columns ~150 ms).
  */
-export async function listNodeSummaries(q: Q, pool?: string, part = 500): Promise<NodeSummaryRow[]> {
-  const out: NodeSummaryRow[] = [];
-  for (;;) {
-    const after = out.at(-1)?.id;
-    const rows = await q
-      .select(summaryColumns)
-      .from(nodes)
-      .where(
-        and(
-          pool === undefined ? undefined : eq(nodes.pool, pool),
-          after === undefined ? undefined : gt(nodes.id, after),
-        ),
-      )
-      .orderBy(asc(nodes.id))
-      .limit(part);
-    out.push(...rows);
-    if (rows.length < part) return out;
-    await nextTurn();
-  }
+export function listNodeSummaries(q: Q, pool?: string, part = 500): Promise<NodeSummaryRow[]> {
+  return readInParts(
+    part,
+    (n) => n.id,
+    (after) =>
+      q
+        .select(summaryColumns)
+        .from(nodes)
+        .where(
+          and(
+            pool === undefined ? undefined : eq(nodes.pool, pool),
+            after === undefined ? undefined : gt(nodes.id, after),
+          ),
+        )
+        .orderBy(asc(nodes.id))
+        .limit(part),
+  );
 }
 
 /** The summary every list shows of a node. */
