@@ -10,7 +10,7 @@ import { migrate } from "drizzle-orm/libsql/migrator";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDb } from "../../api/db/open.js";
 import { nodeAssignIndex } from "../../api/db/schema.js";
-import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
+import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
 import { tempDbUrl } from "../helpers/db.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
@@ -21,13 +21,7 @@ describe("a node's assignment index", () => {
   const tokens = new Map<string, string>();
   beforeEach(async () => {
     t = await createTestApp();
-    for (const id of ["n1", "n2"]) {
-      const r = await t.call("POST", "/api/v1/agents/register", {
-        token: t.adminToken,
-        body: { ...registerBody(id, nodeInventory(id)), labels: { pool: "p" } },
-      });
-      tokens.set(id, r.json.nodeToken);
-    }
+    for (const [id, token] of await registerNodes(t, ["n1", "n2"])) tokens.set(id, token);
   });
   afterEach(() => t.close());
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../../api/db/open.js";
 import { nodes } from "../../api/db/schema.js";
 import { newPlacementCache, readPlacementRows } from "../../api/placement/rows.js";
-import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
+import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/db.js";
-import { H100_XML, inventoryFromCapture, registerBody } from "../helpers/inventory.js";
+import { H100_XML, inventoryFromCapture } from "../helpers/inventory.js";
 
 let t: TestApp;
 const tokens = new Map<string, string>();
@@ -26,13 +26,7 @@ const heartbeat = (id: string, gpus: object[]) =>
 
 beforeAll(async () => {
   t = await createTestApp({ settings: { nodeLostAfterS: LOST_AFTER_S } });
-  for (const id of ["n1", "n2"]) {
-    const r = await t.call("POST", "/api/v1/agents/register", {
-      token: t.adminToken,
-      body: { ...registerBody(id, inv(id)), labels: { pool: "p" } },
-    });
-    tokens.set(id, r.json.nodeToken);
-  }
+  for (const [id, token] of await registerNodes(t, ["n1", "n2"], "p", inv)) tokens.set(id, token);
 });
 afterAll(() => t.close());
 

@@ -7,8 +7,7 @@ import type { Store, Tx } from "../../api/db/client.js";
 import { cluster, deployments, events, replicas } from "../../api/db/schema.js";
 import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache, type PlacementCache } from "../../api/placement/rows.js";
-import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
-import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
 import { watchReads } from "../helpers/watch-reads.js";
 
 let t: TestApp;
@@ -17,11 +16,7 @@ const FIRST = { decideFirst: true };
 
 beforeAll(async () => {
   t = await createTestApp({ settings: SETTINGS });
-  for (const id of ["n1", "n2", "n3", "n4"])
-    await t.call("POST", "/api/v1/agents/register", {
-      token: t.adminToken,
-      body: { ...registerBody(id, nodeInventory(id)), labels: { pool: "p" } },
-    });
+  await registerNodes(t, ["n1", "n2", "n3", "n4"]);
   await declareOneGpuDeployment(t, 1);
 });
 afterAll(() => t.close());

@@ -8,8 +8,8 @@ import type { Store, Tx } from "../../api/db/client.js";
 import { cluster } from "../../api/db/schema.js";
 import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
-import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
-import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
+import { nodeInventory } from "../helpers/inventory.js";
 import { watchReads } from "../helpers/watch-reads.js";
 
 let t: TestApp;
@@ -31,13 +31,7 @@ const tokens = new Map<string, string>();
 
 beforeAll(async () => {
   t = await createTestApp({ settings: SETTINGS });
-  for (const id of ["n1", "n2", "n3"]) {
-    const r = await t.call("POST", "/api/v1/agents/register", {
-      token: t.adminToken,
-      body: { ...registerBody(id, nodeInventory(id)), labels: { pool: "p" } },
-    });
-    tokens.set(id, r.json.nodeToken);
-  }
+  for (const [id, token] of await registerNodes(t, ["n1", "n2", "n3"])) tokens.set(id, token);
   await declareOneGpuDeployment(t, 2);
 });
 afterAll(() => t.close());

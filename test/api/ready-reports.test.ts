@@ -6,8 +6,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cluster, deployments, shards } from "../../api/db/schema.js";
 import { placeIfNeeded } from "../../api/placement/apply.js";
-import { createTestApp, declareOneGpuDeployment, type TestApp } from "../helpers/app.js";
-import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
 const tokens = new Map<string, string>();
@@ -15,13 +14,7 @@ const SETTINGS = { nodeLostAfterS: 180, repairGraceS: 60, repairMaxFraction: 0.2
 
 beforeEach(async () => {
   t = await createTestApp({ settings: SETTINGS });
-  for (const id of ["n1", "n2"]) {
-    const r = await t.call("POST", "/api/v1/agents/register", {
-      token: t.adminToken,
-      body: { ...registerBody(id, nodeInventory(id)), labels: { pool: "p" } },
-    });
-    tokens.set(id, r.json.nodeToken);
-  }
+  for (const [id, token] of await registerNodes(t, ["n1", "n2"])) tokens.set(id, token);
   await declareOneGpuDeployment(t, 2);
 });
 afterEach(() => t.close());

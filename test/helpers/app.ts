@@ -16,6 +16,7 @@ import { type BeatHints, newBeatHints } from "../../api/nodes/beat-hints.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { type AssignmentWaiter, createPollHub } from "../../api/poll-hub.js";
 import { tempDbUrl } from "./db.js";
+import { nodeInventory, registerBody } from "./inventory.js";
 
 /** The fleet thread's entry as the build makes it (the tests' global setup builds dist/ first). */
 export const FLEET_THREAD = join(import.meta.dirname, "..", "..", "dist", "fleet-thread.js");
@@ -144,6 +145,25 @@ export async function declareOneGpuDeployment(t: TestApp, replicas: number): Pro
   });
   await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas, pool: "p" } } });
   await t.settle();
+}
+
+/** Registers nodes `ids` through `t`'s API (admin token) in pool `pool`; resolves with each node's token by id. */
+export async function registerNodes(
+  t: TestApp,
+  ids: readonly string[],
+  pool = "p",
+  inventoryOf = nodeInventory,
+): Promise<Map<string, string>> {
+  const tokens = new Map<string, string>();
+  for (const id of ids) {
+    const r = await t.call("POST", "/api/v1/agents/register", {
+      token: t.adminToken,
+      body: { ...registerBody(id, inventoryOf(id)), labels: { pool } },
+    });
+    if (r.status >= 300) throw new Error(`registering ${id}: ${r.status} ${r.text}`);
+    tokens.set(id, r.json.nodeToken);
+  }
+  return tokens;
 }
 
 /** `t`'s app served over real HTTP (Node's server, as `llmgw serve` runs it) on a free port of 127.0.0.1. */
