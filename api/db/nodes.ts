@@ -191,10 +191,8 @@ export async function upsertNode(q: Q, req: RegisterRequest, tokenHash: string, 
       .update(nodes)
       .set({ ...values, inventoryVersion: sql`${nodes.inventoryVersion} + 1` })
       .where(eq(nodes.id, req.nodeId));
-  else {
-    await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, inventoryVersion: 1, ...values });
-    await q.insert(nodeAssignIndex).values({ nodeId: req.nodeId }).onConflictDoNothing();
-  }
+  // (no index row: a node placement never gave shards reads as index 0)
+  else await q.insert(nodes).values({ id: req.nodeId, registeredAt: now, inventoryVersion: 1, ...values });
   await replaceDevices(q, req.nodeId, req.inventory);
   return heartbeatDigest;
 }

@@ -3,8 +3,9 @@
 // instance moved answer then, not at the hub's next look.
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assignIndexOf } from "../../api/db/assign-index.js";
 import type { Store } from "../../api/db/client.js";
-import { cluster, deployments, nodeAssignIndex as ix } from "../../api/db/schema.js";
+import { cluster, deployments } from "../../api/db/schema.js";
 import { placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { placeAndWake } from "../../api/placement/trigger.js";
@@ -33,11 +34,11 @@ describe("an instance that finds a change placed by another", () => {
       .set({ spec: sql`json_set(${deployments.spec}, '$.replicas', 1)` })
       .where(eq(deployments.name, "d"));
     await t.db.update(cluster).set({ generation: sql`${cluster.generation} + 1` });
-    const [row] = await t.db.select({ index: ix.assignIndex }).from(ix).where(eq(ix.nodeId, "n1"));
+    const index = (await assignIndexOf(t.db, "n1"))!;
     // this instance: a hub that would look again only after an hour, with n1's poll parked on it
     const stop = new AbortController();
     const hub = createPollHub(t.store, 3_600_000, () => {}, stop.signal);
-    const parked = hub.wait("n1", row!.index, 3_600_000);
+    const parked = hub.wait("n1", index, 3_600_000);
     // its placement's transaction waits for the lock while the other instance places the change and commits
     const other = newPlacementCache();
     let placedThere = 0;
@@ -52,7 +53,7 @@ describe("an instance that finds a change placed by another", () => {
     await placeAndWake(deps, "a test");
     expect(placedThere).toBe(1);
     const answer = await Promise.race([parked, new Promise((r) => setTimeout(() => r("still parked"), 5_000))]);
-    expect(answer).toMatchObject({ index: row!.index + 1, shards: [expect.objectContaining({ deployment: "d" })] });
+    expect(answer).toMatchObject({ index: index + 1, shards: [expect.objectContaining({ deployment: "d" })] });
     stop.abort();
   });
 });
