@@ -1,10 +1,10 @@
-// What prefix routing's choice costs per request: the prompt's head rendered, its leading blocks hashed and the
-// replicas ranked, for a 100,000-token chat prompt (about 400,000 characters) among 8 ready replicas. The body is
+// What prefix routing's choice costs per request: the prompt's head rendered, its leading blocks hashed, its own
+// characters counted (the request's slack) and the replicas ranked, for a 100,000-token chat prompt (about 400,000 characters) among 8 ready replicas. The body is
 // parsed once beforehand: the router parses every body anyway, for its model.
 // Run: npx tsx bench/prefix-choice.ts [--runs N]
 import { parseArgs } from "node:util";
 import { byPrefix } from "../api/router/balancer.js";
-import { prefixKey, routingOf } from "../api/router/prefix.js";
+import { prefixPick, routingOf } from "../api/router/prefix.js";
 import type { Endpoint } from "../api/router/types.js";
 import { machine, median } from "./machine.js";
 
@@ -40,8 +40,7 @@ for (let run = 0; run < RUNS; run++) {
   const t: number[] = new Array(CALLS);
   for (let i = 0; i < CALLS; i++) {
     const s = performance.now();
-    const key = prefixKey("/v1/chat/completions", body, routing)!;
-    byPrefix(replicas, inflight, { key, loadFactor: routing.loadFactor, slack: routing.slack });
+    byPrefix(replicas, inflight, prefixPick("/v1/chat/completions", body, routing)!);
     t[i] = performance.now() - s;
   }
   t.sort((a, b) => a - b);

@@ -8,14 +8,14 @@
 // generator's own session of each request: needs the trace made by bench/traces/make-trace.ts with the same flags) and
 // `precise` (the replica whose cache holds the longest prefix of the request now, among those within the slack of the
 // least loaded: a router that knows every engine's cache). Last, the ideal: one cache of all replicas' capacity.
-// Run: npx tsx bench/routing-bounds.ts [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack 2]
-//        [--prefill-queue]
+// Run: npx tsx bench/routing-bounds.ts [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack N]
+//        [--chars-per-slack N] [--max-slack N] [--prefill-queue]   (absent knobs: the router's defaults)
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
 import { choose } from "../api/router/balancer.js";
-import { DEFAULT_BLOCK_CHARS, DEFAULT_KEY_BLOCKS, DEFAULT_LOAD_FACTOR, prefixKey } from "../api/router/prefix.js";
+import { prefixPick, routingOf } from "../api/router/prefix.js";
 import type { Endpoint } from "../api/router/types.js";
 import { ROOT } from "../test/helpers/process.js";
 import { machine } from "./machine.js";
@@ -32,7 +32,9 @@ const { values: v } = parseArgs({
     "prefill-tokens-per-s": { type: "string", default: "10000" },
     "tokens-per-s": { type: "string", default: "200" },
     "max-tokens": { type: "string", default: "32" },
-    slack: { type: "string", default: "2" },
+    slack: { type: "string" },
+    "chars-per-slack": { type: "string" },
+    "max-slack": { type: "string" },
     "prefill-queue": { type: "boolean", default: false },
   },
 });
@@ -52,9 +54,21 @@ const o = {
   prefill: num("prefill-tokens-per-s"),
   decode: num("tokens-per-s"),
   maxTokens: num("max-tokens"),
-  slack: num("slack", 0),
   queue: v["prefill-queue"] === true,
 };
+// the router's own settings, with the knobs given
+const knob = (flag: "slack" | "chars-per-slack" | "max-slack") => (v[flag] === undefined ? undefined : num(flag, 0));
+const routed = routingOf({
+  prefixRouting: Object.fromEntries(
+    Object.entries({
+      slack: knob("slack"),
+      charsPerSlack: knob("chars-per-slack"),
+      maxSlack: knob("max-slack"),
+    }).filter(([, x]) => x !== undefined),
+  ),
+});
+if (routed.policy !== "prefix") throw new Error("unreachable: routingOf({}) is prefix");
+const routing = routed;
 
 // the shipped trace and the generator's own record of each request's session (its README gives the flags)
 const entries = readTrace(readFileSync(join(ROOT, "bench", "traces", "multi-tenant-chat.jsonl"), "utf8"), {
@@ -74,8 +88,6 @@ const words = entries.map((e) => `run ${promptOf(e)}`.split(" "));
 const replies = entries.map((e) => Math.min(e.output_length, o.maxTokens));
 
 type Policy = "p2c" | "prefix" | "session" | "precise";
-const bound = { loadFactor: DEFAULT_LOAD_FACTOR, slack: o.slack };
-const settings = { blockChars: DEFAULT_BLOCK_CHARS, keyBlocks: DEFAULT_KEY_BLOCKS };
 const mix = (x: number) => Math.imul(x + 1, 0x9e3779b1) >>> 0;
 
 function run(policy: Policy) {
@@ -89,23 +101,21 @@ function run(policy: Policy) {
   entries.forEach((e, n) => {
     const now = e.timestamp / o.speed;
     const inflight = (url: string) => ends[Number(url)]!.filter((t) => t > now).length;
+    // the slack the router gives this request (its own prompt's length adds to it); `session` and `precise` are held
+    // to it as the router's key is
+    const byRouter = policy === "p2c" ? undefined : prefixPick("/v1/chat/completions", bodies[n]!, routing);
     let r: number;
     if (policy === "precise") {
       const least = Math.min(...pool.map((p) => inflight(p.url)));
-      const open = pool.filter((p) => inflight(p.url) <= least + o.slack);
+      const open = pool.filter((p) => inflight(p.url) <= least + (byRouter?.slack ?? routing.slack));
       const score = (p: Endpoint) => caches[Number(p.url)]!.peek(words[n]!) * 1000 - inflight(p.url);
       r = Number(open.reduce((a, b) => (score(b) > score(a) ? b : a)).url);
     } else {
-      const key =
-        policy === "prefix"
-          ? prefixKey("/v1/chat/completions", bodies[n]!, settings)
-          : policy === "session"
-            ? mix(sessions[n]!)
-            : undefined;
+      const prefix = byRouter && policy === "session" ? { ...byRouter, key: mix(sessions[n]!) } : byRouter;
       const pick = choose(pool, inflight, {
         quarantined: () => false,
         random: Math.random,
-        ...(key === undefined ? {} : { prefix: { key, ...bound } }),
+        ...(prefix ? { prefix } : {}),
       });
       r = Number(pick!.url);
     }
@@ -118,11 +128,17 @@ function run(policy: Policy) {
     ttft.push(firstMs);
     ends[r]!.push(now + firstMs + (replies[n]! * 1000) / o.decode);
   });
-  return { hitRate: cached / prompt, ttftP90: p90(ttft) };
+  const sorted = [...ttft].sort((a, b) => a - b);
+  return {
+    hitRate: cached / prompt,
+    ttftP50: sorted[Math.floor(sorted.length / 2)] ?? 0,
+    ttftP90: p90(ttft),
+    ttftP99: sorted[Math.floor(sorted.length * 0.99)] ?? 0,
+  };
 }
 console.log(`machine: ${machine()}`);
 console.log(
-  `trace: bench/traces/multi-tenant-chat.jsonl, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${o.slack}`,
+  `trace: bench/traces/multi-tenant-chat.jsonl, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${routing.slack}${routing.charsPerSlack ? ` + 1 per ${routing.charsPerSlack} characters of its own, at most ${routing.maxSlack}` : ""}`,
 );
 const best = idealCache(words, { capacityTokens: o.cacheTokens * o.replicas, prefillTokensPerS: o.prefill });
 for (const policy of ["p2c", "prefix", "session", "precise"] as const) {
@@ -130,7 +146,7 @@ for (const policy of ["p2c", "prefix", "session", "precise"] as const) {
   const runs = policy === "p2c" ? [run(policy), run(policy), run(policy)] : [run(policy)];
   const r = runs.sort((a, b) => a.hitRate - b.hitRate)[Math.floor(runs.length / 2)]!;
   console.log(
-    `${policy}: hit rate ${(r.hitRate * 100).toFixed(1)} % (${((r.hitRate / best.hitRate) * 100).toFixed(0)} % of the ideal), modelled TTFT p90 ${r.ttftP90.toFixed(0)} ms`,
+    `${policy}: hit rate ${(r.hitRate * 100).toFixed(1)} % (${((r.hitRate / best.hitRate) * 100).toFixed(0)} % of the ideal), modelled TTFT p50 ${r.ttftP50.toFixed(0)} / p90 ${r.ttftP90.toFixed(0)} / p99 ${r.ttftP99.toFixed(0)} ms`,
   );
 }
 console.log(

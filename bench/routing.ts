@@ -6,10 +6,12 @@
 // on K instances, one of them killed halfway. The hit rate is the engines' own (cached / prompt tokens in their usage),
 // beside an ideal cache: one LRU of all replicas' capacity that sees every request.
 // Run: npm run build && npx tsx bench/routing.ts [--trace FILE] [--limit N] [--speed X] [--replicas R] [--instances K]
-//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--prefill-alone]
+//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--chars-per-slack N] [--max-slack N]
+//        [--prefill-alone]   (the knobs of the model spec's prefixRouting; absent: the router's defaults)
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { routingOf } from "../api/router/prefix.js";
 import { mockProfile } from "../test/helpers/agents.js";
 import { startInstances, startSqld } from "../test/helpers/instances.js";
 import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js";
@@ -33,6 +35,8 @@ function options() {
       policies: { type: "string", default: "random,p2c,prefix" },
       "key-blocks": { type: "string" },
       slack: { type: "string" },
+      "chars-per-slack": { type: "string" },
+      "max-slack": { type: "string" },
       "prefill-alone": { type: "boolean", default: false },
     },
   });
@@ -55,8 +59,17 @@ function options() {
     prefill: num("prefill-tokens-per-s", v["prefill-tokens-per-s"]!, 1),
     maxTokens: num("max-tokens", v["max-tokens"]!, 1),
     policies,
-    keyBlocks: v["key-blocks"] === undefined ? undefined : num("key-blocks", v["key-blocks"], 1),
-    slack: v.slack === undefined ? undefined : num("slack", v.slack, 0),
+    /** The model spec's prefixRouting: the knobs given. */
+    prefixRouting: Object.fromEntries(
+      (
+        [
+          ["keyBlocks", "key-blocks", 1],
+          ["slack", "slack", 0],
+          ["charsPerSlack", "chars-per-slack", 0],
+          ["maxSlack", "max-slack", 0],
+        ] as const
+      ).flatMap(([knob, flag, min]) => (v[flag] === undefined ? [] : [[knob, num(flag, v[flag], min)]])),
+    ),
     /** The engines prefill each request as if alone (--no-prefill-queue) rather than one at a time. */
     prefillAlone: v["prefill-alone"] === true,
   };
@@ -91,7 +104,7 @@ const ideal = (namespace: string) =>
 
 console.log(`machine: ${machine()}`);
 console.log(
-  `trace: ${args.trace.replace(`${ROOT}/`, "")}, ${entries.length} requests at ${args.speed}× speed; ${args.replicas} replicas of ${args.cacheTokens.toLocaleString("en")} cached tokens, prefill ${args.prefill} tokens/s ${args.prefillAlone ? "each request as if alone" : "one request at a time"}; replies capped at ${args.maxTokens} tokens`,
+  `trace: ${args.trace.replace(`${ROOT}/`, "")}, ${entries.length} requests at ${args.speed}× speed; ${args.replicas} replicas of ${args.cacheTokens.toLocaleString("en")} cached tokens, prefill ${args.prefill} tokens/s ${args.prefillAlone ? "each request as if alone" : "one request at a time"}; replies capped at ${args.maxTokens} tokens; prefixRouting ${JSON.stringify(routingOf({ prefixRouting: args.prefixRouting }))}`,
 );
 const sqld = await startSqld();
 const env = { LLMGW_ADMIN_TOKEN: ADMIN, LLMGW_LOG_LEVEL: "warn" };
@@ -135,14 +148,7 @@ try {
           weightsPath: `/models/${MODEL}`,
           profiles: [mockProfile("one")],
           routing: run.policy,
-          ...(args.keyBlocks !== undefined || args.slack !== undefined
-            ? {
-                prefixRouting: {
-                  ...(args.keyBlocks !== undefined ? { keyBlocks: args.keyBlocks } : {}),
-                  ...(args.slack !== undefined ? { slack: args.slack } : {}),
-                },
-              }
-            : {}),
+          ...(Object.keys(args.prefixRouting).length ? { prefixRouting: args.prefixRouting } : {}),
         },
       };
       await put(spec).catch(() => put(spec));

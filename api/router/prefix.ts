@@ -4,7 +4,7 @@
 // whose prefix cache already holds them, whichever instance they arrive at. Pure.
 
 import type { ModelSpec } from "../../shared/schemas/model.js";
-import type { Routing } from "./types.js";
+import type { PrefixPick, Routing } from "./types.js";
 
 /** How one model's requests are keyed: block size in characters and how many leading blocks make the key. */
 export type PrefixSettings = { blockChars: number; keyBlocks: number };
@@ -20,11 +20,21 @@ export const DEFAULT_KEY_BLOCKS = 32;
 /** A replica may take this × the mean of outstanding requests before the next one in the key's order gets it. */
 export const DEFAULT_LOAD_FACTOR = 1.25;
 /**
- * …or up to this many requests more than the least loaded replica, whatever the mean: with few requests outstanding on
- * an instance the bound alone is coarse (one request on each of two of four replicas: another for either passes it),
- * and a conversation's turns would scatter between replicas that an engine's batch would have served together.
+ * …or up to this many requests more than the least loaded replica, whatever the mean, before the prompt's length adds
+ * to it (below). A short prompt — a conversation's first turn, a one-off request — loses little when it goes elsewhere,
+ * so it keeps no slack of its own and spills to leave room for the conversations that do.
  */
-export const DEFAULT_PREFIX_SLACK = 2;
+export const DEFAULT_PREFIX_SLACK = 0;
+/**
+ * Each this many characters of a prompt past its system part (~1,000 tokens, ~0.1 s of an H100's prefill) add one
+ * request to its slack: the longer a conversation's history, the more of it the key's replica holds and the more
+ * prefill a spill to another replica costs, so the further its replica may be loaded before it spills. With few
+ * requests outstanding on an instance the load factor alone is coarse (one request on each of two of four replicas:
+ * another for either passes it) and a long conversation's turns would scatter.
+ */
+export const DEFAULT_CHARS_PER_SLACK = 4096;
+/** The most a prompt's length raises its slack to. */
+export const DEFAULT_MAX_SLACK = 6;
 
 const MAX_PARTS = 256;
 
@@ -208,6 +218,56 @@ export function prefixKey(path: string, body: Record<string, unknown>, s: Prefix
   return head.hash(start, full || n);
 }
 
+/** Characters of a content value: a string's, or the text parts' of an array (other parts count nothing). */
+function charsOf(content: unknown): number {
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const part of content.slice(0, MAX_PARTS)) {
+    if (typeof part === "string") n += part.length;
+    else if (part && typeof (part as { text?: unknown }).text === "string") n += (part as { text: string }).text.length;
+  }
+  return n;
+}
+
+/**
+ * How many characters of the prompt are the request's own rather than shared by its tenant: a chat's (or response's)
+ * messages after its system part — its first user message, and the turns since, which its key's replica holds from the
+ * turns before — or the whole prompt where it has no system part (a completion's first prompt). Only lengths are read:
+ * as cheap for a 100,000-token prompt as for a short one.
+ */
+export function ownChars(path: string, body: Record<string, unknown>): number {
+  const isChat = path.endsWith("/chat/completions");
+  if (isChat || path.endsWith("/responses")) {
+    if (!isChat && typeof body.input === "string") return body.input.length;
+    const items = listOf(isChat ? body.messages : body.input).slice(0, MAX_PARTS);
+    let at = 0;
+    while (at < items.length && (items[at] as { role?: unknown } | null)?.role !== "user") at++;
+    if (at >= items.length) at = 0;
+    let n = 0;
+    for (const item of items.slice(at)) n += charsOf((item as { content?: unknown } | null)?.content);
+    return n;
+  }
+  if (path.endsWith("/completions")) return charsOf(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
+  return 0;
+}
+
+/**
+ * A request's pick under `routing: prefix`: its key, and the slack its replica keeps it within — the model's `slack`
+ * plus one request for each `charsPerSlack` characters of its own (`ownChars`), up to `maxSlack` (a larger `slack`
+ * stands). Undefined when there is no prompt to key on.
+ */
+export function prefixPick(
+  path: string,
+  body: Record<string, unknown>,
+  r: Extract<Routing, { policy: "prefix" }>,
+): PrefixPick | undefined {
+  const key = prefixKey(path, body, r);
+  if (key === undefined) return undefined;
+  const deeper = r.charsPerSlack ? Math.floor(ownChars(path, body) / r.charsPerSlack) : 0;
+  return { key, loadFactor: r.loadFactor, slack: Math.max(r.slack, Math.min(r.maxSlack, r.slack + deeper)) };
+}
+
 /** A 32-bit mix of the key and a replica's id (murmur3's finalizer): the replica's rendezvous weight for the key. */
 export function weight(key: number, replicaHash: number): number {
   let h = (key ^ Math.imul(replicaHash, 0x9e3779b1)) >>> 0;
@@ -225,5 +285,7 @@ export function routingOf(spec: Pick<ModelSpec, "routing" | "prefixRouting">): R
     keyBlocks: spec.prefixRouting?.keyBlocks ?? DEFAULT_KEY_BLOCKS,
     loadFactor: spec.prefixRouting?.loadFactor ?? DEFAULT_LOAD_FACTOR,
     slack: spec.prefixRouting?.slack ?? DEFAULT_PREFIX_SLACK,
+    charsPerSlack: spec.prefixRouting?.charsPerSlack ?? DEFAULT_CHARS_PER_SLACK,
+    maxSlack: spec.prefixRouting?.maxSlack ?? DEFAULT_MAX_SLACK,
   };
 }

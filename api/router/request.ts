@@ -4,7 +4,7 @@
 import { type OpenAiErrorType, openAiError } from "./errors.js";
 import { type Cancel, failureKind, requestWritten, retriable, type UpstreamResponse } from "./failures.js";
 import type { Slot } from "./fair-queue.js";
-import { prefixKey, routingOf } from "./prefix.js";
+import { prefixPick, routingOf } from "./prefix.js";
 import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, PrefixPick, RouterDeps } from "./types.js";
 
 export const POSTS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]);
@@ -148,15 +148,13 @@ export async function route(
   const options = (body.stream_options ?? {}) as Record<string, unknown>;
   const injected = body.stream === true && STREAMS_USAGE.has(path) && options.include_usage !== true;
   const routing = table.routing?.get(model) ?? routingOf({});
-  const prefix = routing.policy === "prefix" ? prefixKey(path, body, routing) : undefined;
+  const prefix = routing.policy === "prefix" ? prefixPick(path, body, routing) : undefined;
   return {
     model,
     endpoints,
     body: injected ? JSON.stringify({ ...body, stream_options: { ...options, include_usage: true } }) : text,
     injected,
-    ...(prefix !== undefined && routing.policy === "prefix"
-      ? { prefix: { key: prefix, loadFactor: routing.loadFactor, slack: routing.slack } }
-      : {}),
+    ...(prefix ? { prefix } : {}),
   };
 }
 

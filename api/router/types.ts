@@ -60,7 +60,15 @@ export type UsageRecorder = {
 /** How the router picks among a model's replicas (the model spec's `routing` and `prefixRouting`, defaults filled). */
 export type Routing =
   | { policy: "p2c" }
-  | { policy: "prefix"; blockChars: number; keyBlocks: number; loadFactor: number; slack: number };
+  | {
+      policy: "prefix";
+      blockChars: number;
+      keyBlocks: number;
+      loadFactor: number;
+      slack: number;
+      charsPerSlack: number;
+      maxSlack: number;
+    };
 
 /** A request's prefix key and the bound its replica is held to (api/router/balancer.ts byPrefix). */
 export type PrefixPick = { key: number; loadFactor: number; slack: number };

@@ -92,8 +92,22 @@ export const PrefixRouting = z
       .openapi({
         description:
           "a replica with at most this many outstanding requests more than the least loaded one is never skipped, " +
-          "whatever the mean (2 when absent; 0: the load factor alone)",
+          "whatever the mean — before the prompt's length adds to it (`charsPerSlack`; 0 when absent)",
       }),
+    charsPerSlack: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000_000)
+      .optional()
+      .openapi({
+        description:
+          "each this many characters of a request's own prompt (past its system part) add one to its `slack`, up to " +
+          "`maxSlack`: a long conversation stays on the replica that holds its history (4,096 when absent, ~1,000 tokens; 0: off)",
+      }),
+    maxSlack: z.number().int().min(0).max(1000).optional().openapi({
+      description: "the most a prompt's length raises its slack to (6 when absent; a larger `slack` stands)",
+    }),
   })
   .openapi("PrefixRouting", { description: "the knobs of `routing: prefix`" });
 

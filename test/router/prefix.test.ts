@@ -179,7 +179,15 @@ describe("choose", () => {
 
 describe("routingOf", () => {
   it("defaults to prefix with the documented knobs, and keeps p2c when asked", () => {
-    expect(routingOf({})).toEqual({ policy: "prefix", blockChars: 64, keyBlocks: 32, loadFactor: 1.25, slack: 2 });
+    expect(routingOf({})).toEqual({
+      policy: "prefix",
+      blockChars: 64,
+      keyBlocks: 32,
+      loadFactor: 1.25,
+      slack: 0,
+      charsPerSlack: 4096,
+      maxSlack: 6,
+    });
     expect(routingOf({ routing: "prefix", prefixRouting: { keyBlocks: 8 } })).toMatchObject({ keyBlocks: 8 });
     expect(routingOf({ routing: "p2c" })).toEqual({ policy: "p2c" });
   });

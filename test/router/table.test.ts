@@ -186,7 +186,13 @@ describe("readTable", () => {
           createdAt: at,
           updatedAt: at,
         },
-        { name: "qwen", spec: JSON.stringify({ weightsPath: "/w" }), version: 1, createdAt: at, updatedAt: at },
+        {
+          name: "qwen",
+          spec: JSON.stringify({ weightsPath: "/w", prefixRouting: { charsPerSlack: 1000, maxSlack: 3 } }),
+          version: 1,
+          createdAt: at,
+          updatedAt: at,
+        },
       ]);
       await db.insert(deployments).values([
         { name: "llama-prod", model: "llama", spec: "{}", version: 1, createdAt: at, updatedAt: at },
@@ -239,6 +245,9 @@ describe("readTable", () => {
         qwen: "no free gpu; pool empty",
         ghost: "model ghost does not exist",
       });
+      // each served model's routing, the spec's knobs over the defaults
+      expect(t.routing?.get("qwen")).toMatchObject({ policy: "prefix", slack: 0, charsPerSlack: 1000, maxSlack: 3 });
+      expect(t.routing?.get("meta/llama")).toMatchObject({ policy: "prefix", charsPerSlack: 4096, maxSlack: 6 });
     } finally {
       client.close();
       tmp.cleanup();

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { byPrefix } from "../../api/router/balancer.js";
+import { ownChars, prefixPick, routingOf } from "../../api/router/prefix.js";
+import type { Endpoint, Routing } from "../../api/router/types.js";
+
+const CHAT = "/v1/chat/completions";
+const SYSTEM = "You are a careful assistant for the ACME tenant. ".repeat(40);
+const defaults = routingOf({}) as Extract<Routing, { policy: "prefix" }>;
+/** A conversation under SYSTEM: its first user message, then `turns` more user/assistant exchanges of `turnChars`. */
+const conversation = (turns: number, turnChars = 1000) => ({
+  messages: [
+    { role: "system", content: SYSTEM },
+    { role: "user", content: "Help me plan a migration of our billing system." },
+    ...Array.from({ length: turns }, (_, i) => [
+      { role: "assistant", content: "a".repeat(turnChars - 10) },
+      { role: "user", content: `question ${i}`.padEnd(10) },
+    ]).flat(),
+  ],
+});
+
+describe("ownChars", () => {
+  it("counts a conversation's messages from its first user message, not its system part", () => {
+    const body = conversation(3);
+    expect(ownChars(CHAT, body)).toBe("Help me plan a migration of our billing system.".length + 3 * 1000);
+    // text parts count as their text, other parts nothing
+    const parts = {
+      messages: [
+        { role: "developer", content: SYSTEM },
+        { role: "user", content: [{ type: "text", text: "abc" }, { type: "image_url" }, "de"] },
+      ],
+    };
+    expect(ownChars(CHAT, parts)).toBe(5);
+  });
+
+  it("counts the whole prompt where there is no system part, and a response's or completion's own input", () => {
+    expect(ownChars(CHAT, { messages: [{ role: "user", content: "x".repeat(500) }] })).toBe(500);
+    expect(ownChars(CHAT, { messages: [{ role: "assistant", content: "x".repeat(7) }] })).toBe(7);
+    expect(ownChars("/v1/responses", { instructions: SYSTEM, input: "y".repeat(300) })).toBe(300);
+    expect(ownChars("/v1/responses", { input: [{ role: "user", content: "hi" }] })).toBe(2);
+    expect(ownChars("/v1/completions", { prompt: "z".repeat(40) })).toBe(40);
+    expect(ownChars("/v1/completions", { prompt: ["z".repeat(40), "w"] })).toBe(40);
+    expect(ownChars("/v1/embeddings", { input: "x" })).toBe(0);
+  });
+});
+
+describe("prefixPick", () => {
+  it("adds one request of slack per charsPerSlack characters of the request's own, up to maxSlack", () => {
+    const r = { ...defaults, slack: 1, charsPerSlack: 1000, maxSlack: 4 };
+    const slackOf = (turns: number) => prefixPick(CHAT, conversation(turns), r)!.slack;
+    expect([0, 1, 2, 3, 9].map(slackOf)).toEqual([1, 2, 3, 4, 4]);
+    // every turn of the conversation keeps the one key
+    expect(new Set([0, 1, 5].map((t) => prefixPick(CHAT, conversation(t), r)!.key)).size).toBe(1);
+    // a larger slack stands; 0 characters per slack leaves the slack alone
+    expect(prefixPick(CHAT, conversation(9), { ...r, slack: 7 })!.slack).toBe(7);
+    expect(prefixPick(CHAT, conversation(9), { ...r, charsPerSlack: 0 })!.slack).toBe(1);
+    expect(prefixPick("/v1/embeddings", { input: "x" }, r)).toBeUndefined();
+  });
+
+  it("by default keeps a long conversation on its replica at a load where a short request spills", () => {
+    const ep = (id: string): Endpoint => ({ replicaId: id, deployment: "d", model: "m", url: `http://${id}:1` });
+    const replicas = ["r1", "r2", "r3", "r4"].map(ep);
+    // 30 turns of 1,000 characters: slack 7 by the length, 6 at most
+    const long = prefixPick(CHAT, conversation(30), defaults)!;
+    expect(long.slack).toBe(6);
+    const mine = byPrefix(replicas, () => 0, long)!;
+    // three requests outstanding on the conversation's replica, none elsewhere: past the load factor's bound
+    const busy = (url: string) => (url === mine.url ? 3 : 0);
+    expect(byPrefix(replicas, busy, long)!.url).toBe(mine.url);
+    // a first turn with the same key (a few dozen characters of its own) goes to the next replica in the key's order
+    const first = prefixPick(CHAT, conversation(0), defaults)!;
+    expect(first.key).toBe(long.key);
+    expect(byPrefix(replicas, busy, first)!.url).not.toBe(mine.url);
+    // the long one stays up to its slack above the least loaded replica, and spills past it
+    expect(byPrefix(replicas, (url) => (url === mine.url ? 6 : 0), long)!.url).toBe(mine.url);
+    expect(byPrefix(replicas, (url) => (url === mine.url ? 7 : 0), long)!.url).not.toBe(mine.url);
+  });
+});
