@@ -1,6 +1,7 @@
 // What prefix routing's choice costs per request: the prompt's head rendered, its leading blocks hashed, its own
-// characters counted (the request's slack) and the replicas ranked, for a 100,000-token chat prompt (about 400,000 characters) among 8 ready replicas. The body is
-// parsed once beforehand: the router parses every body anyway, for its model.
+// characters counted (the request's slack) and the replicas ranked, for a 100,000-token chat prompt (about 400,000
+// characters) among 8 ready replicas. The body is parsed once beforehand: the router parses every body anyway, for its
+// model.
 // Run: npx tsx bench/prefix-choice.ts [--runs N]
 import { parseArgs } from "node:util";
 import { byPrefix } from "../api/router/balancer.js";
