@@ -168,6 +168,24 @@ function promptParts(path: string, body: Record<string, unknown>, limit: number)
 }
 
 /**
+ * A chat's messages or a response's input items (a string input is one user message), how many of them count (at most
+ * MAX_PARTS), and the index of the first user message (`count` when there is none). Undefined for other paths.
+ */
+function conversationItems(path: string, body: Record<string, unknown>) {
+  const isChat = path.endsWith("/chat/completions");
+  if (!isChat && !path.endsWith("/responses")) return undefined;
+  const items = isChat
+    ? listOf(body.messages)
+    : typeof body.input === "string"
+      ? [{ role: "user", content: body.input }]
+      : listOf(body.input);
+  const count = Math.min(items.length, MAX_PARTS);
+  let firstUser = 0;
+  while (firstUser < count && (items[firstUser] as { role?: unknown } | null)?.role !== "user") firstUser++;
+  return { isChat, items, count, firstUser };
+}
+
+/**
  * A chat's (or response's) opening: what comes before its first user message — tools, system and developer messages
  * (a response's instructions) — and that first user message, each rendered as promptHead does, as far as `limit`.
  * Undefined for a completion, which has no such structure, and where there is no system part or no user message.
@@ -177,18 +195,9 @@ function conversationParts(
   body: Record<string, unknown>,
   limit: number,
 ): { before: Gathered; first: Gathered } | undefined {
-  const isChat = path.endsWith("/chat/completions");
-  if (!isChat && !path.endsWith("/responses")) return undefined;
-  // a response's input as a string is one user message
-  const items = isChat
-    ? listOf(body.messages)
-    : typeof body.input === "string"
-      ? [{ role: "user", content: body.input }]
-      : listOf(body.input);
-  const n = Math.min(items.length, MAX_PARTS);
-  let at = 0;
-  while (at < n && (items[at] as { role?: unknown } | null)?.role !== "user") at++;
-  if (at >= n) return undefined;
+  const conv = conversationItems(path, body);
+  if (!conv || conv.firstUser >= conv.count) return undefined;
+  const { isChat, items, firstUser: at } = conv;
   const before = new Gathered(limit);
   addOpening(before, isChat, body, limit);
   addItems(before, items, 0, at);
@@ -223,7 +232,8 @@ function charsOf(content: unknown): number {
   if (typeof content === "string") return content.length;
   if (!Array.isArray(content)) return 0;
   let n = 0;
-  for (const part of content.slice(0, MAX_PARTS)) {
+  for (let i = 0; i < Math.min(content.length, MAX_PARTS); i++) {
+    const part: unknown = content[i];
     if (typeof part === "string") n += part.length;
     else if (part && typeof (part as { text?: unknown }).text === "string") n += (part as { text: string }).text.length;
   }
@@ -237,15 +247,12 @@ function charsOf(content: unknown): number {
  * as cheap for a 100,000-token prompt as for a short one.
  */
 export function ownChars(path: string, body: Record<string, unknown>): number {
-  const isChat = path.endsWith("/chat/completions");
-  if (isChat || path.endsWith("/responses")) {
-    if (!isChat && typeof body.input === "string") return body.input.length;
-    const items = listOf(isChat ? body.messages : body.input).slice(0, MAX_PARTS);
-    let at = 0;
-    while (at < items.length && (items[at] as { role?: unknown } | null)?.role !== "user") at++;
-    if (at >= items.length) at = 0;
+  const conv = conversationItems(path, body);
+  if (conv) {
+    // with no user message, every item counts
     let n = 0;
-    for (const item of items.slice(at)) n += charsOf((item as { content?: unknown } | null)?.content);
+    for (let i = conv.firstUser < conv.count ? conv.firstUser : 0; i < conv.count; i++)
+      n += charsOf((conv.items[i] as { content?: unknown } | null)?.content);
     return n;
   }
   if (path.endsWith("/completions")) return charsOf(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
