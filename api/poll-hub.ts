@@ -4,9 +4,9 @@
 // poll's read and its wait), and wakes their waiters; a write on this instance wakes them at once.
 // When the highest index goes down (the database restored from an older backup), every waiter is woken; so is every
 // one when the instance stops (`stop` aborts), and a wait that starts after that answers at once.
-import { gt, inArray, max } from "drizzle-orm";
+import { gt, max } from "drizzle-orm";
 import { nextTurn } from "../shared/next-turn.js";
-import { assignIndexOf } from "./db/assign-index.js";
+import { assignIndexesOf, assignIndexOf } from "./db/assign-index.js";
 import type { Store } from "./db/client.js";
 import { nodeAssignIndex as ix } from "./db/schema.js";
 import { type NodeAssignment, shardsOfNodes } from "./db/shards.js";
@@ -81,12 +81,7 @@ export function createPollHub(
       // did not, and going past that commit would skip the other nodes it moved
       for (const m of moved) seen = Math.max(seen, m.index);
       for (let i = 0; i < fresh.length; i += 500)
-        moved.push(
-          ...(await store.db
-            .select({ id: ix.nodeId, index: ix.assignIndex })
-            .from(ix)
-            .where(inArray(ix.nodeId, fresh.slice(i, i + 500)))),
-        );
+        moved.push(...(await assignIndexesOf(store.db, fresh.slice(i, i + 500))));
       const woken: { w: Waiter; id: string; index: number }[] = [];
       known.clear();
       for (const m of moved) {
@@ -147,10 +142,7 @@ export function createPollHub(
     }
   }
   async function assignmentsOf(ids: string[]): Promise<Map<string, NodeAssignment>> {
-    const indexes = await store.db
-      .select({ id: ix.nodeId, index: ix.assignIndex })
-      .from(ix)
-      .where(inArray(ix.nodeId, ids));
+    const indexes = await assignIndexesOf(store.db, ids);
     const indexOf = new Map(indexes.map((r) => [r.id, r.index]));
     const shardsBy = await shardsOfNodes(store.db, ids);
     // (a node placement never gave shards has no index row: 0)
