@@ -9,7 +9,7 @@
 // `precise` (the replica whose cache holds the longest prefix of the request now, among those within the slack of the
 // least loaded: a router that knows every engine's cache). Last, the ideal: one cache of all replicas' capacity.
 // Run: npx tsx bench/routing-bounds.ts [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack N]
-//        [--chars-per-slack N] [--max-slack N] [--prefill-queue]   (absent knobs: the router's defaults)
+//        [--chars-per-slack N] [--max-slack N] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -19,7 +19,7 @@ import { prefixPick, routingOf } from "../api/router/prefix.js";
 import type { Endpoint } from "../api/router/types.js";
 import { ROOT } from "../test/helpers/process.js";
 import { machine } from "./machine.js";
-import { idealCache, namespaced, p90 } from "./routing-replay.js";
+import { idealCache, namespaced, p90, prefixKnobFlags, prefixRoutingOf } from "./routing-replay.js";
 import { messagesOf, promptOf, readTrace, systemBlocks, traceLine } from "./trace.js";
 import { makeTrace } from "./traces/make-trace.js";
 
@@ -32,9 +32,7 @@ const { values: v } = parseArgs({
     "prefill-tokens-per-s": { type: "string", default: "10000" },
     "tokens-per-s": { type: "string", default: "200" },
     "max-tokens": { type: "string", default: "32" },
-    slack: { type: "string" },
-    "chars-per-slack": { type: "string" },
-    "max-slack": { type: "string" },
+    ...prefixKnobFlags,
     "prefill-queue": { type: "boolean", default: false },
   },
 });
@@ -57,16 +55,13 @@ const o = {
   queue: v["prefill-queue"] === true,
 };
 // the router's own settings, with the knobs given
-const knob = (flag: "slack" | "chars-per-slack" | "max-slack") => (v[flag] === undefined ? undefined : num(flag, 0));
-const routed = routingOf({
-  prefixRouting: Object.fromEntries(
-    Object.entries({
-      slack: knob("slack"),
-      charsPerSlack: knob("chars-per-slack"),
-      maxSlack: knob("max-slack"),
-    }).filter(([, x]) => x !== undefined),
-  ),
-});
+let routed: ReturnType<typeof routingOf>;
+try {
+  routed = routingOf({ prefixRouting: prefixRoutingOf(v) });
+} catch (e) {
+  console.error(`bench/routing-bounds.ts: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(2);
+}
 if (routed.policy !== "prefix") throw new Error("unreachable: routingOf({}) is prefix");
 const routing = routed;
 

@@ -140,3 +140,32 @@ export function summarize(r: ReplayResult) {
     outTokPerS: ok.reduce((n, s) => n + s.output, 0) / r.seconds,
   };
 }
+
+/** The model spec's prefixRouting knobs a routing bench takes as flags: flag → knob, and its least value. */
+const PREFIX_KNOBS = {
+  "key-blocks": ["keyBlocks", 1],
+  slack: ["slack", 0],
+  "chars-per-slack": ["charsPerSlack", 0],
+  "max-slack": ["maxSlack", 0],
+} as const;
+/** Those flags for parseArgs. */
+export const prefixKnobFlags = {
+  "key-blocks": { type: "string" },
+  slack: { type: "string" },
+  "chars-per-slack": { type: "string" },
+  "max-slack": { type: "string" },
+} as const;
+
+/** The prefixRouting the given flags make (the knobs not given left to the router's defaults); throws on a bad value. */
+export function prefixRoutingOf(values: Partial<Record<keyof typeof PREFIX_KNOBS, string>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [flag, [knob, min]] of Object.entries(PREFIX_KNOBS)) {
+    const x = values[flag as keyof typeof PREFIX_KNOBS];
+    if (x === undefined) continue;
+    const n = Number(x);
+    if (x.trim() === "" || !Number.isFinite(n) || n < min)
+      throw new Error(`--${flag} wants a number from ${min} up, not ${JSON.stringify(x)}`);
+    out[knob] = n;
+  }
+  return out;
+}

@@ -18,7 +18,7 @@ import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js"
 import { declareReplicas } from "../test/helpers/router.js";
 import { requireCurrentDist } from "./dist-check.js";
 import { machine } from "./machine.js";
-import { idealCache, replay, summarize } from "./routing-replay.js";
+import { idealCache, prefixKnobFlags, prefixRoutingOf, replay, summarize } from "./routing-replay.js";
 import { promptOf, readTrace, systemBlocks, type TraceEntry } from "./trace.js";
 
 function options() {
@@ -33,10 +33,7 @@ function options() {
       "prefill-tokens-per-s": { type: "string", default: "10000" },
       "max-tokens": { type: "string", default: "32" },
       policies: { type: "string", default: "random,p2c,prefix" },
-      "key-blocks": { type: "string" },
-      slack: { type: "string" },
-      "chars-per-slack": { type: "string" },
-      "max-slack": { type: "string" },
+      ...prefixKnobFlags,
       "prefill-alone": { type: "boolean", default: false },
     },
   });
@@ -60,16 +57,7 @@ function options() {
     maxTokens: num("max-tokens", v["max-tokens"]!, 1),
     policies,
     /** The model spec's prefixRouting: the knobs given. */
-    prefixRouting: Object.fromEntries(
-      (
-        [
-          ["keyBlocks", "key-blocks", 1],
-          ["slack", "slack", 0],
-          ["charsPerSlack", "chars-per-slack", 0],
-          ["maxSlack", "max-slack", 0],
-        ] as const
-      ).flatMap(([knob, flag, min]) => (v[flag] === undefined ? [] : [[knob, num(flag, v[flag], min)]])),
-    ),
+    prefixRouting: prefixRoutingOf(v),
     /** The engines prefill each request as if alone (--no-prefill-queue) rather than one at a time. */
     prefillAlone: v["prefill-alone"] === true,
   };
