@@ -242,17 +242,22 @@ function charsOf(content: unknown): number {
 
 /**
  * How many characters of the prompt are the request's own rather than shared by its tenant: a chat's (or response's)
- * messages after its system part — its first user message, and the turns since, which its key's replica holds from the
- * turns before — or the whole prompt where it has no system part (a completion's first prompt). Only lengths are read:
- * as cheap for a 100,000-token prompt as for a short one.
+ * messages after its system part — its first user message, and the turns since (tool results and function calls
+ * included), which its key's replica holds from the turns before — or the whole prompt where it has no system part (a
+ * completion's first prompt). A first turn's own text counts too, though no replica holds it yet: where it is long (a
+ * pasted document), the conversation's next turns will look for it on the key's replica. Only lengths are read: as
+ * cheap for a 100,000-token prompt as for a short one.
  */
 export function ownChars(path: string, body: Record<string, unknown>): number {
   const conv = conversationItems(path, body);
   if (conv) {
     // with no user message, every item counts
     let n = 0;
-    for (let i = conv.firstUser < conv.count ? conv.firstUser : 0; i < conv.count; i++)
-      n += charsOf((conv.items[i] as { content?: unknown } | null)?.content);
+    for (let i = conv.firstUser < conv.count ? conv.firstUser : 0; i < conv.count; i++) {
+      // a response's function call and its output carry their text in `arguments` and `output`
+      const it = (conv.items[i] ?? {}) as { content?: unknown; output?: unknown; arguments?: unknown };
+      n += charsOf(it.content ?? it.output ?? it.arguments);
+    }
     return n;
   }
   if (path.endsWith("/completions")) return charsOf(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);

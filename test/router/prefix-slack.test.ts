@@ -38,6 +38,13 @@ describe("ownChars", () => {
     expect(ownChars("/v1/responses", { instructions: SYSTEM, input: "y".repeat(300) })).toBe(300);
     expect(ownChars("/v1/responses", { input: [{ role: "user", content: "hi" }] })).toBe(2);
     expect(ownChars("/v1/completions", { prompt: "z".repeat(40) })).toBe(40);
+    // a response's function calls and their outputs count their arguments and output
+    const input = [
+      { role: "user", content: "u".repeat(10) },
+      { type: "function_call", call_id: "1", name: "search", arguments: '{"q":1}' },
+      { type: "function_call_output", call_id: "1", output: "o".repeat(300) },
+    ];
+    expect(ownChars("/v1/responses", { instructions: SYSTEM, input })).toBe(10 + 7 + 300);
     expect(ownChars("/v1/completions", { prompt: ["z".repeat(40), "w"] })).toBe(40);
     expect(ownChars("/v1/embeddings", { input: "x" })).toBe(0);
   });
