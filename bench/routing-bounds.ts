@@ -3,11 +3,13 @@
 // mock engine's own), the replicas' outstanding requests taken from a model of their timing (prefill of the uncached
 // tokens at the prefill pace, then the reply at the decode pace; with --prefill-queue a replica prefills one request at
 // a time, first come first served, as a GPU's compute is shared), as one router instance would count them.
-// The policies: `p2c` and `prefix` — the router's own choice (api/router/balancer.ts, the same key and bound) — and two
+// The policies: `p2c` and `prefix` — the router's own choice (api/router/balancer.ts, the same key and bound) — and three
 // that no stateless router can run, as bounds: `session` (prefix affinity on an oracle key per conversation, from the
-// generator's own session of each request: needs the trace made by bench/traces/make-trace.ts with the same flags) and
+// generator's own session of each request: needs the trace made by bench/traces/make-trace.ts with the same flags),
 // `precise` (the replica whose cache holds the longest prefix of the request now, among those within the slack of the
-// least loaded: a router that knows every engine's cache). Last, the ideal: one cache of all replicas' capacity.
+// least loaded: a router that knows every engine's cache) and `soonest` (the replica where the request's first token
+// would come soonest, knowing every cache and every replica's prefill queue: greedy, and no router sees that much).
+// Last, the ideal: one cache of all replicas' capacity.
 // Run: npx tsx bench/routing-bounds.ts [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack N]
 //        [--chars-per-slack N] [--max-slack N] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
 import { readFileSync } from "node:fs";
@@ -20,7 +22,7 @@ import type { Endpoint } from "../api/router/types.js";
 import { ROOT } from "../test/helpers/process.js";
 import { machine } from "./machine.js";
 import { idealCache, namespaced, p90, prefixKnobFlags, prefixRoutingOf } from "./routing-replay.js";
-import { messagesOf, promptOf, readTrace, systemBlocks, traceLine } from "./trace.js";
+import { messagesOf, promptOf, readTrace, traceLine, turnsOf } from "./trace.js";
 import { makeTrace } from "./traces/make-trace.js";
 
 const { values: v } = parseArgs({
@@ -75,14 +77,14 @@ if (entries.some((e, n) => traceLine(e) !== traceLine(made.entries[n]!))) {
   process.exit(1);
 }
 const sessions = made.sessions;
-// the body the replay sends (routing-replay.ts: a system and a user message after a namespace), and its words as the
+// the body the replay sends (routing-replay.ts: the messages of turnsOf after a namespace), and its words as the
 // engine's tokens
-const system = systemBlocks(entries);
-const bodies = entries.map((e) => ({ messages: namespaced("run", messagesOf(e, system.get(e.hash_ids[0]!) ?? 0)) }));
+const turns = turnsOf(entries);
+const bodies = entries.map((e, i) => ({ messages: namespaced("run", messagesOf(e, turns[i])) }));
 const words = entries.map((e) => `run ${promptOf(e)}`.split(" "));
 const replies = entries.map((e) => Math.min(e.output_length, o.maxTokens));
 
-type Policy = "p2c" | "prefix" | "session" | "precise";
+type Policy = "p2c" | "prefix" | "session" | "precise" | "soonest";
 const mix = (x: number) => Math.imul(x + 1, 0x9e3779b1) >>> 0;
 
 function run(policy: Policy) {
@@ -100,7 +102,14 @@ function run(policy: Policy) {
     // to it as the router's key is
     const byRouter = policy === "p2c" ? undefined : prefixPick("/v1/chat/completions", bodies[n]!, routing);
     let r: number;
-    if (policy === "precise") {
+    if (policy === "soonest") {
+      // every cache and every prefill queue known: the replica where this request's first token comes soonest
+      const first = (i: number) =>
+        (o.queue ? Math.max(now, prefillFree[i]!) : now) +
+        ((words[n]!.length - caches[i]!.peek(words[n]!)) / o.prefill) * 1000;
+      r = 0;
+      for (let i = 1; i < o.replicas; i++) if (first(i) < first(r)) r = i;
+    } else if (policy === "precise") {
       const least = Math.min(...pool.map((p) => inflight(p.url)));
       const open = pool.filter((p) => inflight(p.url) <= least + (byRouter?.slack ?? routing.slack));
       const score = (p: Endpoint) => caches[Number(p.url)]!.peek(words[n]!) * 1000 - inflight(p.url);
@@ -136,7 +145,7 @@ console.log(
   `trace: bench/traces/multi-tenant-chat.jsonl, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${routing.slack}${routing.charsPerSlack ? ` + 1 per ${routing.charsPerSlack} characters of its own, at most ${routing.maxSlack}` : ""}`,
 );
 const best = idealCache(words, { capacityTokens: o.cacheTokens * o.replicas, prefillTokensPerS: o.prefill });
-for (const policy of ["p2c", "prefix", "session", "precise"] as const) {
+for (const policy of ["p2c", "prefix", "session", "precise", "soonest"] as const) {
   // p2c draws at random: the median of three runs
   const runs = policy === "p2c" ? [run(policy), run(policy), run(policy)] : [run(policy)];
   const r = runs.sort((a, b) => a.hitRate - b.hitRate)[Math.floor(runs.length / 2)]!;

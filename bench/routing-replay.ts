@@ -1,7 +1,7 @@
 // One replay of a request trace for bench/routing.ts: each request sent at its timestamp (divided by the speed-up) to
 // one of the targets, streamed, its time to first token and the engine's usage (prompt and cached tokens) recorded.
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
-import { messagesOf, type TraceEntry } from "./trace.js";
+import { messagesOf, type TraceEntry, type Turn } from "./trace.js";
 
 export type Shot = { ttftMs: number; prompt: number; cached: number; output: number; error?: string };
 export type ReplayResult = { shots: Shot[]; seconds: number };
@@ -90,8 +90,8 @@ export async function replay(o: {
   key: string;
   pick: () => string;
   onHalf?: () => void;
-  /** Each request's system blocks, by its first block (trace.ts systemBlocks). */
-  system: ReadonlyMap<number, number>;
+  /** Each entry's messages (trace.ts turnsOf). */
+  turns: readonly (readonly Turn[])[];
 }): Promise<ReplayResult> {
   const t0 = performance.now();
   const start = o.entries[0]?.timestamp ?? 0;
@@ -104,7 +104,7 @@ export async function replay(o: {
       if (i === half) o.onHalf?.();
       const body = {
         model: o.model,
-        messages: namespaced(o.namespace, messagesOf(e, o.system.get(e.hash_ids[0]!) ?? 0)),
+        messages: namespaced(o.namespace, messagesOf(e, o.turns[i])),
         max_tokens: Math.max(1, Math.min(e.output_length, o.maxTokens)),
         stream: true,
         stream_options: { include_usage: true },

@@ -19,7 +19,7 @@ import { declareReplicas } from "../test/helpers/router.js";
 import { requireCurrentDist } from "./dist-check.js";
 import { machine } from "./machine.js";
 import { idealCache, prefixKnobFlags, prefixRoutingOf, replay, summarize } from "./routing-replay.js";
-import { promptOf, readTrace, systemBlocks, type TraceEntry } from "./trace.js";
+import { promptOf, readTrace, type TraceEntry, turnsOf } from "./trace.js";
 
 function options() {
   const { values: v } = parseArgs({
@@ -74,8 +74,8 @@ try {
 const MODEL = "bench";
 const ADMIN = "routing-bench-admin-token-000000000001";
 const entries: TraceEntry[] = readTrace(readFileSync(args.trace, "utf8"), { limit: args.limit });
-// each request's system prompt, sent as a system message: where its conversation starts, for the prefix key
-const system = systemBlocks(entries);
+// each request's messages as a chat client sends them: a system prompt, then its conversation's turns
+const turns = turnsOf(entries);
 
 /** The ideal cache for the run of `namespace` (routing-replay.ts idealCache), replies as the mock engine caches them. */
 const ideal = (namespace: string) =>
@@ -150,7 +150,7 @@ try {
       speed: args.speed,
       maxTokens: args.maxTokens,
       namespace,
-      system,
+      turns,
       model: MODEL,
       key,
       pick: () => (run.policy === "random" ? random(replicas).url : random(live)),

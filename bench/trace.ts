@@ -134,20 +134,78 @@ export function systemBlocks(entries: readonly TraceEntry[]): Map<number, number
   return new Map([...shared].map(([id, blocks]) => [id, alone.has(id) ? 0 : blocks.length]));
 }
 
+/** Where one message of a request starts, in words of its prompt, and whose it is. */
+export type Turn = { role: "system" | "user" | "assistant"; from: number };
+
+type TrieNode = { kids: Map<number, TrieNode>; last?: number };
+
 /**
- * The chat messages for an entry: its first `system` blocks (systemBlocks) as a system message and the rest as one
- * user message, or the whole prompt as one user message when `system` leaves nothing on one side. Either way the
- * words, in order, are promptOf's, so the prompt's word count (what the mock engine reports as prompt tokens) is
- * input_length, and the shared prefix is the same words.
+ * The messages each request of a trace is sent as, as a chat client would send its conversation: a request that goes
+ * on from an earlier one — the earlier request's full blocks, past its system part, lead this one's ids, and this one
+ * is longer than that request's prompt and reply together — repeats that request's messages, then the reply as an
+ * assistant message (the earlier request's `output_length` words, from where its prompt ended), then a new user
+ * message with the rest; the latest such request is the one it goes on from (the conversation's last turn). Any other
+ * request is its first `system` blocks (systemBlocks) as a system message and the rest as one user message, or all
+ * of it as one user message when that leaves nothing on one side. The published traces carry no message boundaries:
+ * these are the ones their ids and lengths imply.
  */
-export function messagesOf(e: TraceEntry, system = 0): { role: "system" | "user"; content: string }[] {
+export function turnsOf(entries: readonly TraceEntry[]): Turn[][] {
+  const system = systemBlocks(entries);
+  const root: TrieNode = { kids: new Map() };
+  const out: Turn[][] = [];
+  entries.forEach((e, i) => {
+    const sys = system.get(e.hash_ids[0]!) ?? 0;
+    // the deepest earlier request this one goes on from
+    let from: number | undefined;
+    let node = root;
+    for (let depth = 1; depth <= e.hash_ids.length; depth++) {
+      const next = node.kids.get(e.hash_ids[depth - 1]!);
+      if (!next) break;
+      node = next;
+      const p = node.last === undefined ? undefined : entries[node.last]!;
+      if (depth > sys && p && e.input_length > p.input_length + p.output_length) from = node.last;
+    }
+    if (from !== undefined) {
+      const p = entries[from]!;
+      out.push([
+        ...out[from]!,
+        { role: "assistant", from: p.input_length },
+        { role: "user", from: p.input_length + p.output_length },
+      ]);
+    } else {
+      const cut = sys * BLOCK_TOKENS;
+      out.push(
+        cut > 0 && cut < e.input_length
+          ? [
+              { role: "system", from: 0 },
+              { role: "user", from: cut },
+            ]
+          : [{ role: "user", from: 0 }],
+      );
+    }
+    // this request's full blocks lead to it
+    node = root;
+    for (const id of e.hash_ids.slice(0, Math.floor(e.input_length / BLOCK_TOKENS))) {
+      let next = node.kids.get(id);
+      if (!next) node.kids.set(id, (next = { kids: new Map() }));
+      node = next;
+    }
+    if (node !== root) node.last = i;
+  });
+  return out;
+}
+
+/**
+ * The chat messages for an entry, split where `turns` (turnsOf) says. Whatever the split, the words in order are
+ * promptOf's, so the prompt's word count (what the mock engine reports as prompt tokens) is input_length, and a shared
+ * prefix is the same words.
+ */
+export function messagesOf(
+  e: TraceEntry,
+  turns: readonly Turn[] = [{ role: "user", from: 0 }],
+): { role: Turn["role"]; content: string }[] {
   const words = promptOf(e).split(" ");
-  const cut = Math.min(system * BLOCK_TOKENS, words.length);
-  if (cut <= 0 || cut >= words.length) return [{ role: "user", content: words.join(" ") }];
-  return [
-    { role: "system", content: words.slice(0, cut).join(" ") },
-    { role: "user", content: words.slice(cut).join(" ") },
-  ];
+  return turns.map((t, i) => ({ role: t.role, content: words.slice(t.from, turns[i + 1]?.from).join(" ") }));
 }
 
 /** Figures for a trace; `idealCacheHit` is the fraction of prompt tokens an infinite prefix cache would already hold. */

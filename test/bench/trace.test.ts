@@ -9,8 +9,10 @@ import {
   readTrace,
   systemBlocks,
   type TraceEntry,
+  type Turn,
   traceLine,
   traceStats,
+  turnsOf,
 } from "../../bench/trace.js";
 
 const entry = (input_length: number, hash_ids: number[], timestamp = 0, output_length = 10): TraceEntry => ({
@@ -82,17 +84,6 @@ describe("promptOf", () => {
     expect(words(entry(1500, [4, 1, 2]))[0]).not.toBe(a[0]);
   });
 
-  it("puts the whole prompt in one user message, or its system blocks in a system message before it", () => {
-    const e = entry(1200, [1, 2, 3]);
-    expect(messagesOf(e)).toEqual([{ role: "user", content: promptOf(e) }]);
-    const [system, user] = messagesOf(e, 2);
-    expect(system!.role).toBe("system");
-    expect(wordCount(system!.content)).toBe(2 * BLOCK_TOKENS);
-    expect(`${system!.content} ${user!.content}`).toBe(promptOf(e));
-    // a system part as long as the prompt leaves no user message: one message, as without
-    expect(messagesOf(e, 3)).toEqual([{ role: "user", content: promptOf(e) }]);
-  });
-
   it("finds each request's system blocks: what every request starting with the same block shares", () => {
     const trace = [
       entry(1600, [0, 1, 2, 3]), // tenant 0, conversation a
@@ -103,7 +94,61 @@ describe("promptOf", () => {
     const system = systemBlocks(trace);
     expect(system.get(0)).toBe(2);
     expect(system.get(9)).toBe(0);
-    expect(messagesOf(trace[1]!, system.get(0))[0]!.role).toBe("system");
+  });
+});
+
+describe("turnsOf and messagesOf", () => {
+  /** The roles of an entry's messages and each one's length in words. */
+  const shape = (e: TraceEntry, turns: Turn[]) => messagesOf(e, turns).map((m) => `${m.role} ${wordCount(m.content)}`);
+
+  it("sends a request that starts nothing else as its system blocks and one user message, or one user message", () => {
+    const trace = [
+      entry(1200, [1, 2, 3]), // tenant 1's first request
+      entry(1100, [1, 2, 4]), // tenant 1's second: the two share blocks 1 and 2
+      entry(900, [7, 8]), // a one-off
+      entry(1024, [1, 2]), // a request of tenant 1 whose prompt is all system part
+    ];
+    const turns = turnsOf(trace);
+    expect(shape(trace[0]!, turns[0]!)).toEqual(["system 1024", "user 176"]);
+    expect(shape(trace[2]!, turns[2]!)).toEqual(["user 900"]);
+    expect(shape(trace[3]!, turns[3]!)).toEqual(["user 1024"]);
+    // without turns: the whole prompt as one user message
+    expect(messagesOf(trace[0]!)).toEqual([{ role: "user", content: promptOf(trace[0]!) }]);
+  });
+
+  it("sends a conversation's next turn as the turn before, its reply and a new user message", () => {
+    const trace = [
+      entry(1600, [0, 1, 2, 3], 0, 200), // conversation a, turn 1: system [0, 1], full blocks [0, 1, 2]
+      entry(1300, [0, 1, 8]), // conversation b: shares only the system part, so goes on from nothing
+      entry(2100, [0, 1, 2, 4, 5], 5, 300), // a, turn 2: turn 1's full blocks, then new ones
+      entry(2600, [0, 1, 2, 4, 6, 7], 9), // a, turn 3: goes on from turn 2, the latest that it starts with
+      entry(1700, [0, 1, 2, 9]), // turn 1's blocks but no longer than its prompt and reply: not a next turn
+    ];
+    const turns = turnsOf(trace);
+    expect(shape(trace[1]!, turns[1]!)).toEqual(["system 1024", "user 276"]);
+    expect(turns[2]).toEqual([
+      { role: "system", from: 0 },
+      { role: "user", from: 1024 },
+      { role: "assistant", from: 1600 },
+      { role: "user", from: 1800 },
+    ]);
+    expect(shape(trace[3]!, turns[3]!)).toEqual([
+      "system 1024",
+      "user 576",
+      "assistant 200",
+      "user 300",
+      "assistant 300",
+      "user 200",
+    ]);
+    expect(shape(trace[4]!, turns[4]!)).toEqual(["system 1024", "user 676"]);
+    // whatever the split, the words in order are the prompt's
+    trace.forEach((e, i) => {
+      expect(
+        messagesOf(e, turns[i]!)
+          .map((m) => m.content)
+          .join(" "),
+      ).toBe(promptOf(e));
+    });
   });
 });
 
