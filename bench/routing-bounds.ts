@@ -5,15 +5,14 @@
 // a time, first come first served, as a GPU's compute is shared), as one router instance would count them.
 // The policies: `p2c` and `prefix` — the router's own choice (api/router/balancer.ts, the same key and bound) — and three
 // that no stateless router can run, as bounds: `session` (prefix affinity on an oracle key per conversation, from the
-// generator's own session of each request: needs the trace made by bench/traces/make-trace.ts with the same flags),
+// generator's own session of each request: only for the shipped trace, which make-trace.ts makes again to know them),
 // `precise` (the replica whose cache holds the longest prefix of the request now, among those within the slack of the
 // least loaded: a router that knows every engine's cache) and `soonest` (the replica where the request's first token
 // would come soonest, knowing every cache and every replica's prefill queue: greedy, and no router sees that much).
 // Last, the ideal: one cache of all replicas' capacity.
-// Run: npx tsx bench/routing-bounds.ts [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack N]
+// Run: npx tsx bench/routing-bounds.ts [--trace FILE] [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack N]
 //        [--chars-per-slack N] [--max-slack N] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
 import { choose } from "../api/router/balancer.js";
@@ -21,12 +20,14 @@ import { prefixPick, routingOf } from "../api/router/prefix.js";
 import type { Endpoint } from "../api/router/types.js";
 import { ROOT } from "../test/helpers/process.js";
 import { machine } from "./machine.js";
-import { idealCache, namespaced, p90, prefixKnobFlags, prefixRoutingOf } from "./routing-replay.js";
-import { messagesOf, promptOf, readTrace, traceLine, turnsOf } from "./trace.js";
+import { idealCache, namespaced, p90, prefixKnobFlags, prefixRoutingOf, traceOrExit } from "./routing-replay.js";
+import { messagesOf, promptOf, traceLine, turnsOf } from "./trace.js";
 import { makeTrace } from "./traces/make-trace.js";
 
+const SHIPPED = join(ROOT, "bench", "traces", "multi-tenant-chat.jsonl");
 const { values: v } = parseArgs({
   options: {
+    trace: { type: "string", default: SHIPPED },
     limit: { type: "string", default: "1200" },
     speed: { type: "string", default: "4" },
     replicas: { type: "string", default: "4" },
@@ -67,16 +68,15 @@ try {
 if (routed.policy !== "prefix") throw new Error("unreachable: routingOf({}) is prefix");
 const routing = routed;
 
-// the shipped trace and the generator's own record of each request's session (its README gives the flags)
-const entries = readTrace(readFileSync(join(ROOT, "bench", "traces", "multi-tenant-chat.jsonl"), "utf8"), {
-  limit: o.limit,
-});
-const made = makeTrace({ requests: 3000, rate: 10, tenants: 12, seed: 1 });
-if (entries.some((e, n) => traceLine(e) !== traceLine(made.entries[n]!))) {
+// the trace, and for the shipped one the generator's own record of each request's session (its README gives the flags)
+const entries = traceOrExit("bench/routing-bounds.ts", v.trace, o.limit);
+const shipped = resolve(v.trace) === SHIPPED;
+const made = shipped ? makeTrace({ requests: 3000, rate: 10, tenants: 12, seed: 1 }) : undefined;
+if (made && entries.some((e, n) => traceLine(e) !== traceLine(made.entries[n]!))) {
   console.error("bench/routing-bounds.ts: the shipped trace is not what make-trace.ts makes with its README's flags");
   process.exit(1);
 }
-const sessions = made.sessions;
+const sessions = made?.sessions ?? [];
 // the body the replay sends (routing-replay.ts: the messages of turnsOf after a namespace), and its words as the
 // engine's tokens
 const turns = turnsOf(entries);
@@ -142,10 +142,10 @@ function run(policy: Policy) {
 }
 console.log(`machine: ${machine()}`);
 console.log(
-  `trace: bench/traces/multi-tenant-chat.jsonl, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${routing.slack}${routing.charsPerSlack ? ` + 1 per ${routing.charsPerSlack} characters of its own, at most ${routing.maxSlack}` : ""}`,
+  `trace: ${relative(ROOT, resolve(v.trace))}, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${routing.slack}${routing.charsPerSlack ? ` + 1 per ${routing.charsPerSlack} characters of its own, at most ${routing.maxSlack}` : ""}`,
 );
 const best = idealCache(words, { capacityTokens: o.cacheTokens * o.replicas, prefillTokensPerS: o.prefill });
-for (const policy of ["p2c", "prefix", "session", "precise", "soonest"] as const) {
+for (const policy of ["p2c", "prefix", ...(shipped ? (["session"] as const) : []), "precise", "soonest"] as const) {
   // p2c draws at random: the median of three runs
   const runs = policy === "p2c" ? [run(policy), run(policy), run(policy)] : [run(policy)];
   const r = runs.sort((a, b) => a.hitRate - b.hitRate)[Math.floor(runs.length / 2)]!;

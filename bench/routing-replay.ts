@@ -1,10 +1,22 @@
 // One replay of a request trace for bench/routing.ts: each request sent at its timestamp (divided by the speed-up) to
 // one of the targets, streamed, its time to first token and the engine's usage (prompt and cached tokens) recorded.
+
+import { readFileSync } from "node:fs";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
-import { messagesOf, type TraceEntry, type Turn } from "./trace.js";
+import { messagesOf, readTrace, type TraceEntry, type Turn } from "./trace.js";
 
 export type Shot = { ttftMs: number; prompt: number; cached: number; output: number; error?: string };
 export type ReplayResult = { shots: Shot[]; seconds: number };
+
+/** The first `limit` entries of the trace in `file`; a file that cannot be read or parsed ends `bench` with its reason. */
+export function traceOrExit(bench: string, file: string, limit: number): TraceEntry[] {
+  try {
+    return readTrace(readFileSync(file, "utf8"), { limit });
+  } catch (e) {
+    console.error(`${bench}: ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(2);
+  }
+}
 
 /** The first content chunk's arrival and the final usage of one streamed chat completion. */
 async function send(url: string, key: string, body: object): Promise<Shot> {

@@ -8,7 +8,6 @@
 // Run: npm run build && npx tsx bench/routing.ts [--trace FILE] [--limit N] [--speed X] [--replicas R] [--instances K]
 //        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--chars-per-slack N] [--max-slack N]
 //        [--prefill-alone]   (the knobs of the model spec's prefixRouting; absent: the router's defaults)
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { routingOf } from "../api/router/prefix.js";
@@ -18,8 +17,8 @@ import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js"
 import { declareReplicas } from "../test/helpers/router.js";
 import { requireCurrentDist } from "./dist-check.js";
 import { machine } from "./machine.js";
-import { idealCache, prefixKnobFlags, prefixRoutingOf, replay, summarize } from "./routing-replay.js";
-import { promptOf, readTrace, type TraceEntry, turnsOf } from "./trace.js";
+import { idealCache, prefixKnobFlags, prefixRoutingOf, replay, summarize, traceOrExit } from "./routing-replay.js";
+import { promptOf, type TraceEntry, turnsOf } from "./trace.js";
 
 function options() {
   const { values: v } = parseArgs({
@@ -73,7 +72,7 @@ try {
 
 const MODEL = "bench";
 const ADMIN = "routing-bench-admin-token-000000000001";
-const entries: TraceEntry[] = readTrace(readFileSync(args.trace, "utf8"), { limit: args.limit });
+const entries: TraceEntry[] = traceOrExit("bench/routing.ts", args.trace, args.limit);
 // each request's messages as a chat client sends them: a system prompt, then its conversation's turns
 const turns = turnsOf(entries);
 
