@@ -6,12 +6,12 @@
 // The policies: `p2c` and `prefix` — the router's own choice (api/router/balancer.ts, the same key and bound) — and three
 // that no stateless router can run, as bounds: `session` (prefix affinity on an oracle key per conversation, from the
 // generator's own session of each request: only for the shipped trace, which make-trace.ts makes again to know them),
-// `precise` (the replica whose cache holds the longest prefix of the request now, among those within the slack of the
-// least loaded: a router that knows every engine's cache) and `soonest` (the replica where the request's first token
+// `precise` (the replica whose cache holds the longest prefix of the request now, among those the router's bound
+// leaves open to it: a router that knows every engine's cache) and `soonest` (the replica where the request's first token
 // would come soonest, knowing every cache and every replica's prefill queue: greedy, and no router sees that much).
 // Last, the ideal: one cache of all replicas' capacity.
 // Run: npx tsx bench/routing-bounds.ts [--trace FILE] [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack N]
-//        [--chars-per-slack N] [--max-slack N] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
+//        [--queue-factor X] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
@@ -91,6 +91,8 @@ function run(policy: Policy) {
   const caches = Array.from({ length: o.replicas }, () => createPrefixCache({ capacityTokens: o.cacheTokens }));
   const pool: Endpoint[] = caches.map((_, i) => ({ url: String(i), replicaId: `bench-${i}` }) as Endpoint);
   const ends: number[][] = caches.map(() => []);
+  // each replica's prompts not yet begun, as one router instance counts them: their own characters, until their first token
+  const begins: { at: number; chars: number }[][] = caches.map(() => []);
   const prefillFree = caches.map(() => 0);
   let prompt = 0;
   let cached = 0;
@@ -98,8 +100,9 @@ function run(policy: Policy) {
   entries.forEach((e, n) => {
     const now = e.timestamp / o.speed;
     const inflight = (url: string) => ends[Number(url)]!.filter((t) => t > now).length;
-    // the slack the router gives this request (its own prompt's length adds to it); `session` and `precise` are held
-    // to it as the router's key is
+    const queued = (url: string) => begins[Number(url)]!.reduce((sum, b) => sum + (b.at > now ? b.chars : 0), 0);
+    // the bound the router holds this request to (its own text's length sets how long a queue it waits behind);
+    // `session` and `precise` are held to it as the router's key is
     const byRouter = policy === "p2c" ? undefined : prefixPick("/v1/chat/completions", bodies[n]!, routing);
     let r: number;
     if (policy === "soonest") {
@@ -111,7 +114,11 @@ function run(policy: Policy) {
       for (let i = 1; i < o.replicas; i++) if (first(i) < first(r)) r = i;
     } else if (policy === "precise") {
       const least = Math.min(...pool.map((p) => inflight(p.url)));
-      const open = pool.filter((p) => inflight(p.url) <= least + (byRouter?.slack ?? routing.slack));
+      const shortest = Math.min(...pool.map((p) => queued(p.url)));
+      const wait = routing.queueFactor * (byRouter?.own ?? 0);
+      const open = pool.filter(
+        (p) => inflight(p.url) <= least + routing.slack || (wait > 0 && queued(p.url) - shortest <= wait),
+      );
       const score = (p: Endpoint) => caches[Number(p.url)]!.peek(words[n]!) * 1000 - inflight(p.url);
       r = Number(open.reduce((a, b) => (score(b) > score(a) ? b : a)).url);
     } else {
@@ -119,7 +126,7 @@ function run(policy: Policy) {
       const pick = choose(pool, inflight, {
         quarantined: () => false,
         random: Math.random,
-        ...(prefix ? { prefix } : {}),
+        ...(prefix ? { prefix, queued } : {}),
       });
       r = Number(pick!.url);
     }
@@ -131,6 +138,7 @@ function run(policy: Policy) {
     const firstMs = prefillFree[r]! - now;
     ttft.push(firstMs);
     ends[r]!.push(now + firstMs + (replies[n]! * 1000) / o.decode);
+    begins[r]!.push({ at: now + firstMs, chars: byRouter?.own ?? 0 });
   });
   const sorted = [...ttft].sort((a, b) => a - b);
   return {
@@ -142,7 +150,7 @@ function run(policy: Policy) {
 }
 console.log(`machine: ${machine()}`);
 console.log(
-  `trace: ${relative(ROOT, resolve(v.trace))}, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${routing.slack}${routing.charsPerSlack ? ` + 1 per ${routing.charsPerSlack} characters of its own, at most ${routing.maxSlack}` : ""}`,
+  `trace: ${relative(ROOT, resolve(v.trace))}, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${routing.slack}, queue factor ${routing.queueFactor}`,
 );
 const best = idealCache(words, { capacityTokens: o.cacheTokens * o.replicas, prefillTokensPerS: o.prefill });
 for (const policy of ["p2c", "prefix", ...(shipped ? (["session"] as const) : []), "precise", "soonest"] as const) {

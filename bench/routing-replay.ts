@@ -157,15 +157,13 @@ export function summarize(r: ReplayResult) {
 const PREFIX_KNOBS = {
   "key-blocks": ["keyBlocks", 1],
   slack: ["slack", 0],
-  "chars-per-slack": ["charsPerSlack", 0],
-  "max-slack": ["maxSlack", 0],
+  "queue-factor": ["queueFactor", 0],
 } as const;
 /** Those flags for parseArgs. */
 export const prefixKnobFlags = {
   "key-blocks": { type: "string" },
   slack: { type: "string" },
-  "chars-per-slack": { type: "string" },
-  "max-slack": { type: "string" },
+  "queue-factor": { type: "string" },
 } as const;
 
 /** The prefixRouting the given flags make (the knobs not given left to the router's defaults); throws on a bad value. */

@@ -6,7 +6,7 @@
 // on K instances, one of them killed halfway. The hit rate is the engines' own (cached / prompt tokens in their usage),
 // beside an ideal cache: one LRU of all replicas' capacity that sees every request.
 // Run: npm run build && npx tsx bench/routing.ts [--trace FILE] [--limit N] [--speed X] [--replicas R] [--instances K]
-//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--chars-per-slack N] [--max-slack N]
+//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--queue-factor X]
 //        [--prefill-alone]   (the knobs of the model spec's prefixRouting; absent: the router's defaults)
 import { join } from "node:path";
 import { parseArgs } from "node:util";

@@ -67,6 +67,7 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
     cancel: FetchCancel,
     start: number,
     finish: () => void,
+    started: () => void,
     waitUntil: (w: Promise<unknown>) => void,
   ): Response {
     const { model } = routed;
@@ -98,7 +99,10 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
         try {
           for (;;) {
             const next = await chunks.next();
-            firstAt ??= performance.now();
+            if (firstAt === undefined) {
+              firstAt = performance.now();
+              started();
+            }
             if (next.done) {
               const rest = tap.end().rest;
               if (rest.length) controller.enqueue(rest);
@@ -186,7 +190,7 @@ export function createFetchRouter(r: RouterDeps, o: { now: () => number; log: Lo
       sent.done();
       r.metrics.inflight.dec({ model });
     };
-    return relay(sent.res, routed, key, cancel, start, finish, waitUntil);
+    return relay(sent.res, routed, key, cancel, start, finish, sent.started, waitUntil);
   }
 
   return async (request, requestId, waitUntil) => {

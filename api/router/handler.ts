@@ -91,6 +91,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     sse: boolean,
     signal: Cancel,
     first: { at?: number },
+    started: () => void,
   ): Promise<number> {
     const headers: Record<string, string> = {};
     for (const h of PASS_HEADERS) {
@@ -103,7 +104,10 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     res.writeHead(up.status, headers);
     try {
       for await (const chunk of up.body) {
-        first.at ??= performance.now();
+        if (first.at === undefined) {
+          first.at = performance.now();
+          started();
+        }
         const bytes = tap.chunk(chunk);
         if (bytes.length && !res.write(bytes) && !res.destroyed)
           await new Promise((ok) => res.once("drain", ok).once("close", ok));
@@ -184,7 +188,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
     let status: number;
     const first: { at?: number } = {};
     try {
-      status = await relay(res, model, sent.res, tap, sse, abort, first);
+      status = await relay(res, model, sent.res, tap, sse, abort, first, sent.started);
     } finally {
       sent.done();
       sent.res.body.destroy();

@@ -20,21 +20,19 @@ export const DEFAULT_KEY_BLOCKS = 32;
 /** A replica may take this × the mean of outstanding requests before the next one in the key's order gets it. */
 export const DEFAULT_LOAD_FACTOR = 1.25;
 /**
- * …or up to this many requests more than the least loaded replica, whatever the mean, before the prompt's length adds
- * to it (below). A short prompt — a conversation's first turn, a one-off request — loses little when it goes elsewhere,
- * so it keeps no slack of its own and spills to leave room for the conversations that do.
+ * …or up to this many requests more than the least loaded replica, whatever the mean, or within the queue bound below.
+ * A short request — a conversation's first turn, a one-off question — loses little when it goes elsewhere, so it keeps
+ * no slack of its own and spills to leave room for the conversations that do.
  */
 export const DEFAULT_PREFIX_SLACK = 0;
 /**
- * Each this many characters of a prompt past its system part (~1,000 tokens, ~0.1 s of an H100's prefill) add one
- * request to its slack: the longer a conversation's history, the more of it the key's replica holds and the more
- * prefill a spill to another replica costs, so the further its replica may be loaded before it spills. With few
- * requests outstanding on an instance the load factor alone is coarse (one request on each of two of four replicas:
- * another for either passes it) and a long conversation's turns would scatter.
+ * A request may wait behind prompts not yet begun on its key's replica of up to this × its own text's characters more
+ * than on the replica with the fewest: with engines that prefill one prompt after another, a request whose own text is
+ * long — a conversation's history, a pasted document — would cost about that long to prefill elsewhere, so it stays
+ * while the prefills queued ahead of it cost a few times less than that; a short one spills at once. Counted in
+ * characters, so it holds for prompts of a few hundred tokens and of a hundred thousand alike.
  */
-export const DEFAULT_CHARS_PER_SLACK = 4096;
-/** The most a prompt's length raises its slack to. */
-export const DEFAULT_MAX_SLACK = 6;
+export const DEFAULT_QUEUE_FACTOR = 4;
 
 const MAX_PARTS = 256;
 
@@ -265,9 +263,9 @@ export function ownChars(path: string, body: Record<string, unknown>): number {
 }
 
 /**
- * A request's pick under `routing: prefix`: its key, and the slack its replica keeps it within — the model's `slack`
- * plus one request for each `charsPerSlack` characters of its own (`ownChars`), up to `maxSlack` (a larger `slack`
- * stands). Undefined when there is no prompt to key on.
+ * A request's pick under `routing: prefix`: its key, the model's load factor and slack, and its own characters
+ * (`ownChars`) with the model's `queueFactor` for the queue bound (api/router/balancer.ts byPrefix). Undefined when
+ * there is no prompt to key on.
  */
 export function prefixPick(
   path: string,
@@ -276,8 +274,7 @@ export function prefixPick(
 ): PrefixPick | undefined {
   const key = prefixKey(path, body, r);
   if (key === undefined) return undefined;
-  const deeper = r.charsPerSlack ? Math.floor(ownChars(path, body) / r.charsPerSlack) : 0;
-  return { key, loadFactor: r.loadFactor, slack: Math.max(r.slack, Math.min(r.maxSlack, r.slack + deeper)) };
+  return { key, loadFactor: r.loadFactor, slack: r.slack, own: ownChars(path, body), queueFactor: r.queueFactor };
 }
 
 /** A 32-bit mix of the key and a replica's id (murmur3's finalizer): the replica's rendezvous weight for the key. */
@@ -297,7 +294,6 @@ export function routingOf(spec: Pick<ModelSpec, "routing" | "prefixRouting">): R
     keyBlocks: spec.prefixRouting?.keyBlocks ?? DEFAULT_KEY_BLOCKS,
     loadFactor: spec.prefixRouting?.loadFactor ?? DEFAULT_LOAD_FACTOR,
     slack: spec.prefixRouting?.slack ?? DEFAULT_PREFIX_SLACK,
-    charsPerSlack: spec.prefixRouting?.charsPerSlack ?? DEFAULT_CHARS_PER_SLACK,
-    maxSlack: spec.prefixRouting?.maxSlack ?? DEFAULT_MAX_SLACK,
+    queueFactor: spec.prefixRouting?.queueFactor ?? DEFAULT_QUEUE_FACTOR,
   };
 }

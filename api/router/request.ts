@@ -159,7 +159,7 @@ export async function route(
 }
 
 export type Sent =
-  | { ep: Endpoint; done: () => void; res: UpstreamResponse }
+  | { ep: Endpoint; done: () => void; started: () => void; res: UpstreamResponse }
   | { aborted: true }
   | { failed: string; message: string };
 
@@ -195,7 +195,8 @@ export async function admit(
 
 /**
  * Sends the request to a ready replica, trying another one when the connection failed before the first byte. It owns
- * `slot` (from `admit`): released here unless a response came, else by the `done` it returns (with the replica count).
+ * `slot` (from `admit`): released here unless a response came, else by the `done` it returns (with the replica count);
+ * its `started` is for the response's first byte.
  */
 export async function dispatch(
   r: RouterDeps,
@@ -214,7 +215,7 @@ export async function dispatch(
       const ep = r.balancer.pick(routed.endpoints, tried, session, routed.prefix);
       if (!ep) break;
       if (attempt > 0) r.metrics.retries.inc();
-      const ended = r.balancer.begin(ep.url);
+      const ended = r.balancer.begin(ep.url, routed.prefix?.own);
       try {
         const res = await r.upstream.send(ep.url, path, routed.body, headers, signal);
         handedOver = true;
@@ -222,7 +223,7 @@ export async function dispatch(
           ended();
           slot.release();
         };
-        return { ep, done, res };
+        return { ep, done, started: ended.started, res };
       } catch (e) {
         ended();
         const kind = failureKind(e);

@@ -66,12 +66,15 @@ export type Routing =
       keyBlocks: number;
       loadFactor: number;
       slack: number;
-      charsPerSlack: number;
-      maxSlack: number;
+      queueFactor: number;
     };
 
-/** A request's prefix key and the bound its replica is held to (api/router/balancer.ts byPrefix). */
-export type PrefixPick = { key: number; loadFactor: number; slack: number };
+/**
+ * A request's prefix key and the bound its replica is held to (api/router/balancer.ts byPrefix): the load factor and
+ * slack in requests, and the characters of its own prompt (`own`) × `queueFactor` that its replica's queue of prompts
+ * not yet begun may exceed the shortest such queue's by.
+ */
+export type PrefixPick = { key: number; loadFactor: number; slack: number; own?: number; queueFactor?: number };
 
 export type EndpointTable = {
   /** Ready endpoints by served model name. */
@@ -91,6 +94,9 @@ export type TableCache = {
   close(): void;
 };
 
+/** One request's count on its replica: call it to end the request; `started` when its response's first byte came. */
+export type Flight = (() => void) & { started(): void };
+
 /** Chooses a replica for each request and counts what is outstanding on each (per API instance). */
 export type Balancer = {
   /** Picks an endpoint not in `exclude` (endpoints already tried by this request). */
@@ -100,11 +106,17 @@ export type Balancer = {
     session?: string,
     prefix?: PrefixPick,
   ): Endpoint | undefined;
-  /** Counts a request to `url` as outstanding; the returned function ends it (once, whatever calls it). */
-  begin(url: string): () => void;
+  /**
+   * Counts a request to `url` as outstanding, and its prompt's `chars` (its own text) as queued there until it
+   * `started` (its response's first byte: the engine has read its prompt); the returned function ends it (once, whatever
+   * calls it).
+   */
+  begin(url: string, chars?: number): Flight;
   /** Keeps new requests away from `url` for a short while (it refused or reset a connection). */
   quarantine(url: string): void;
   inflight(url: string): number;
+  /** Characters of the prompts sent to `url` from this instance whose response has not begun. */
+  queued(url: string): number;
   /** Every outstanding count (for tests and metrics). */
   outstanding(): Map<string, number>;
 };

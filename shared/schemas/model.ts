@@ -92,22 +92,19 @@ export const PrefixRouting = z
       .openapi({
         description:
           "a replica with at most this many outstanding requests more than the least loaded one is never skipped, " +
-          "whatever the mean — before the prompt's length adds to it (`charsPerSlack`; 0 when absent)",
+          "whatever the mean (0 when absent; see also `queueFactor`)",
       }),
-    charsPerSlack: z
+    queueFactor: z
       .number()
-      .int()
       .min(0)
-      .max(10_000_000)
+      .max(1000)
       .optional()
       .openapi({
         description:
-          "each this many characters of a request's own prompt (past its system part) add one to its `slack`, up to " +
-          "`maxSlack`: a long conversation stays on the replica that holds its history (4,096 when absent, ~1,000 tokens; 0: off)",
+          "a request stays on its key's replica while the prompts sent there and not yet begun (their own text, in " +
+          "characters) exceed the shortest such queue by at most this × its own text — a long conversation or pasted " +
+          "document waits for the replica that holds it, a short request spills (4 when absent; 0: off)",
       }),
-    maxSlack: z.number().int().min(0).max(1000).optional().openapi({
-      description: "the most a prompt's length raises its slack to (6 when absent; a larger `slack` stands)",
-    }),
   })
   .openapi("PrefixRouting", { description: "the knobs of `routing: prefix`" });
 

@@ -228,6 +228,48 @@ describe("createBalancer", () => {
     expect(b.inflight(A.url)).toBe(0);
   });
 
+  it("counts a request's prompt characters as queued until its response starts, or it ends, once", () => {
+    const b = createBalancer({ now: () => 0 });
+    const first = b.begin(A.url, 1000);
+    const second = b.begin(A.url, 300);
+    const none = b.begin(A.url);
+    expect(b.queued(A.url)).toBe(1300);
+    expect(b.queued(B.url)).toBe(0);
+    first.started();
+    first.started();
+    expect(b.queued(A.url)).toBe(300);
+    expect(b.inflight(A.url)).toBe(3);
+    // ended before its first byte: its characters leave the queue with it
+    second();
+    second.started();
+    expect(b.queued(A.url)).toBe(0);
+    first();
+    none.started();
+    none();
+    expect(b.queued(A.url)).toBe(0);
+    expect(b.inflight(A.url)).toBe(0);
+  });
+
+  it("pick() holds a prefix request to its key's replica by the queue it counts", () => {
+    const b = createBalancer({ now: () => 0, random: () => 0 });
+    const pool = [A, B, C];
+    const key = 424242;
+    const mine = b.pick(pool, new Set(), undefined, { key, loadFactor: 1, slack: 0 })!;
+    // one request there, none elsewhere: over the count bound for a request with no text of its own
+    const flight = b.begin(mine.url, 10_000);
+    const short = { key, loadFactor: 1, slack: 0, own: 100, queueFactor: 4 };
+    const long = { ...short, own: 4000 };
+    expect(b.pick(pool, new Set(), undefined, short)).not.toBe(mine);
+    // 10,000 characters queued there is over 4 × 2,000 but not over 4 × 4,000
+    expect(b.pick(pool, new Set(), undefined, { ...long, own: 2000 })).not.toBe(mine);
+    expect(b.pick(pool, new Set(), undefined, long)).toBe(mine);
+    flight.started();
+    expect(b.pick(pool, new Set(), undefined, { ...long, own: 2000 })).toBe(mine);
+    // never past twice the count bound, whatever the queue: three more there, and the long one goes elsewhere
+    for (let i = 0; i < 3; i++) b.begin(mine.url);
+    expect(b.pick(pool, new Set(), undefined, long)).not.toBe(mine);
+  });
+
   it("outstanding() is a copy", () => {
     const b = createBalancer({ now: () => 0 });
     b.begin(A.url);

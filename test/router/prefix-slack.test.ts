@@ -51,34 +51,34 @@ describe("ownChars", () => {
 });
 
 describe("prefixPick", () => {
-  it("adds one request of slack per charsPerSlack characters of the request's own, up to maxSlack", () => {
-    const r = { ...defaults, slack: 1, charsPerSlack: 1000, maxSlack: 4 };
-    const slackOf = (turns: number) => prefixPick(CHAT, conversation(turns), r)!.slack;
-    expect([0, 1, 2, 3, 9].map(slackOf)).toEqual([1, 2, 3, 4, 4]);
+  it("gives the request's own characters and the model's queue factor for its bound", () => {
+    const r = { ...defaults, slack: 1, queueFactor: 2.5 };
+    const pick = prefixPick(CHAT, conversation(3), r)!;
+    expect(pick).toMatchObject({ slack: 1, queueFactor: 2.5, own: ownChars(CHAT, conversation(3)) });
     // every turn of the conversation keeps the one key
     expect(new Set([0, 1, 5].map((t) => prefixPick(CHAT, conversation(t), r)!.key)).size).toBe(1);
-    // a larger slack stands; 0 characters per slack leaves the slack alone
-    expect(prefixPick(CHAT, conversation(9), { ...r, slack: 7 })!.slack).toBe(7);
-    expect(prefixPick(CHAT, conversation(9), { ...r, charsPerSlack: 0 })!.slack).toBe(1);
     expect(prefixPick("/v1/embeddings", { input: "x" }, r)).toBeUndefined();
   });
 
-  it("by default keeps a long conversation on its replica at a load where a short request spills", () => {
+  it("by default keeps a long conversation on its replica while its queue is short beside its own text", () => {
     const ep = (id: string): Endpoint => ({ replicaId: id, deployment: "d", model: "m", url: `http://${id}:1` });
     const replicas = ["r1", "r2", "r3", "r4"].map(ep);
-    // 30 turns of 1,000 characters: slack 7 by the length, 6 at most
+    // 30 turns of 1,000 characters: ~30,000 characters of its own
     const long = prefixPick(CHAT, conversation(30), defaults)!;
-    expect(long.slack).toBe(6);
     const mine = byPrefix(replicas, () => 0, long)!;
     // three requests outstanding on the conversation's replica, none elsewhere: past the load factor's bound
     const busy = (url: string) => (url === mine.url ? 3 : 0);
-    expect(byPrefix(replicas, busy, long)!.url).toBe(mine.url);
+    // their prompts not yet begun there: 60,000 characters, under 4 × its own
+    const queue = (chars: number) => (url: string) => (url === mine.url ? chars : 0);
+    expect(byPrefix(replicas, busy, long, queue(60_000))!.url).toBe(mine.url);
     // a first turn with the same key (a few dozen characters of its own) goes to the next replica in the key's order
     const first = prefixPick(CHAT, conversation(0), defaults)!;
     expect(first.key).toBe(long.key);
-    expect(byPrefix(replicas, busy, first)!.url).not.toBe(mine.url);
-    // the long one stays up to its slack above the least loaded replica, and spills past it
-    expect(byPrefix(replicas, (url) => (url === mine.url ? 6 : 0), long)!.url).toBe(mine.url);
-    expect(byPrefix(replicas, (url) => (url === mine.url ? 7 : 0), long)!.url).not.toBe(mine.url);
+    expect(byPrefix(replicas, busy, first, queue(60_000))!.url).not.toBe(mine.url);
+    // the long one spills once the queue ahead of it passes 4 × its own text, or once the prompts there have begun
+    // and only the count bound is left
+    expect(byPrefix(replicas, busy, long, queue(4 * long.own! + 1))!.url).not.toBe(mine.url);
+    expect(byPrefix(replicas, busy, long, queue(0))!.url).toBe(mine.url);
+    expect(byPrefix(replicas, busy, { ...long, queueFactor: 0 }, queue(0))!.url).not.toBe(mine.url);
   });
 });

@@ -185,8 +185,7 @@ describe("routingOf", () => {
       keyBlocks: 32,
       loadFactor: 1.25,
       slack: 0,
-      charsPerSlack: 4096,
-      maxSlack: 6,
+      queueFactor: 4,
     });
     expect(routingOf({ routing: "prefix", prefixRouting: { keyBlocks: 8 } })).toMatchObject({ keyBlocks: 8 });
     expect(routingOf({ routing: "p2c" })).toEqual({ policy: "p2c" });

@@ -188,7 +188,7 @@ describe("readTable", () => {
         },
         {
           name: "qwen",
-          spec: JSON.stringify({ weightsPath: "/w", prefixRouting: { charsPerSlack: 1000, maxSlack: 3 } }),
+          spec: JSON.stringify({ weightsPath: "/w", prefixRouting: { queueFactor: 2.5 } }),
           version: 1,
           createdAt: at,
           updatedAt: at,
@@ -246,8 +246,8 @@ describe("readTable", () => {
         ghost: "model ghost does not exist",
       });
       // each served model's routing, the spec's knobs over the defaults
-      expect(t.routing?.get("qwen")).toMatchObject({ policy: "prefix", slack: 0, charsPerSlack: 1000, maxSlack: 3 });
-      expect(t.routing?.get("meta/llama")).toMatchObject({ policy: "prefix", charsPerSlack: 4096, maxSlack: 6 });
+      expect(t.routing?.get("qwen")).toMatchObject({ policy: "prefix", slack: 0, queueFactor: 2.5 });
+      expect(t.routing?.get("meta/llama")).toMatchObject({ policy: "prefix", queueFactor: 4 });
     } finally {
       client.close();
       tmp.cleanup();

@@ -1,0 +1,130 @@
+// The prompts a router instance has sent and whose responses have not begun, as both routers — the node:http handler
+// of `llmgw serve` and the fetch router of the Worker — count them for `routing: prefix`'s queue bound: a request's
+// own characters from its dispatch to its response's first byte, none after it, and none once it ended.
+import { createServer, type Server } from "node:http";
+import { Registry } from "prom-client";
+import { afterAll, describe, expect, it } from "vitest";
+import { createBalancer } from "../../api/router/balancer.js";
+import type { UpstreamResponse } from "../../api/router/failures.js";
+import { createFairQueue } from "../../api/router/fair-queue.js";
+import { createFetchRouter } from "../../api/router/fetch-handler.js";
+import { createRouterHandler } from "../../api/router/handler.js";
+import { createLimiter } from "../../api/router/limits.js";
+import { createRouterMetrics } from "../../api/router/metrics.js";
+import { ownChars } from "../../api/router/prefix.js";
+import type { RouterDeps } from "../../api/router/types.js";
+import { silentLog } from "../helpers/app.js";
+import { until } from "../helpers/process.js";
+
+const ENDPOINT = { replicaId: "r0", deployment: "m", model: "m", url: "http://engine.invalid" };
+const PATH = "/v1/chat/completions";
+const BODY = {
+  model: "m",
+  stream: true,
+  messages: [
+    { role: "system", content: "You answer questions about the attached report. ".repeat(20) },
+    { role: "user", content: "Here is the report: ".padEnd(5000, "x") },
+  ],
+};
+
+/** A gate the test opens: the engine's next SSE event waits for it. */
+type Gate = { open(): void; wait: Promise<void> };
+const gate = (): Gate => {
+  let open = () => {};
+  const wait = new Promise<void>((ok) => (open = ok));
+  return { open, wait };
+};
+
+/** Router deps with one replica of `m` (routed by prefix, the default) whose stream's events wait for the test. */
+function deps() {
+  const gates = [gate(), gate()];
+  let calls = 0;
+  const event = (text: string) =>
+    new TextEncoder().encode(`data: ${JSON.stringify({ choices: [{ delta: { content: text } }] })}\n\n`);
+  const response = (): UpstreamResponse => ({
+    status: 200,
+    headers: { "content-type": "text/event-stream" },
+    body: Object.assign(
+      (async function* () {
+        await gates[0]!.wait;
+        yield event("first");
+        await gates[1]!.wait;
+        yield new TextEncoder().encode("data: [DONE]\n\n");
+      })(),
+      { destroy() {} },
+    ),
+  });
+  const r: RouterDeps = {
+    table: {
+      get: async () => ({ ready: new Map([["m", [ENDPOINT]]]), declared: new Map([["m", ""]]), readAt: 0 }),
+      staleness: () => null,
+      close() {},
+    },
+    keys: { identify: async (secret) => (secret === "llmgw_key_one" ? { id: "one@1", name: "one" } : undefined) },
+    limiter: createLimiter(),
+    usage: { record() {}, observe() {}, flush: async () => {} },
+    balancer: createBalancer({ now: () => 0 }),
+    fairQueue: createFairQueue({ now: () => 0, timeoutMs: 30_000 }),
+    upstream: {
+      send: async () => {
+        calls++;
+        return response();
+      },
+      close: async () => {},
+    },
+    metrics: createRouterMetrics(new Registry()),
+    maxAttempts: 1,
+    maxRequestBytes: 100_000,
+    maxInflightPerReplica: 4,
+  };
+  return { r, gates, calls: () => calls };
+}
+
+const init: RequestInit = {
+  method: "POST",
+  headers: { authorization: "Bearer llmgw_key_one", "content-type": "application/json" },
+  body: JSON.stringify(BODY),
+};
+
+const servers: Server[] = [];
+afterAll(() => Promise.all(servers.map((s) => new Promise((ok) => s.close(ok)))));
+
+/** The node:http handler on a free port. */
+async function nodeRouter(r: RouterDeps): Promise<() => Promise<Response>> {
+  const server = createServer(createRouterHandler(r, { now: () => 0, log: silentLog }));
+  servers.push(server);
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  return () => fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}${PATH}`, init);
+}
+
+/** The Worker's fetch router, called in-process. */
+async function fetchRouter(r: RouterDeps): Promise<() => Promise<Response>> {
+  const router = createFetchRouter(r, { now: () => 0, log: silentLog });
+  return () => router(new Request(`http://llmgw.test${PATH}`, init), "rid", () => {});
+}
+
+describe.each([
+  ["the node:http handler", nodeRouter],
+  ["the fetch router", fetchRouter],
+])("prompts not yet begun, through %s", (_, make) => {
+  it("counts a request's own characters until its first byte, and nothing after", async () => {
+    const d = deps();
+    const send = await make(d.r);
+    const own = ownChars(PATH, BODY);
+    expect(own).toBe(5000);
+    // (the node handler sends its headers with the first event)
+    const answered = send();
+    await until(async () => d.calls() === 1, 5000, "the request upstream");
+    expect(d.r.balancer.queued(ENDPOINT.url)).toBe(own);
+    d.gates[0]!.open();
+    const reader = (await answered).body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain("first");
+    await until(async () => d.r.balancer.queued(ENDPOINT.url) === 0, 5000, "the queue to drop the begun prompt");
+    expect(d.r.balancer.inflight(ENDPOINT.url)).toBe(1);
+    d.gates[1]!.open();
+    while (!(await reader.read()).done) {}
+    await until(async () => d.r.balancer.inflight(ENDPOINT.url) === 0, 5000, "the request to end");
+    expect(d.r.balancer.queued(ENDPOINT.url)).toBe(0);
+  });
+});
