@@ -42,6 +42,17 @@ function fail(res: ServerResponse, r: Refusal) {
   res.end(body);
 }
 
+/** Resolves when `res` can take more (drained) or is gone (closed), leaving neither listener behind. */
+function writable(res: ServerResponse): Promise<void> {
+  return new Promise((ok) => {
+    const done = () => {
+      res.off("drain", done).off("close", done);
+      ok();
+    };
+    res.on("drain", done).on("close", done);
+  });
+}
+
 /** Answers 413 for a body larger than `max` bytes and lets the rest of it drain. */
 function refuseTooLarge(req: IncomingMessage, res: ServerResponse, max: number): undefined {
   fail(res, tooLarge(max));
@@ -109,8 +120,7 @@ export function createRouterHandler(r: RouterDeps, o: { now: () => number; log: 
           started();
         }
         const bytes = tap.chunk(chunk);
-        if (bytes.length && !res.write(bytes) && !res.destroyed)
-          await new Promise((ok) => res.once("drain", ok).once("close", ok));
+        if (bytes.length && !res.write(bytes) && !res.destroyed) await writable(res);
       }
       const rest = tap.end().rest;
       res.end(rest.length ? rest : undefined);

@@ -1,6 +1,7 @@
-// The prompts a router instance has sent and whose responses have not begun, as both routers — the node:http handler
-// of `llmgw serve` and the fetch router of the Worker — count them for `routing: prefix`'s queue bound: a request's
-// own characters from its dispatch to its response's first byte, none after it, and none once it ended.
+// How both routers — the node:http handler of `llmgw serve` and the fetch router of the Worker — relay an engine's
+// response: the prompts sent and whose responses have not begun, counted for `routing: prefix`'s queue bound (a
+// request's own characters from its dispatch to its response's first byte, none after it, none once it ended); and a
+// large response written through the socket's back-pressure without a listener left behind per wait.
 import { createServer, type Server } from "node:http";
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
@@ -35,24 +36,13 @@ const gate = (): Gate => {
   return { open, wait };
 };
 
-/** Router deps with one replica of `m` (routed by prefix, the default) whose stream's events wait for the test. */
-function deps() {
-  const gates = [gate(), gate()];
+/** Router deps with one replica of `m` (routed by prefix, the default) that answers with `body`'s chunks. */
+function deps(body: () => AsyncGenerator<Uint8Array>, contentType = "text/event-stream") {
   let calls = 0;
-  const event = (text: string) =>
-    new TextEncoder().encode(`data: ${JSON.stringify({ choices: [{ delta: { content: text } }] })}\n\n`);
   const response = (): UpstreamResponse => ({
     status: 200,
-    headers: { "content-type": "text/event-stream" },
-    body: Object.assign(
-      (async function* () {
-        await gates[0]!.wait;
-        yield event("first");
-        await gates[1]!.wait;
-        yield new TextEncoder().encode("data: [DONE]\n\n");
-      })(),
-      { destroy() {} },
-    ),
+    headers: { "content-type": contentType },
+    body: Object.assign(body(), { destroy() {} }),
   });
   const r: RouterDeps = {
     table: {
@@ -77,7 +67,23 @@ function deps() {
     maxRequestBytes: 100_000,
     maxInflightPerReplica: 4,
   };
-  return { r, gates, calls: () => calls };
+  return { r, calls: () => calls };
+}
+
+/** An SSE stream of one event, then the end, each waiting for its gate. */
+function gatedStream() {
+  const gates = [gate(), gate()];
+  const event = (text: string) =>
+    new TextEncoder().encode(`data: ${JSON.stringify({ choices: [{ delta: { content: text } }] })}\n\n`);
+  return {
+    gates,
+    body: async function* () {
+      await gates[0]!.wait;
+      yield event("first");
+      await gates[1]!.wait;
+      yield new TextEncoder().encode("data: [DONE]\n\n");
+    },
+  };
 }
 
 const init: RequestInit = {
@@ -106,9 +112,10 @@ async function fetchRouter(r: RouterDeps): Promise<() => Promise<Response>> {
 describe.each([
   ["the node:http handler", nodeRouter],
   ["the fetch router", fetchRouter],
-])("prompts not yet begun, through %s", (_, make) => {
+])("relaying through %s", (_, make) => {
   it("counts a request's own characters until its first byte, and nothing after", async () => {
-    const d = deps();
+    const stream = gatedStream();
+    const d = deps(stream.body);
     const send = await make(d.r);
     const own = ownChars(PATH, BODY);
     expect(own).toBe(5000);
@@ -116,15 +123,34 @@ describe.each([
     const answered = send();
     await until(async () => d.calls() === 1, 5000, "the request upstream");
     expect(d.r.balancer.queued(ENDPOINT.url)).toBe(own);
-    d.gates[0]!.open();
+    stream.gates[0]!.open();
     const reader = (await answered).body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     expect(first).toContain("first");
     await until(async () => d.r.balancer.queued(ENDPOINT.url) === 0, 5000, "the queue to drop the begun prompt");
     expect(d.r.balancer.inflight(ENDPOINT.url)).toBe(1);
-    d.gates[1]!.open();
+    stream.gates[1]!.open();
     while (!(await reader.read()).done) {}
     await until(async () => d.r.balancer.inflight(ENDPOINT.url) === 0, 5000, "the request to end");
     expect(d.r.balancer.queued(ENDPOINT.url)).toBe(0);
+  });
+
+  it("writes a large response through back-pressure, leaving no listener behind per wait", async () => {
+    const chunk = new Uint8Array(256 * 1024).fill(0x20);
+    const d = deps(async function* () {
+      for (let i = 0; i < 40; i++) yield chunk;
+    }, "application/json");
+    const send = await make(d.r);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const res = await send();
+      expect((await res.arrayBuffer()).byteLength).toBe(40 * chunk.length);
+      await until(async () => d.r.balancer.inflight(ENDPOINT.url) === 0, 5000, "the request to end");
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
   });
 });
