@@ -30,6 +30,9 @@ const routing = routingOf({});
 if (routing.policy !== "prefix") throw new Error("the default routing is prefix");
 const load = new Map(replicas.map((r, i) => [r.url, i % 3]));
 const inflight = (url: string) => load.get(url) ?? 0;
+// prompts not yet begun on each replica, in characters (the queue bound's count)
+const waiting = new Map(replicas.map((r, i) => [r.url, (i % 4) * 50_000]));
+const queued = (url: string) => waiting.get(url) ?? 0;
 
 console.log(`machine: ${machine()}`);
 console.log(
@@ -41,7 +44,7 @@ for (let run = 0; run < RUNS; run++) {
   const t: number[] = new Array(CALLS);
   for (let i = 0; i < CALLS; i++) {
     const s = performance.now();
-    byPrefix(replicas, inflight, prefixPick("/v1/chat/completions", body, routing)!);
+    byPrefix(replicas, inflight, prefixPick("/v1/chat/completions", body, routing)!, queued);
     t[i] = performance.now() - s;
   }
   t.sort((a, b) => a - b);
