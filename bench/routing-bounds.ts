@@ -3,15 +3,15 @@
 // mock engine's own), the replicas' outstanding requests taken from a model of their timing (prefill of the uncached
 // tokens at the prefill pace, then the reply at the decode pace; with --prefill-queue a replica prefills one request at
 // a time, first come first served, as a GPU's compute is shared), as one router instance would count them.
-// The policies: `p2c` and `prefix` — the router's own choice (api/router/balancer.ts, the same key and bound) — and three
-// that no stateless router can run, as bounds: `session` (prefix affinity on an oracle key per conversation, from the
-// generator's own session of each request: only for the shipped trace, which make-trace.ts makes again to know them),
-// `precise` (the replica whose cache holds the longest prefix of the request now, among those the router's bound
-// leaves open to it: a router that knows every engine's cache) and `soonest` (the replica where the request's first token
-// would come soonest, knowing every cache and every replica's prefill queue: greedy, and no router sees that much).
-// Last, the ideal: one cache of all replicas' capacity.
-// Run: npx tsx bench/routing-bounds.ts [--trace FILE] [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens 200000] [--slack N]
-//        [--queue-factor X] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
+// The policies: `p2c` and `prefix` — the router's own choice (api/router/balancer.ts, the same key and bound) — and
+// three that no stateless router can run, as bounds: `session` (prefix affinity on an oracle key per conversation, from
+// the generator's own session of each request: only for the shipped trace, which make-trace.ts makes again to know
+// them), `precise` (the replica whose cache holds the longest prefix of the request now, among those the router's
+// bound leaves open to it: a router that knows every engine's cache) and `soonest` (the replica where the request's
+// first token would come soonest, knowing every cache and every replica's prefill queue: greedy, and no router sees
+// that much). Last, the ideal: one cache of all replicas' capacity.
+// Run: npx tsx bench/routing-bounds.ts [--trace FILE] [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens N]
+//        [--slack N] [--queue-factor X] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
@@ -91,7 +91,8 @@ function run(policy: Policy) {
   const caches = Array.from({ length: o.replicas }, () => createPrefixCache({ capacityTokens: o.cacheTokens }));
   const pool: Endpoint[] = caches.map((_, i) => ({ url: String(i), replicaId: `bench-${i}` }) as Endpoint);
   const ends: number[][] = caches.map(() => []);
-  // each replica's prompts not yet begun, as one router instance counts them: their own characters, until their first token
+  // each replica's prompts not yet begun, as one router instance counts them: their own characters, to their first
+  // token
   const begins: { at: number; chars: number }[][] = caches.map(() => []);
   const prefillFree = caches.map(() => 0);
   let prompt = 0;

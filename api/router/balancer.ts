@@ -14,9 +14,9 @@ export const hash32 = fnv1a32;
  * `loadFactor` × the mean (consistent hashing with bounded loads) or within `slack` of the least loaded replica's, or
  * — up to twice that bound — whose queue of prompts not yet begun (`queued`, in characters) is at most `queueFactor` ×
  * the request's own characters longer than the shortest: a request whose own text is long — a conversation's history,
- * a pasted document — waits behind others' prefills up to a few times what its own would cost elsewhere. Every instance ranks the
- * replicas alike, and a replica joining or leaving moves only the keys it wins or held. Undefined when every replica is
- * over the bound.
+ * a pasted document — waits behind others' prefills up to a few times what its own would cost elsewhere. Every
+ * instance ranks the replicas alike, and a replica joining or leaving moves only the keys it wins or held. Undefined
+ * when every replica is over the bound.
  */
 export function byPrefix(
   pool: readonly Endpoint[],
