@@ -159,16 +159,25 @@ const PREFIX_KNOBS = {
   slack: ["slack", 0],
   "queue-factor": ["queueFactor", 0],
 } as const;
-/** Those flags for parseArgs. */
+/** Those flags for parseArgs, and --key-on (conversation or prompt). */
 export const prefixKnobFlags = {
+  "key-on": { type: "string" },
   "key-blocks": { type: "string" },
   slack: { type: "string" },
   "queue-factor": { type: "string" },
 } as const;
 
 /** The prefixRouting the given flags make (the knobs not given left to the router's defaults); throws on a bad value. */
-export function prefixRoutingOf(values: Partial<Record<keyof typeof PREFIX_KNOBS, string>>): Record<string, number> {
-  const out: Record<string, number> = {};
+export function prefixRoutingOf(
+  values: Partial<Record<keyof typeof PREFIX_KNOBS | "key-on", string>>,
+): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  const keyOn = values["key-on"];
+  if (keyOn !== undefined) {
+    if (keyOn !== "conversation" && keyOn !== "prompt")
+      throw new Error(`--key-on wants conversation or prompt, not ${JSON.stringify(keyOn)}`);
+    out.keyOn = keyOn;
+  }
   for (const [flag, [knob, min]] of Object.entries(PREFIX_KNOBS)) {
     const x = values[flag as keyof typeof PREFIX_KNOBS];
     if (x === undefined) continue;

@@ -6,8 +6,11 @@
 import type { ModelSpec } from "../../shared/schemas/model.js";
 import type { PrefixPick, Routing } from "./types.js";
 
-/** How one model's requests are keyed: block size in characters and how many leading blocks make the key. */
-export type PrefixSettings = { blockChars: number; keyBlocks: number };
+/**
+ * How one model's requests are keyed: block size in characters, how many leading blocks make the key, and whether a
+ * conversation's system part and first user message are keyed apart (`conversation`, the default) or the prompt as one.
+ */
+export type PrefixSettings = { blockChars: number; keyBlocks: number; keyOn?: "conversation" | "prompt" };
 
 /**
  * 64 characters: about 16 tokens of English text (~4 characters a token), vLLM's and SGLang's KV block of 16 tokens.
@@ -209,14 +212,14 @@ function conversationParts(
  * The routing key of a request. A chat or response with a system part (tools, system or developer messages,
  * instructions) before its first user message is keyed on both: that part and the first user message, each up to
  * `keyBlocks` blocks — every turn of a conversation resends both, so its turns share the key, while conversations
- * under one system prompt spread over the replicas rather than all following it to one. Otherwise the key is the chain
- * hash of the prompt's leading `keyBlocks` full blocks (a prompt shorter than that: of its full blocks, or of its
+ * under one system prompt spread over the replicas rather than all following it to one. Otherwise — and always with
+ * `keyOn: "prompt"` — the key is the chain hash of the prompt's leading `keyBlocks` full blocks (a prompt shorter than that: of its full blocks, or of its
  * whole text when it has none). Undefined when there is no prompt to key on.
  */
 export function prefixKey(path: string, body: Record<string, unknown>, s: PrefixSettings): number | undefined {
   const limit = s.blockChars * s.keyBlocks;
   const start = 0x811c9dc5;
-  const conv = conversationParts(path, body, limit);
+  const conv = s.keyOn === "prompt" ? undefined : conversationParts(path, body, limit);
   if (conv) return conv.first.hash(conv.before.hash(start, conv.before.length()), conv.first.length());
   const head = promptParts(path, body, limit);
   const n = head.length();
@@ -243,15 +246,20 @@ function charsOf(content: unknown): number {
  * messages after its system part — its first user message, and the turns since (tool results and function calls
  * included), which its key's replica holds from the turns before — or the whole prompt where it has no system part (a
  * completion's first prompt). A first turn's own text counts too, though no replica holds it yet: where it is long (a
- * pasted document), the conversation's next turns will look for it on the key's replica. Only lengths are read: as
- * cheap for a 100,000-token prompt as for a short one.
+ * pasted document), the conversation's next turns will look for it on the key's replica. Keyed on the whole prompt
+ * (`keyOn: "prompt"`), the system part counts too: the requests that share it are the ones kept together. Only lengths
+ * are read: as cheap for a 100,000-token prompt as for a short one.
  */
-export function ownChars(path: string, body: Record<string, unknown>): number {
+export function ownChars(
+  path: string,
+  body: Record<string, unknown>,
+  keyOn: PrefixSettings["keyOn"] = "conversation",
+): number {
   const conv = conversationItems(path, body);
   if (conv) {
-    // with no user message, every item counts
-    let n = 0;
-    for (let i = conv.firstUser < conv.count ? conv.firstUser : 0; i < conv.count; i++) {
+    // with no user message, or keyed on the whole prompt, every item counts
+    let n = keyOn === "prompt" && !conv.isChat ? charsOf(body.instructions) : 0;
+    for (let i = conv.firstUser < conv.count && keyOn !== "prompt" ? conv.firstUser : 0; i < conv.count; i++) {
       // a response's function call and its output carry their text in `arguments` and `output`
       const it = (conv.items[i] ?? {}) as { content?: unknown; output?: unknown; arguments?: unknown };
       n += charsOf(it.content ?? it.output ?? it.arguments);
@@ -274,7 +282,13 @@ export function prefixPick(
 ): PrefixPick | undefined {
   const key = prefixKey(path, body, r);
   if (key === undefined) return undefined;
-  return { key, loadFactor: r.loadFactor, slack: r.slack, own: ownChars(path, body), queueFactor: r.queueFactor };
+  return {
+    key,
+    loadFactor: r.loadFactor,
+    slack: r.slack,
+    own: ownChars(path, body, r.keyOn),
+    queueFactor: r.queueFactor,
+  };
 }
 
 /** A 32-bit mix of the key and a replica's id (murmur3's finalizer): the replica's rendezvous weight for the key. */
@@ -292,6 +306,7 @@ export function routingOf(spec: Pick<ModelSpec, "routing" | "prefixRouting">): R
     policy: "prefix",
     blockChars: spec.prefixRouting?.blockChars ?? DEFAULT_BLOCK_CHARS,
     keyBlocks: spec.prefixRouting?.keyBlocks ?? DEFAULT_KEY_BLOCKS,
+    keyOn: spec.prefixRouting?.keyOn ?? "conversation",
     loadFactor: spec.prefixRouting?.loadFactor ?? DEFAULT_LOAD_FACTOR,
     slack: spec.prefixRouting?.slack ?? DEFAULT_PREFIX_SLACK,
     queueFactor: spec.prefixRouting?.queueFactor ?? DEFAULT_QUEUE_FACTOR,

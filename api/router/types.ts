@@ -64,6 +64,7 @@ export type Routing =
       policy: "prefix";
       blockChars: number;
       keyBlocks: number;
+      keyOn: "conversation" | "prompt";
       loadFactor: number;
       slack: number;
       queueFactor: number;

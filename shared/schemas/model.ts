@@ -73,6 +73,16 @@ export const PrefixRouting = z
       description:
         "blocks of each keyed part that make a request's key: of the system part and of the first user message, or of the leading prompt when it has no system part (32 when absent: 2,048 characters, ~512 tokens)",
     }),
+    keyOn: z
+      .enum(["conversation", "prompt"])
+      .optional()
+      .openapi({
+        description:
+          "what the key is made of: `conversation` (when absent) keys a chat or response with a system part on that " +
+          "part and its first user message, so conversations under one system prompt spread over the replicas; " +
+          "`prompt` keys every request on its prompt's leading blocks, so requests that share a long opening — a " +
+          "document sent as a system message before short, different questions — stay together",
+      }),
     loadFactor: z
       .number()
       .min(1)

@@ -47,6 +47,11 @@ describe("ownChars", () => {
     expect(ownChars("/v1/responses", { instructions: SYSTEM, input })).toBe(10 + 7 + 300);
     expect(ownChars("/v1/completions", { prompt: ["z".repeat(40), "w"] })).toBe(40);
     expect(ownChars("/v1/embeddings", { input: "x" })).toBe(0);
+    // keyed on the whole prompt, the system part and a response's instructions count too
+    expect(ownChars(CHAT, conversation(0), "prompt")).toBe(SYSTEM.length + ownChars(CHAT, conversation(0)));
+    expect(ownChars("/v1/responses", { instructions: SYSTEM, input: "y".repeat(300) }, "prompt")).toBe(
+      SYSTEM.length + 300,
+    );
   });
 });
 

@@ -42,6 +42,19 @@ describe("promptHead", () => {
 });
 
 describe("prefixKey", () => {
+  it("with keyOn: prompt keys on the prompt's leading blocks, so requests sharing a long system part stay together", () => {
+    const DOCUMENT = "The quarterly report of the ACME company, section by section. ".repeat(200);
+    const a = chat(DOCUMENT, "What was the revenue?");
+    const b = chat(DOCUMENT, "Who signed the report?");
+    const prompt = { ...S, keyOn: "prompt" as const };
+    expect(prefixKey("/v1/chat/completions", a, prompt)).toBe(prefixKey("/v1/chat/completions", b, prompt));
+    expect(prefixKey("/v1/chat/completions", a, S)).not.toBe(prefixKey("/v1/chat/completions", b, S));
+    // the same as a prompt with no system part: its opening characters
+    const whole = { model: "m", messages: [{ role: "user", content: "x".repeat(1000) }] };
+    const asUser = { model: "m", messages: [{ role: "user", content: `${"x".repeat(1000)}?` }] };
+    expect(prefixKey("/v1/chat/completions", whole, prompt)).toBe(prefixKey("/v1/chat/completions", asUser, prompt));
+  });
+
   it("keys a conversation on its system part and first user message: every turn alike, conversations apart", () => {
     const turn1 = chat(SYSTEM, "What is 2 + 2?");
     const turn2 = {
@@ -183,6 +196,7 @@ describe("routingOf", () => {
       policy: "prefix",
       blockChars: 64,
       keyBlocks: 32,
+      keyOn: "conversation",
       loadFactor: 1.25,
       slack: 0,
       queueFactor: 4,
