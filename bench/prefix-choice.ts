@@ -5,7 +5,8 @@
 // Run: npx tsx bench/prefix-choice.ts [--runs N]
 import { parseArgs } from "node:util";
 import { byPrefix } from "../api/router/balancer.js";
-import { prefixPick, routingOf } from "../api/router/prefix.js";
+import { prefixPick } from "../api/router/prefix.js";
+import { routingOf } from "../api/router/routing.js";
 import type { Endpoint } from "../api/router/types.js";
 import { machine, median } from "./machine.js";
 

@@ -10,7 +10,7 @@
 //        [--prefill-alone]   (the knobs of the model spec's prefixRouting; absent: the router's defaults)
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { routingOf } from "../api/router/prefix.js";
+import { routingOf } from "../api/router/routing.js";
 import { mockProfile } from "../test/helpers/agents.js";
 import { startInstances, startSqld } from "../test/helpers/instances.js";
 import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js";

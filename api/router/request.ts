@@ -4,7 +4,8 @@
 import { type OpenAiErrorType, openAiError } from "./errors.js";
 import { type Cancel, failureKind, requestWritten, retriable, type UpstreamResponse } from "./failures.js";
 import type { Slot } from "./fair-queue.js";
-import { prefixPick, routingOf } from "./prefix.js";
+import { prefixPick } from "./prefix.js";
+import { routingOf } from "./routing.js";
 import type { ApiKeyInfo, Endpoint, EndpointTable, KeyStore, PrefixPick, RouterDeps } from "./types.js";
 
 export const POSTS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]);

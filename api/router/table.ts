@@ -11,7 +11,7 @@ import { deployments, models, shardStatus, shards } from "../db/schema.js";
 import type { Log } from "../log.js";
 import { failingReason } from "../placement/failing.js";
 import { degradedReason, policies, replicaState, serves, type TransportPolicy } from "../placement/serving.js";
-import { routingOf } from "./prefix.js";
+import { routingOf } from "./routing.js";
 import type { Endpoint, EndpointTable, Routing, TableCache } from "./types.js";
 
 type ShardRow = {

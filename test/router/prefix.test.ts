@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { byPrefix, choose } from "../../api/router/balancer.js";
-import { prefixKey, promptHead, routingOf } from "../../api/router/prefix.js";
+import { prefixKey, promptHead } from "../../api/router/prefix.js";
+import { routingOf } from "../../api/router/routing.js";
 import type { Endpoint } from "../../api/router/types.js";
 
 const S = { blockChars: 64, keyBlocks: 4 };
