@@ -1,27 +1,24 @@
 // The fair queue as both routers wire it — the node:http handler of `llmgw serve` and the fetch router of the Worker —
 // over an upstream the test answers by hand and the queue's own manual clock: the 429 a waiter gets on its deadline,
 // a client that leaves while queued, and slots released on every way a request ends.
-import { createServer, type Server } from "node:http";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBalancer } from "../../api/router/balancer.js";
 import type { Cancel, UpstreamResponse } from "../../api/router/failures.js";
-import { createFairQueue } from "../../api/router/fair-queue.js";
-import { createFetchRouter } from "../../api/router/fetch-handler.js";
-import { createRouterHandler } from "../../api/router/handler.js";
-import { createLimiter } from "../../api/router/limits.js";
-import { createRouterMetrics } from "../../api/router/metrics.js";
-import type { ApiKeyInfo, RouterDeps } from "../../api/router/types.js";
-import { silentLog } from "../helpers/app.js";
+import type { ApiKeyInfo } from "../../api/router/types.js";
 import { manualTimers } from "../helpers/fair-clock.js";
 import { until } from "../helpers/process.js";
+import {
+  BOTH_ROUTERS,
+  closeRouterServers,
+  nodeRouter,
+  oneReplicaDeps,
+  type RouterCall,
+} from "../helpers/router-deps.js";
 
 const KEYS: Record<string, ApiKeyInfo> = {
   llmgw_key_one: { id: "one@1", name: "one", maxConcurrent: 1 },
   llmgw_key_other: { id: "other@1", name: "other" },
 };
-const ENDPOINT = { replicaId: "r0", deployment: "m", model: "m", url: "http://engine.invalid" };
-
 type Call = { answer(): void; fail(): void; signal: Cancel };
 
 /** Router deps with one replica of `m` and an upstream whose calls wait until the test answers or fails them. */
@@ -42,30 +39,18 @@ function deps() {
       ),
     };
   };
-  const r: RouterDeps = {
-    table: {
-      get: async () => ({ ready: new Map([["m", [ENDPOINT]]]), declared: new Map([["m", ""]]), readAt: 0 }),
-      staleness: () => null,
-      close() {},
-    },
-    keys: { identify: async (secret) => KEYS[secret] },
-    limiter: createLimiter(),
-    usage: { record() {}, observe() {}, flush: async () => {} },
-    balancer: createBalancer({ now: clock.now }),
-    fairQueue: createFairQueue({ now: clock.now, timeoutMs: 30_000, setTimer: clock.setTimer }),
-    upstream: {
-      send: (_url, _path, _body, _headers, signal) =>
-        new Promise((ok, ko) => {
-          signal.once("abort", () => ko(Object.assign(new Error("aborted"), { code: "UND_ERR_ABORTED" })));
-          calls.push({ answer: () => ok(response()), fail: () => ko(new Error("reset")), signal });
-        }),
-      close: async () => {},
-    },
-    metrics: createRouterMetrics(registry),
-    maxAttempts: 1,
-    maxRequestBytes: 100_000,
+  const r = oneReplicaDeps({
+    identify: async (secret) => KEYS[secret],
+    now: clock.now,
+    setTimer: clock.setTimer,
+    registry,
     maxInflightPerReplica: 2,
-  };
+    send: (_url, _path, _body, _headers, signal) =>
+      new Promise((ok, ko) => {
+        signal.once("abort", () => ko(Object.assign(new Error("aborted"), { code: "UND_ERR_ABORTED" })));
+        calls.push({ answer: () => ok(response()), fail: () => ko(new Error("reset")), signal });
+      }),
+  });
   const sample = async (name: string) =>
     (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.model === "m" || !v.labels.model);
   return { r, clock, calls, registry, sample };
@@ -79,24 +64,13 @@ const done = async (r: Promise<Response>) => {
   return res.status;
 };
 
-const servers: Server[] = [];
-afterAll(() => Promise.all(servers.map((s) => new Promise((ok) => s.close(ok)))));
+afterAll(closeRouterServers);
 
-/** The node:http handler on a free port. */
-async function nodeRouter(r: RouterDeps): Promise<Send> {
-  const server = createServer(createRouterHandler(r, { now: () => 0, log: silentLog }));
-  servers.push(server);
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/completions`;
-  return (key, signal) => fetch(url, request(key, signal));
-}
-
-/** The Worker's fetch router, called in-process. */
-async function fetchRouter(r: RouterDeps): Promise<Send> {
-  const router = createFetchRouter(r, { now: () => 0, log: silentLog });
-  return (key, signal) =>
-    router(new Request("http://llmgw.test/v1/completions", request(key, signal)), "rid", () => {});
-}
+/** A completion from key `key` to `router`. */
+const sender =
+  (router: RouterCall): Send =>
+  (key, signal) =>
+    router("/v1/completions", request(key, signal));
 
 const request = (key: string, signal?: AbortSignal): RequestInit => ({
   method: "POST",
@@ -105,15 +79,12 @@ const request = (key: string, signal?: AbortSignal): RequestInit => ({
   ...(signal ? { signal } : {}),
 });
 
-describe.each([
-  ["the node:http handler", nodeRouter],
-  ["the fetch router", fetchRouter],
-])("fair sharing through %s", (_, make) => {
+describe.each(BOTH_ROUTERS)("fair sharing through %s", (_, make) => {
   let d: ReturnType<typeof deps>;
   let send: Send;
   beforeAll(async () => {
     d = deps();
-    send = await make(d.r);
+    send = sender(await make(d.r));
   });
   const q = () => d.r.fairQueue;
 

@@ -2,22 +2,12 @@
 // response: the prompts sent and whose responses have not begun, counted for `routing: prefix`'s queue bound (a
 // request's own characters from its dispatch to its response's first byte, none after it, none once it ended); and a
 // large response written through the socket's back-pressure without a listener left behind per wait.
-import { createServer, type Server } from "node:http";
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import { createBalancer } from "../../api/router/balancer.js";
 import type { UpstreamResponse } from "../../api/router/failures.js";
-import { createFairQueue } from "../../api/router/fair-queue.js";
-import { createFetchRouter } from "../../api/router/fetch-handler.js";
-import { createRouterHandler } from "../../api/router/handler.js";
-import { createLimiter } from "../../api/router/limits.js";
-import { createRouterMetrics } from "../../api/router/metrics.js";
 import { ownChars } from "../../api/router/prefix.js";
-import type { RouterDeps } from "../../api/router/types.js";
-import { silentLog } from "../helpers/app.js";
 import { until } from "../helpers/process.js";
+import { BOTH_ROUTERS, closeRouterServers, ENDPOINT, oneReplicaDeps, type RouterCall } from "../helpers/router-deps.js";
 
-const ENDPOINT = { replicaId: "r0", deployment: "m", model: "m", url: "http://engine.invalid" };
 const PATH = "/v1/chat/completions";
 const BODY = {
   model: "m",
@@ -44,29 +34,14 @@ function deps(body: () => AsyncGenerator<Uint8Array>, contentType = "text/event-
     headers: { "content-type": contentType },
     body: Object.assign(body(), { destroy() {} }),
   });
-  const r: RouterDeps = {
-    table: {
-      get: async () => ({ ready: new Map([["m", [ENDPOINT]]]), declared: new Map([["m", ""]]), readAt: 0 }),
-      staleness: () => null,
-      close() {},
-    },
-    keys: { identify: async (secret) => (secret === "llmgw_key_one" ? { id: "one@1", name: "one" } : undefined) },
-    limiter: createLimiter(),
-    usage: { record() {}, observe() {}, flush: async () => {} },
-    balancer: createBalancer({ now: () => 0 }),
-    fairQueue: createFairQueue({ now: () => 0, timeoutMs: 30_000 }),
-    upstream: {
-      send: async () => {
-        calls++;
-        return response();
-      },
-      close: async () => {},
-    },
-    metrics: createRouterMetrics(new Registry()),
-    maxAttempts: 1,
-    maxRequestBytes: 100_000,
+  const r = oneReplicaDeps({
+    identify: async (secret) => (secret === "llmgw_key_one" ? { id: "one@1", name: "one" } : undefined),
     maxInflightPerReplica: 4,
-  };
+    send: async () => {
+      calls++;
+      return response();
+    },
+  });
   return { r, calls: () => calls };
 }
 
@@ -92,31 +67,16 @@ const init: RequestInit = {
   body: JSON.stringify(BODY),
 };
 
-const servers: Server[] = [];
-afterAll(() => Promise.all(servers.map((s) => new Promise((ok) => s.close(ok)))));
+afterAll(closeRouterServers);
 
-/** The node:http handler on a free port. */
-async function nodeRouter(r: RouterDeps): Promise<() => Promise<Response>> {
-  const server = createServer(createRouterHandler(r, { now: () => 0, log: silentLog }));
-  servers.push(server);
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  return () => fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}${PATH}`, init);
-}
+/** The test's request, sent to `router`. */
+const sender = (router: RouterCall) => () => router(PATH, init);
 
-/** The Worker's fetch router, called in-process. */
-async function fetchRouter(r: RouterDeps): Promise<() => Promise<Response>> {
-  const router = createFetchRouter(r, { now: () => 0, log: silentLog });
-  return () => router(new Request(`http://llmgw.test${PATH}`, init), "rid", () => {});
-}
-
-describe.each([
-  ["the node:http handler", nodeRouter],
-  ["the fetch router", fetchRouter],
-])("relaying through %s", (_, make) => {
+describe.each(BOTH_ROUTERS)("relaying through %s", (_, make) => {
   it("counts a request's own characters until its first byte, and nothing after", async () => {
     const stream = gatedStream();
     const d = deps(stream.body);
-    const send = await make(d.r);
+    const send = sender(await make(d.r));
     const own = ownChars(PATH, BODY);
     expect(own).toBe(5000);
     // (the node handler sends its headers with the first event)
@@ -140,7 +100,7 @@ describe.each([
     const d = deps(async function* () {
       for (let i = 0; i < 40; i++) yield chunk;
     }, "application/json");
-    const send = await make(d.r);
+    const send = sender(await make(d.r));
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.name);
     process.on("warning", onWarning);
