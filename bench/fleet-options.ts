@@ -19,6 +19,7 @@ export function options() {
       "agents-nice": { type: "string" },
       "serve-node-options": { type: "string" },
       preseed: { type: "boolean" },
+      "seen-ago": { type: "string" },
     },
   });
   const whole = (flag: string, x: string | undefined, dflt: number, min = 1) => {
@@ -35,6 +36,7 @@ export function options() {
   const nice = v["agents-nice"] === undefined ? 0 : Number(v["agents-nice"]);
   if (!Number.isInteger(nice) || nice < -20 || nice > 19 || v["agents-nice"]?.trim() === "")
     throw new Error(`--agents-nice wants a whole number from -20 to 19, not ${JSON.stringify(v["agents-nice"])}`);
+  if (v["seen-ago"] !== undefined && !v.preseed) throw new Error("--seen-ago goes with --preseed");
   const wal = v["sqld-wal"] ?? "libsql-wal";
   if (wal !== "libsql-wal" && wal !== "default") throw new Error("--sqld-wal is libsql-wal or default");
   return {
@@ -51,6 +53,11 @@ export function options() {
     registerTimeoutS: whole("register-timeout", v["register-timeout"], 1200),
     /** Nodes written to the database before serve starts instead of registered through the API. */
     preseed: !!v.preseed,
+    /**
+     * With --preseed: the nodes were last heard from this many seconds before serve starts (a control plane back after
+     * an outage that long), rather than as they were written.
+     */
+    seenAgoS: whole("seen-ago", v["seen-ago"], 0, 0),
     /**
      * The agent processes' scheduling priority (nice; below 0 needs root): they stand for machines of their own, and
      * below 0 they read their answers when they arrive rather than when the API's processes leave them a core.

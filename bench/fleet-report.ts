@@ -30,6 +30,7 @@ export type Run = {
     done: boolean;
     seededS?: number;
     rampS?: number;
+    seenAgoS?: number;
   };
   phases: Record<string, Phase>;
   floor: number[];
@@ -112,7 +113,8 @@ export function printRun(r: Run): void {
     const done = reg?.stats?.register ?? [];
     if (x.seededS !== undefined)
       console.log(
-        `registration: none through the API (--preseed: ${r.agents} nodes written to the database in ${x.seededS.toFixed(1)} s); ` +
+        `registration: none through the API (--preseed: ${r.agents} nodes written to the database in ${x.seededS.toFixed(1)} s` +
+          `${x.seenAgoS ? `, last heard from ${x.seenAgoS} s before serve started` : ""}); ` +
           `each agent started polling at a random point of the first ${x.rampS} s`,
       );
     else

@@ -11,8 +11,11 @@ import { inventoryOf, registrationOf, seededToken } from "./fleet-inventory.js";
 
 const CHUNK = 500;
 
-/** Writes nodes 0 … agents - 1 (migrating a file database first); resolves with the seconds it took. */
-export async function seedNodes(dbUrl: string, agents: number): Promise<number> {
+/**
+ * Writes nodes 0 … agents - 1 (migrating a file database first), last heard from `seenAgoS` seconds before it ends;
+ * resolves with the seconds it took.
+ */
+export async function seedNodes(dbUrl: string, agents: number, seenAgoS = 0): Promise<number> {
   const t0 = performance.now();
   const { client, db, store } = await openDb(dbUrl);
   try {
@@ -29,6 +32,10 @@ export async function seedNodes(dbUrl: string, agents: number): Promise<number> 
         for (const r of rows) await upsertNode(tx, r.req, r.hash, Date.now());
         await bumpGeneration(tx);
       });
+    }
+    if (seenAgoS) {
+      const at = Date.now() - seenAgoS * 1000;
+      await client.execute({ sql: "update nodes set last_seen_at = ?, last_heartbeat_at = ?", args: [at, at] });
     }
   } finally {
     client.close();

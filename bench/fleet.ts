@@ -12,6 +12,7 @@
 //        [--register-timeout 1200] [--cpu-prof DIR] (serve's whole run, and each agent process's over the changes)
 //        [--agents-nice=N] (a value below 0 goes after "=")
 //        [--serve-node-options=OPTS] (NODE_OPTIONS for the serve processes, e.g. --max-semi-space-size=32)
+//        [--preseed [--seen-ago S]] (the nodes written to the database first; last heard from S seconds before)
 import type { ChildProcess } from "node:child_process";
 import { setPriority } from "node:os";
 import { tempDir } from "../test/helpers/db.js";
@@ -66,7 +67,9 @@ const servers = await startServers({
   wal: args.wal,
   cpuProfDir: args.cpuProfDir,
   nodeOptions: args.serveNodeOptions,
-  ...(args.preseed ? { beforeServe: async (url: string) => void (seededS = await seedNodes(url, args.agents)) } : {}),
+  ...(args.preseed
+    ? { beforeServe: async (url: string) => void (seededS = await seedNodes(url, args.agents, args.seenAgoS)) }
+    : {}),
 }).catch((e: unknown) => {
   tmp.cleanup();
   console.error(`bench/fleet.ts: ${e instanceof Error ? e.message : String(e)}`);
@@ -230,7 +233,7 @@ try {
     registered: signedUp.reduce((a, b) => a + b, 0),
     failed: gaveUp.reduce((a, b) => a + b, 0),
     done,
-    ...(seededS === undefined ? {} : { seededS, rampS: RAMP_S }),
+    ...(seededS === undefined ? {} : { seededS, rampS: RAMP_S, seenAgoS: args.seenAgoS }),
   };
   if (!done) throw new Error(`registration did not finish in ${args.registerTimeoutS} s`);
   if (!(await until(() => polling === args.procs, 300_000))) throw new Error("not every agent's first poll answered");

@@ -2,8 +2,10 @@
 // for — at fleet size: 10,000 nodes (bench/fleet.ts's seed), a deployment of 8-GPU replicas placed at 1,000, scaled to
 // 1,500, released to 0, placed at 1,000 again, through the real app on a file database. Each step once with the
 // decision made in the write transaction (the serving thread's way, and every run on a libSQL server) and once decided
-// before it (the fleet thread's on the file), on copies of the same seeded database; three rounds, medians.
-// Run: npx tsx bench/placement-turn.ts [--rounds 3]
+// before it (the fleet thread's on the file), on copies of the same seeded database; three rounds, medians. With
+// --sqld the same on one libSQL server (sqld, over ws://, as three instances share one in bench/fleet.ts): one seed,
+// the steps run in turn by each way, each round ending with the deployment released (not timed).
+// Run: npx tsx bench/placement-turn.ts [--rounds 3] [--sqld]
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,27 +20,38 @@ import { ensureAdminToken } from "../api/db/tokens.js";
 import { type PlaceHow, placeIfNeeded } from "../api/placement/apply.js";
 import { newPlacementCache, warmPlacementCache } from "../api/placement/rows.js";
 import { createPollHub } from "../api/poll-hub.js";
+import { startSqld } from "../test/helpers/instances.js";
 import { seedNodes } from "./fleet-seed.js";
 import { machine, median } from "./machine.js";
 
-const { values: args } = parseArgs({ options: { rounds: { type: "string", default: "3" } } });
+const { values: args } = parseArgs({
+  options: { rounds: { type: "string", default: "3" }, sqld: { type: "boolean", default: false } },
+});
 const ROUNDS = Number(args.rounds);
 const NODES = 10_000;
 const STEPS = [1000, 1500, 0, 1000];
 
 const dir = mkdtempSync(join(tmpdir(), "llmgw-turn-"));
 const seed = join(dir, "seed.db");
+const server = args.sqld ? await startSqld() : undefined;
+const seedUrl = server ? server.url.replace("http:", "ws:") : `file:${seed}`;
 console.log(`machine: ${machine()}`);
-console.log(`fleet: ${NODES} nodes seeded in ${(await seedNodes(`file:${seed}`, NODES)).toFixed(1)} s`);
+console.log(
+  `fleet: ${NODES} nodes seeded in ${(await seedNodes(seedUrl, NODES)).toFixed(1)} s ${server ? "on sqld (ws://)" : "on a file"}`,
+);
 
-/** One round on a fresh copy of the seed: per step, the write turns' total and the run's (PUT to placed), in ms. */
+/**
+ * One round — on a fresh copy of the seed, or on the server's one database — per step, the write turns' total and
+ * the run's (PUT to placed), in ms.
+ */
 async function round(how: PlaceHow, n: number): Promise<{ turn: number; total: number }[]> {
   const file = join(dir, `run-${n}.db`);
-  copyFileSync(seed, file);
-  const { client, db, store } = await openDb(`file:${file}`);
+  if (!server) copyFileSync(seed, file);
+  const { client, db, store } = await openDb(server ? seedUrl : `file:${file}`);
   const now = Date.now();
   await client.execute({ sql: "update nodes set last_heartbeat_at = ?, last_seen_at = ?", args: [now, now] });
-  const admin = (await ensureAdminToken(store, now))!;
+  const admin = "llmgw-bench-placement-turn-admin";
+  await ensureAdminToken(store, now, admin);
   const cache = newPlacementCache();
   await warmPlacementCache(db, cache); // as the fleet thread's read at start-up
   let turn = 0;
@@ -75,10 +88,11 @@ async function round(how: PlaceHow, n: number): Promise<{ turn: number; total: n
     if (r.status >= 300) throw new Error(`PUT ${path}: ${r.status} ${await r.text()}`);
     await background.drain();
   };
-  await put("/api/v1/models/m", {
-    weightsPath: "/models/m",
-    profiles: [{ name: "tp8", engine: "vllm", gpuClass: "h100-80g", tp: 8, gpusPerNode: 8 }],
-  });
+  if (n === 0 || !server)
+    await put("/api/v1/models/m", {
+      weightsPath: "/models/m",
+      profiles: [{ name: "tp8", engine: "vllm", gpuClass: "h100-80g", tp: 8, gpusPerNode: 8 }],
+    });
   const out: { turn: number; total: number }[] = [];
   for (const replicas of STEPS) {
     turn = 0;
@@ -86,6 +100,8 @@ async function round(how: PlaceHow, n: number): Promise<{ turn: number; total: n
     await put("/api/v1/deployments/d", { model: "m", replicas, pool: "prod" });
     out.push({ turn, total: performance.now() - began });
   }
+  // the server's one database starts the next round with nothing placed
+  if (server) await put("/api/v1/deployments/d", { model: "m", replicas: 0, pool: "prod" });
   client.close();
   return out;
 }
@@ -98,6 +114,7 @@ const figures = new Map<string, { turn: number; total: number }[][]>(modes.map((
 let copies = 0;
 for (let r = 0; r < ROUNDS; r++) for (const [name, how] of modes) figures.get(name)!.push(await round(how, copies++));
 rmSync(dir, { recursive: true, force: true });
+await server?.close();
 
 const ms = (x: number) => x.toFixed(0);
 const summary: Record<string, number> = {};

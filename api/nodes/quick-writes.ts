@@ -1,5 +1,5 @@
 // The agents' frequent writes in their usual case — a heartbeat with nothing new but its readings, a status report
-// from a node that was not lost — as statements whose checks sit in their WHERE, sent with other agents' in one batch
+// from a node that was not lost, a poll refreshing the node's last-seen time — as statements whose checks sit in their WHERE, sent with other agents' in one batch
 // (Store.writeStatements), with nothing read first: on a libSQL server a transaction costs a round trip per statement,
 // each made while SQLite's one write lock is held; a batch is one round trip for many agents. Where a check fails (the
 // node silent past the limit or lost, the heartbeat's facts new, the node unknown) the first statement changes nothing,
@@ -85,4 +85,12 @@ export function quickStatus(
     ...shardReportStatements(q, node, shards, t),
     ...(bump ? [bump] : []),
   ]);
+}
+
+/**
+ * Records a poll of a node heard from: its last-seen time. False where the node is unknown, was lost or is silent past
+ * the limit (the full path notes its return).
+ */
+export function quickHeard(store: Store, node: string, t: number, lostAfterS: number): Promise<boolean> {
+  return wroteFirst(store, [heardStatement(store.db, heardAt(node, t, lostAfterS))]);
 }

@@ -8,6 +8,7 @@ import { insertEvents } from "../db/events.js";
 import { markHeard } from "../db/nodes.js";
 import { type NodeAssignment, nodeAssignments } from "../db/shards.js";
 import type { AppDeps, AppEnv } from "../deps.js";
+import { quickHeard } from "../nodes/quick-writes.js";
 import { heardFrom } from "../nodes/state.js";
 import { errorResponses, jsonResponse, nodeSecurity, syncFirst } from "../openapi.js";
 import { movedAny, placeTimed } from "../placement/trigger.js";
@@ -76,12 +77,17 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   const t = now();
   const row = c.var.node;
   if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS)) {
-    await store.write(async (tx) => {
-      await markHeard(tx, node, t);
-      const back = heardFrom(row, t, settings.nodeLostAfterS);
-      await insertEvents(tx, t, back);
-      if (back.length) await bumpGeneration(tx);
-    });
+    // a node still heard from: one statement, batched with other agents' writes (a fleet whose polls all come back
+    // at once — every instance restarted, the database back after an outage — writes no transaction per node)
+    const quick =
+      !heardFrom(row, t, settings.nodeLostAfterS).length && (await quickHeard(store, node, t, settings.nodeLostAfterS));
+    if (!quick)
+      await store.write(async (tx) => {
+        await markHeard(tx, node, t);
+        const back = heardFrom(row, t, settings.nodeLostAfterS);
+        await insertEvents(tx, t, back);
+        if (back.length) await bumpGeneration(tx);
+      });
   }
   const placed = await placeTimed(c.var.deps, t);
   if (movedAny(placed)) waiter.notify();

@@ -211,3 +211,49 @@ describe("a status report from a node heard from", () => {
     expect(await shardState("q-5")).toEqual([]);
   });
 });
+
+describe("a poll that refreshes its node's last-seen time", () => {
+  const poll = (id: string, token: string) => t.call("GET", `/api/v1/agents/${id}/assignments`, { token });
+  const seenAt = async (id: string) => (await row(id)).lastSeenAt;
+
+  it("is one batch for a node heard from: a fleet's polls coming back at once write no transaction each", async () => {
+    const token = await register("q-10");
+    expect((await poll("q-10", token)).status).toBe(200); // places what the registration changed
+    t.clock.advance(61_000); // past a third of the lost-after time
+    const before = counts();
+    const r = await poll("q-10", token);
+    expect(r.status, r.text).toBe(200);
+    expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
+    expect(await seenAt("q-10")).toBe(t.clock.now());
+  });
+
+  it("takes the full path for a node silent past the limit, which notes its return", async () => {
+    const token = await register("q-11");
+    expect((await poll("q-11", token)).status).toBe(200);
+    t.clock.advance((defaultSettings().nodeLostAfterS + 1) * 1000);
+    const gen = await readGeneration(t.db);
+    const before = counts();
+    expect((await poll("q-11", token)).status).toBe(200);
+    expect(counts().batches).toBe(before.batches);
+    expect(counts().writes).toBeGreaterThan(before.writes);
+    expect(await seenAt("q-11")).toBe(t.clock.now());
+    expect((await listEvents(t.db, { nodeId: "q-11", limit: 50 })).map((e) => e.type)).toContain("node_recovered");
+    // a node back changes what placement may use
+    expect(await readGeneration(t.db)).toBeGreaterThan(gen);
+  });
+
+  it("takes the full path where the node went silent past the limit after its token was checked", async () => {
+    const token = await register("q-12");
+    expect((await poll("q-12", token)).status).toBe(200);
+    t.clock.advance(61_000);
+    // between the token's check and the batch, the row shows the node lost (the liveness sweep of another instance)
+    seen.before = async (inner) => {
+      await inner.write((tx) => tx.update(nodes).set({ lostAt: 1 }).where(eq(nodes.id, "q-12")));
+    };
+    const before = counts();
+    expect((await poll("q-12", token)).status).toBe(200);
+    expect(counts().batches).toBe(before.batches + 1);
+    expect(counts().writes).toBeGreaterThan(before.writes);
+    expect(await row("q-12")).toMatchObject({ lostAt: null, lastSeenAt: t.clock.now() });
+  });
+});
