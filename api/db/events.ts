@@ -24,6 +24,16 @@ export type NewEvent = {
 export async function insertEvents(q: Q, at: number, list: NewEvent[]) {
   if (!list.length) return;
   txEvents.get(q)?.push(...list);
+  // in parts: an INSERT binds 10 values a row, and SQLite takes at most 32,766 in one statement (a liveness sweep
+  // that finds a whole fleet silent writes an event per node)
+  for (let first = 0; first < list.length; first += EVENTS_PER_INSERT)
+    await insertPart(q, at, list.slice(first, first + EVENTS_PER_INSERT));
+}
+
+/** Events per INSERT at most. */
+const EVENTS_PER_INSERT = 1000;
+
+async function insertPart(q: Q, at: number, list: NewEvent[]) {
   await q.insert(events).values(
     list.map((e) => ({
       at,

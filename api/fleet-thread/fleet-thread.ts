@@ -13,6 +13,7 @@ import { newPlacementCache } from "../placement/rows.js";
 import { capacityFrom } from "../views/capacity.js";
 import type { NvlinkCache } from "../views/nvlink.js";
 import type { HostSays, ThreadConfig, ThreadSays } from "./protocol.js";
+import { fromThreadError, type ThreadError, toThreadError } from "./thread-error.js";
 
 const port = parentPort;
 if (!port) throw new Error("fleet-thread.js runs as a worker thread of `llmgw serve`");
@@ -28,12 +29,12 @@ const { client, db, store: local } = await openDb(config.dbUrl, config.dbAuthTok
 local.onEvents?.((events) => say({ kind: "events", events }));
 
 let turns = 0;
-const granted = new Map<number, (refused?: string) => void>();
+const granted = new Map<number, (refused?: ThreadError) => void>();
 /** Runs `fn` once the serving thread granted this thread its write turn; gives the turn back when it settles. */
 async function inTurn<T>(fn: () => Promise<T>): Promise<T> {
   const turn = ++turns;
   await new Promise<void>((ok, fail) => {
-    granted.set(turn, (refused) => (refused === undefined ? ok() : fail(new Error(refused))));
+    granted.set(turn, (refused) => (refused === undefined ? ok() : fail(fromThreadError(refused))));
     say({ kind: "turn", turn });
   });
   try {
@@ -75,7 +76,7 @@ port.on("message", (m: HostSays) => {
           : capacityFrom(db, cache, m.now, lostAfterS);
     work.then(
       (value) => say({ kind: "answer", id: m.id, value }),
-      (e: unknown) => say({ kind: "answer", id: m.id, error: e instanceof Error ? e.message : String(e) }),
+      (e: unknown) => say({ kind: "answer", id: m.id, error: toThreadError(e) }),
     );
   }
 });

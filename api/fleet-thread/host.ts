@@ -9,6 +9,7 @@ import type { Log } from "../log.js";
 import type { ClusterScrape } from "../metrics/cluster-figures.js";
 import type { PlaceResult } from "../placement/apply.js";
 import type { Ask, HostSays, ThreadConfig, ThreadSays } from "./protocol.js";
+import { fromThreadError, toThreadError } from "./thread-error.js";
 
 /** The fleet thread's young generation (MiB; V8's own lets it grow to 32 on 64-bit). */
 const YOUNG_MB = 8;
@@ -52,7 +53,7 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
       const a = asked.get(m.id);
       asked.delete(m.id);
       if (m.error === undefined) a?.ok(m.value);
-      else a?.fail(new Error(m.error));
+      else a?.fail(fromThreadError(m.error));
     } else if (m.kind === "turn") {
       const held = new Promise<void>((over) => turnsHeld.set(m.turn, over));
       const hold = () => {
@@ -62,7 +63,7 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
       // refused (this instance's writes queue is full): the thread's write fails as one of this thread's would
       void (o.store.turn ? o.store.turn(hold) : hold()).catch((e: unknown) => {
         turnsHeld.delete(m.turn);
-        send({ kind: "granted", turn: m.turn, refused: e instanceof Error ? e.message : String(e) });
+        send({ kind: "granted", turn: m.turn, refused: toThreadError(e) });
       });
     } else if (m.kind === "turn-over") {
       // its writes failing for the storage's sake: the instance is not ready, as when its own fail so

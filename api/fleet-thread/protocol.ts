@@ -5,6 +5,7 @@
 import type { WriteFailure, WrittenEvent } from "../db/client.js";
 import type { DbSync } from "../db/local-connections.js";
 import type { PlaceSettings } from "../placement/apply.js";
+import type { ThreadError } from "./thread-error.js";
 
 /** What the fleet thread is started with (its workerData). */
 export type ThreadConfig = {
@@ -21,12 +22,12 @@ export type Ask = { id: number; kind: "place" | "scrape" | "capacity"; now: numb
  * What the serving thread sends: work, a write turn granted (or refused, why), or stop (the thread closes its database
  * and ends).
  */
-export type HostSays = Ask | { kind: "granted"; turn: number; refused?: string } | { kind: "stop" };
+export type HostSays = Ask | { kind: "granted"; turn: number; refused?: ThreadError } | { kind: "stop" };
 
 /** What the fleet thread sends. */
 export type ThreadSays =
   /** The answer to an ask: its value (structured-cloned), or why it failed. */
-  | { kind: "answer"; id: number; value?: unknown; error?: string }
+  | { kind: "answer"; id: number; value?: unknown; error?: ThreadError }
   /**
    * The thread would write: it waits for `granted` with this number, and says `turn-over` once it committed (or
    * failed), with the last failure of its writes the storage caused (a full disk …) while readiness reports one.

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Store } from "../../api/db/client.js";
 import { replicas } from "../../api/db/schema.js";
+import { MAX_WAITING, queueFull } from "../../api/db/write-limits.js";
 import { type FleetThread, keepFleetThread, startFleetThread } from "../../api/fleet-thread/host.js";
 import type { Log } from "../../api/log.js";
 import { scrapeCluster } from "../../api/metrics/cluster-figures.js";
@@ -157,6 +158,30 @@ parentPort.postMessage({ kind: "turn", turn: 1 });
     await thread.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+it("answers a poll whose placement the instance's full write queue refused on the thread 503, as on this thread", async () => {
+  let refuse = false;
+  t = await createTestApp({
+    fleetThread: true,
+    wrapStore: (s) => ({ ...s, turn: (fn) => (refuse ? Promise.reject(queueFull(MAX_WAITING)) : s.turn!(fn)) }),
+  });
+  const app = t;
+  const r = await app.call("POST", "/api/v1/agents/register", {
+    token: app.adminToken,
+    body: { ...registerBody("n1", nodeInventory("n1")), labels: { pool: "p" } },
+  });
+  expect(r.status).toBe(201);
+  refuse = true;
+  await declareOneGpuDeployment(app, 1);
+  const poll = await app.call("GET", "/api/v1/agents/n1/assignments", { token: r.json.nodeToken });
+  // the agent backs off and polls again, rather than taking the control plane's failure for a bug
+  expect(poll.status, poll.text).toBe(503);
+  expect(poll.headers.get("retry-after")).toBeTruthy();
+  expect(poll.json.detail).toContain(`already holds ${MAX_WAITING} writes waiting`);
+  refuse = false;
+  expect((await app.call("GET", "/api/v1/agents/n1/assignments", { token: r.json.nodeToken })).status).toBe(200);
+  expect(await placed(app)).toBe(1);
 });
 
 describe("a fleet thread that ends on its own", () => {

@@ -1,4 +1,7 @@
+import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertRows } from "../../api/db/insert-rows.js";
+import { events, nodes } from "../../api/db/schema.js";
 import { sweepLiveness } from "../../api/nodes/liveness.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { registerBody } from "../helpers/inventory.js";
@@ -121,5 +124,33 @@ describe("liveness", () => {
       body: { shards: [{ shardId: "s", state: "ready" }] },
     });
     expect(await state("n1")).toBe("cordoned");
+  });
+});
+
+describe("the liveness sweep at fleet size", () => {
+  it("marks a whole fleet silent at once lost, with an event each (past SQLite's 32,766 bound values in one INSERT)", async () => {
+    const fleet = await createTestApp({ settings: { nodeLostAfterS: 180 } });
+    try {
+      const at = fleet.clock.now();
+      const rows = Array.from({ length: 3500 }, (_, i) => ({
+        id: `f${i}`,
+        hostname: `f${i}`,
+        mgmtAddr: "10.0.0.1",
+        pool: "default",
+        labels: "{}",
+        agentVersion: "test",
+        tokenHash: `hash-${i}`,
+        inventory: "{}",
+        registeredAt: at,
+        lastSeenAt: at,
+      }));
+      await fleet.store.write((tx) => insertRows(tx, nodes, rows as never));
+      fleet.clock.advance(181_000);
+      expect(await sweepLiveness(fleet.store, fleet.clock.now(), 180)).toHaveLength(3500);
+      const [lost] = await fleet.db.select({ n: count() }).from(events).where(eq(events.type, "node_lost"));
+      expect(lost!.n).toBe(3500);
+    } finally {
+      await fleet.close();
+    }
   });
 });
