@@ -1,9 +1,10 @@
 // The agents' frequent writes in their usual case — a heartbeat with nothing new but its readings, a status report
-// from a node that was not lost, a poll refreshing the node's last-seen time — as statements whose checks sit in their WHERE, sent with other agents' in one batch
-// (Store.writeStatements), with nothing read first: on a libSQL server a transaction costs a round trip per statement,
-// each made while SQLite's one write lock is held; a batch is one round trip for many agents. Where a check fails (the
-// node silent past the limit or lost, the heartbeat's facts new, the node unknown) the first statement changes nothing,
-// and the caller takes its full path in a transaction, which notes what the checks found.
+// from a node that was not lost, a poll refreshing the node's last-seen time — as statements whose checks sit in their
+// WHERE, sent with other agents' in one batch (Store.writeStatements), with nothing read first: on a libSQL server a
+// transaction costs a round trip per statement, each made while SQLite's one write lock is held; a batch is one round
+// trip for many agents. Where a check fails (the node silent past the limit or lost, the heartbeat's facts new, the
+// node unknown) the first statement changes nothing, and the caller takes its full path in a transaction, which notes
+// what the checks found.
 import type { InStatement } from "@libsql/client";
 import type { Heartbeat, StatusReport } from "../../shared/schemas/agent.js";
 import { readShardState } from "../../shared/schemas/common.js";
