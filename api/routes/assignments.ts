@@ -79,12 +79,11 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS)) {
     // a node still heard from: one statement, batched with other agents' writes (a fleet whose polls all come back
     // at once — every instance restarted, the database back after an outage — writes no transaction per node)
-    const quick =
-      !heardFrom(row, t, settings.nodeLostAfterS).length && (await quickHeard(store, node, t, settings.nodeLostAfterS));
+    const back = heardFrom(row, t, settings.nodeLostAfterS);
+    const quick = !back.length && (await quickHeard(store, node, t, settings.nodeLostAfterS));
     if (!quick)
       await store.write(async (tx) => {
         await markHeard(tx, node, t);
-        const back = heardFrom(row, t, settings.nodeLostAfterS);
         await insertEvents(tx, t, back);
         if (back.length) await bumpGeneration(tx);
       });
