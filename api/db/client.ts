@@ -31,10 +31,11 @@ export type Store = {
   /**
    * Writes `stmts` in order in one transaction, with nothing read between them, and resolves with the rows each changed
    * once it committed. The calls made while one is on its way share the next transaction: on a server one batch, a
-   * single round trip (a `write` is one per statement, all of them under SQLite's one write lock). Nothing they write
-   * is an event. For the agents' frequent writes whose checks fit in a statement's WHERE.
+   * single round trip (a `write` is one per statement, all of them under SQLite's one write lock). For the agents'
+   * frequent writes whose checks fit in a statement's WHERE. `stored`: from the rows each changed, the events they
+   * stored (told to the onEvents listener once committed, as a transaction's are).
    */
-  writeStatements(stmts: InStatement[]): Promise<number[]>;
+  writeStatements(stmts: InStatement[], stored?: (rows: number[]) => WrittenEvent[]): Promise<number[]>;
   /**
    * Runs `fn` in this instance's turn to write, outside any transaction of its own: no write of this store runs until
    * it settles. For another connection of the same process writing (placement's thread) without racing this one for
@@ -255,31 +256,39 @@ export function createStore(
     },
     write,
     ...(serialize && { turn: <T>(fn: () => Promise<T>) => write<T>(fn, true) }),
-    writeStatements(stmts) {
-      // the embedded file's driver is synchronous: its writes take their turns in the one queue
-      if (o.file)
-        return write(async (tx) => {
-          const rows: number[] = [];
-          for (const s of stmts) rows.push(await runStatement(tx, s));
-          return rows;
-        });
-      if (!serialize)
-        return send([stmts]).then(
-          ([rows]) => rows!,
-          (e: unknown) => {
-            note(e);
-            throw e;
-          },
-        );
-      return new Promise((done, fail) => {
-        if (batches.length >= MAX_WAITING) return fail(queueFull(batches.length));
-        batches.push({ stmts, done, fail });
-        void flush();
-      });
+    async writeStatements(stmts, stored) {
+      const rows = await writeBatch(stmts);
+      const written = stored?.(rows);
+      if (written?.length) listener?.(written);
+      return rows;
     },
     writeFailure: () => (failed && now() - failed.at < WRITE_FAILURE_MS ? failed : undefined),
     noteWriteFailure: (f) => {
       if (!failed || f.at > failed.at) failed = f;
     },
   };
+
+  /** Writes `stmts` in one transaction: with the others waiting on a server, else in the write queue. */
+  function writeBatch(stmts: InStatement[]): Promise<number[]> {
+    // the embedded file's driver is synchronous: its writes take their turns in the one queue
+    if (o.file)
+      return write(async (tx) => {
+        const rows: number[] = [];
+        for (const s of stmts) rows.push(await runStatement(tx, s));
+        return rows;
+      });
+    if (!serialize)
+      return send([stmts]).then(
+        ([rows]) => rows!,
+        (e: unknown) => {
+          note(e);
+          throw e;
+        },
+      );
+    return new Promise((done, fail) => {
+      if (batches.length >= MAX_WAITING) return fail(queueFull(batches.length));
+      batches.push({ stmts, done, fail });
+      void flush();
+    });
+  }
 }

@@ -1,5 +1,5 @@
 import type { InStatement } from "@libsql/client";
-import { and, asc, count, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, asc, count, eq, sql } from "drizzle-orm";
 import { devicesOf } from "../../shared/classes.js";
 import { homeDomain } from "../../shared/fabric.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
@@ -104,56 +104,93 @@ export async function writeBeat(
   });
 }
 
-/** A write's check that node `id` is heard from at `t`: not lost, and last seen after `seenAfter`. */
+/** A write's node `id`, heard from at `t`; last seen at or before `seenAfter`, it was silent past the limit. */
 export type HeardCheck = { id: string; t: number; seenAfter: number };
 
-/** The row is not lost and not silent past the limit (`seenAfter`): a write that checks it has no recovery to note. */
-const stillHeard = and(
-  eq(nodes.id, sql.placeholder("id")),
-  isNull(nodes.lostAt),
-  gt(nodes.lastSeenAt, sql.placeholder("seenAfter")),
-);
+/**
+ * Statements that note node `check.id` back where its row shows it lost or silent past the limit (and, with `digest`,
+ * its last applied heartbeat had those facts): its `node_recovered` event (`message`) and a new generation (a node back
+ * changes what placement may use). Each changes a row only then; the statement recording the node heard from goes
+ * after them, in the same batch.
+ */
+function backStatements(check: HeardCheck, message: string, digest?: string): InStatement[] {
+  const back = {
+    sql:
+      "select 1 from nodes where id = ? and (lost_at is not null or last_seen_at <= ?)" +
+      (digest === undefined ? "" : " and heartbeat_digest = ?"),
+    args: [check.id, check.seenAfter, ...(digest === undefined ? [] : [digest])],
+  };
+  return [
+    {
+      sql: `insert into events (at, type, node_id, message) select ?, 'node_recovered', ?, ? where exists (${back.sql})`,
+      args: [check.t, check.id, message, ...back.args],
+    },
+    {
+      sql:
+        `insert into cluster (id, generation) select 1, 1 where exists (${back.sql}) ` +
+        "on conflict (id) do update set generation = generation + 1",
+      args: back.args,
+    },
+  ];
+}
 
-/** A statement that records the node heard from at `t`, changing its row only while it is still heard from. */
-export const heardStatement = statement<HeardCheck>((q) =>
-  q
-    .update(nodes)
-    .set({ lastSeenAt: param("t") })
-    .where(stillHeard),
-);
+/**
+ * The statements that record node `check.id` heard from at `check.t` whatever its row shows, with nothing read first,
+ * and note its return (`message`) where it was lost or silent past the limit. The rows each changes: the first 1
+ * where the node came back, the last 1 where the node is known.
+ */
+export function heardBackStatements(check: HeardCheck, message: string): InStatement[] {
+  return [
+    ...backStatements(check, message),
+    { sql: "update nodes set last_seen_at = ?, lost_at = null where id = ?", args: [check.t, check.id] },
+  ];
+}
 
-const beatIfSame = statement<
-  HeardCheck & { digest: string; patch: string; imexDigest: string | null; imexAddresses: number | null }
->((q) =>
+const beatIfSame = statement<{
+  id: string;
+  t: number;
+  digest: string;
+  patch: string;
+  imexDigest: string | null;
+  imexAddresses: number | null;
+}>((q) =>
   q
     .update(nodes)
     .set({
       lastHeartbeatAt: param("t"),
       lastSeenAt: param("t"),
+      lostAt: null,
       imexConfigDigest: param("imexDigest"),
       imexConfigAddresses: param("imexAddresses"),
       readings: patchedReadings,
     })
-    .where(and(stillHeard, eq(nodes.heartbeatDigest, sql.placeholder("digest")))),
+    .where(and(eq(nodes.id, sql.placeholder("id")), eq(nodes.heartbeatDigest, sql.placeholder("digest")))),
 );
 
 /**
- * A statement that writes a heartbeat with nothing new but its readings — merged into the stored ones by `patch`
- * (readingsPatch), the liveness times, the IMEX peer list's summary — and changes the row only while the node is still
- * heard from and the last heartbeat applied to its inventory had the same facts (`digest`).
+ * The statements that write a heartbeat with nothing new but its readings — merged into the stored ones by `patch`
+ * (readingsPatch), the liveness times, the IMEX peer list's summary — where the last heartbeat applied to the node's
+ * inventory had the same facts (`digest`), and then note the node's return (`message`) if it was lost or silent past
+ * the limit. The rows each changes: the first 1 where the node came back, the last 1 where the heartbeat was written.
  */
-export function beatStatement(
+export function beatStatements(
   q: Q,
   check: HeardCheck & { digest: string },
+  message: string,
   patch: string,
   imexConfig: { digest: string; addresses: number } | undefined,
-): InStatement {
-  return beatIfSame(q, {
-    ...check,
-    patch,
-    imexDigest: imexConfig?.digest ?? null,
-    imexAddresses: imexConfig?.addresses ?? null,
-  });
+): InStatement[] {
+  return [
+    ...backStatements(check, message, check.digest),
+    beatIfSame(q, {
+      id: check.id,
+      t: check.t,
+      digest: check.digest,
+      patch,
+      imexDigest: imexConfig?.digest ?? null,
+      imexAddresses: imexConfig?.addresses ?? null,
+    }),
+  ];
 }
 
 /** A node's stored inventory text. */

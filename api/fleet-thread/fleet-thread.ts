@@ -48,7 +48,7 @@ const store: Store = {
   db,
   server: local.server,
   write: (fn) => inTurn(() => local.write(fn)),
-  writeStatements: (stmts) => inTurn(() => local.writeStatements(stmts)),
+  writeStatements: (stmts, stored) => inTurn(() => local.writeStatements(stmts, stored)),
 };
 
 const cache = newPlacementCache();

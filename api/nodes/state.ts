@@ -20,11 +20,14 @@ export function heardFrom(
   lostAfterS: number,
 ): NewEvent[] {
   if (row.lostAt === null && nodeState(row, now, lostAfterS) !== "lost") return [];
-  return [
-    {
-      type: "node_recovered",
-      nodeId: row.id,
-      message: `${row.id} is back after ${Math.round((now - row.lastSeenAt) / 1000)} s of silence`,
-    },
-  ];
+  return [recovered(row, now)];
+}
+
+/** The `node_recovered` event of node `row`, heard from at `now` after its silence. */
+export function recovered(row: { id: string; lastSeenAt: number }, now: number): NewEvent & { nodeId: string } {
+  return {
+    type: "node_recovered",
+    nodeId: row.id,
+    message: `${row.id} is back after ${Math.round((now - row.lastSeenAt) / 1000)} s of silence`,
+  };
 }

@@ -224,7 +224,10 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { store, now, settings, beatHints } = c.var.deps;
     const t = now();
     const digest = await factsDigest(hb);
-    if (tryQuick(beatHints, node, digest) && (await quickBeat(store, node, hb, digest, t, settings.nodeLostAfterS)))
+    if (
+      tryQuick(beatHints, node, digest) &&
+      (await quickBeat(store, c.var.node, hb, digest, t, settings.nodeLostAfterS))
+    )
       return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
     await store.write(async (tx) => {
       const row = await findHeartbeatRow(tx, node);
@@ -249,7 +252,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const { node } = c.req.valid("param");
     const { store, now, settings } = c.var.deps;
     const t = now();
-    if (await quickStatus(store, node, shards, t, settings.nodeLostAfterS))
+    if (await quickStatus(store, c.var.node, shards, t, settings.nodeLostAfterS))
       return c.json({ nodeId: node, receivedAt: t, heartbeatIntervalS: settings.heartbeatIntervalS }, 200);
     await store.write(async (tx) => {
       const row = await findHeartbeatRow(tx, node);

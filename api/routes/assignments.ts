@@ -3,13 +3,9 @@ import { Assignments } from "../../shared/schemas/assignment.js";
 import { NodeId } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
 import { requireOwnNode, stateBehind } from "../auth.js";
-import { bumpGeneration } from "../db/cluster.js";
-import { insertEvents } from "../db/events.js";
-import { markHeard } from "../db/nodes.js";
 import { type NodeAssignment, nodeAssignments } from "../db/shards.js";
 import type { AppDeps, AppEnv } from "../deps.js";
-import { quickHeard } from "../nodes/quick-writes.js";
-import { heardFrom } from "../nodes/state.js";
+import { pollHeard } from "../nodes/quick-writes.js";
 import { errorResponses, jsonResponse, nodeSecurity, syncFirst } from "../openapi.js";
 import { movedAny, placeTimed } from "../placement/trigger.js";
 import { holdAnswer, outgoingOf } from "./held-poll.js";
@@ -76,18 +72,11 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   const { store, now, settings, waiter } = c.var.deps;
   const t = now();
   const row = c.var.node;
-  if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS)) {
-    // a node still heard from: one statement, batched with other agents' writes (a fleet whose polls all come back
-    // at once — every instance restarted, the database back after an outage — writes no transaction per node)
-    const back = heardFrom(row, t, settings.nodeLostAfterS);
-    const quick = !back.length && (await quickHeard(store, node, t, settings.nodeLostAfterS));
-    if (!quick)
-      await store.write(async (tx) => {
-        await markHeard(tx, node, t);
-        await insertEvents(tx, t, back);
-        if (back.length) await bumpGeneration(tx);
-      });
-  }
+  // one batch of statements with other agents' writes, no transaction: a fleet whose polls all come back at once
+  // (every instance restarted, the database back after an outage, even one past the lost-after time) takes no write
+  // lock per node
+  if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS))
+    await pollHeard(store, row, t, settings.nodeLostAfterS);
   const placed = await placeTimed(c.var.deps, t);
   if (movedAny(placed)) waiter.notify();
   // the index the authentication read decides whether the poll waits (unless this poll's placement just moved it):

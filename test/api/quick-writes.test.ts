@@ -4,7 +4,7 @@
 // back from silence is still noted.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Store } from "../../api/db/client.js";
+import type { Store, WrittenEvent } from "../../api/db/client.js";
 import { readGeneration } from "../../api/db/cluster.js";
 import { listEvents } from "../../api/db/events.js";
 import { nodes, shardStatus } from "../../api/db/schema.js";
@@ -26,12 +26,12 @@ const watching = (store: Store): Store => ({
     seen.writes++;
     return store.write(fn);
   },
-  writeStatements: async (stmts) => {
+  writeStatements: async (stmts, stored) => {
     seen.batches++;
     const before = seen.before;
     seen.before = undefined;
     await before?.(store);
-    return store.writeStatements(stmts);
+    return store.writeStatements(stmts, stored);
   },
 });
 
@@ -46,8 +46,11 @@ const hints: BeatHints = {
 
 let t: TestApp;
 const inv = inventoryFromCapture(H100_XML);
+/** The events the store told its listener of (what `llmgw serve` logs). */
+const logged: WrittenEvent[] = [];
 beforeAll(async () => {
   t = await createTestApp({ wrapStore: watching, beatHints: hints });
+  t.store.onEvents?.((e) => logged.push(...e));
 });
 afterAll(() => t.close());
 
@@ -164,19 +167,47 @@ describe("a heartbeat with nothing new but its readings", () => {
     }
   });
 
-  it("from a node silent past the limit takes the full path, which notes its return and merges its readings", async () => {
+  it("from a node silent past the limit is one batch as well, which notes its return and merges its readings", async () => {
     const token = await register("q-3");
     const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-3/heartbeat", { token, body });
     expect((await beat(heartbeat(1))).status).toBe(200);
     expect((await beat({ ...heartbeat(1), memoryAvailableMiB: 500 })).status).toBe(200);
     t.clock.advance((defaultSettings().nodeLostAfterS + 1) * 1000);
+    const gen = await readGeneration(t.db);
     const before = counts();
+    logged.length = 0;
     expect((await beat(heartbeat(2))).status).toBe(200);
-    expect(counts().writes).toBe(before.writes + 1);
-    expect((await listEvents(t.db, { nodeId: "q-3", limit: 50 })).map((e) => e.type)).toContain("node_recovered");
+    expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
+    expect(await row("q-3")).toMatchObject({ lostAt: null, lastSeenAt: t.clock.now() });
+    const back = { type: "node_recovered", nodeId: "q-3", message: "q-3 is back after 181 s of silence" };
+    expect(logged).toEqual([back]);
+    expect((await listEvents(t.db, { nodeId: "q-3", limit: 50 })).filter((e) => e.type === back.type)).toHaveLength(1);
+    expect(await readGeneration(t.db)).toBe(gen + 1);
     expect(await shownMemory("q-3")).toEqual(inv.gpus.map((g) => 2000 + g.index));
     // a reading the heartbeat left out keeps its last value
     expect(((await t.admin("GET", "/api/v1/nodes/q-3")).json.inventory as Inventory).memory.availableMiB).toBe(500);
+  });
+
+  it("from a node lost, with facts new to an instance that knew nothing of them, notes its return once", async () => {
+    const token = await register("q-14");
+    const beat = (body: Heartbeat) => t.call("POST", "/api/v1/agents/q-14/heartbeat", { token, body });
+    expect((await beat(heartbeat(1))).status).toBe(200);
+    await t.db.update(nodes).set({ lostAt: t.clock.now() }).where(eq(nodes.id, "q-14"));
+    t.clock.advance(1000);
+    const sick = heartbeat(2);
+    sick.gpus![0]!.health = { ...inv.gpus[0]!.health, problems: ["uncorrectable ECC errors"] };
+    amnesia = true;
+    try {
+      const before = counts();
+      expect((await beat(sick)).status).toBe(200);
+      // the batch found other facts applied and changed nothing; the full path applied these and noted the return
+      expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
+    } finally {
+      amnesia = false;
+    }
+    expect(await row("q-14")).toMatchObject({ lostAt: null, lastSeenAt: t.clock.now() });
+    const events = await listEvents(t.db, { nodeId: "q-14", limit: 50 });
+    expect(events.filter((e) => e.type === "node_recovered")).toHaveLength(1);
   });
 });
 
@@ -196,6 +227,23 @@ describe("a status report from a node heard from", () => {
     expect(await readGeneration(t.db)).toBe(gen + 1);
     expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 2 });
     expect(await shardState("q-4")).toEqual(["ready"]);
+  });
+
+  it("from a node lost is one batch as well, which notes its return", async () => {
+    const token = await register("q-15");
+    await t.db.update(nodes).set({ lostAt: t.clock.now() }).where(eq(nodes.id, "q-15"));
+    t.clock.advance(2000);
+    const before = counts();
+    logged.length = 0;
+    const r = await t.call("POST", "/api/v1/agents/q-15/status", {
+      token,
+      body: { shards: [{ shardId: "s1", replicaId: "r1", state: "loading" }] },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(counts()).toEqual({ writes: before.writes, batches: before.batches + 1 });
+    expect(await row("q-15")).toMatchObject({ lostAt: null, lastSeenAt: t.clock.now() });
+    expect(logged.map((e) => e.type)).toEqual(["node_recovered"]);
+    expect(await shardState("q-15")).toEqual(["loading"]);
   });
 
   it("for a node deleted since its token was checked is refused as an unknown node, with nothing written", async () => {
@@ -227,22 +275,37 @@ describe("a poll that refreshes its node's last-seen time", () => {
     expect(await seenAt("q-10")).toBe(t.clock.now());
   });
 
-  it("takes the full path for a node silent past the limit, which notes its return", async () => {
+  it("is one batch for a node silent past the limit as well, which notes its return", async () => {
     const token = await register("q-11");
     expect((await poll("q-11", token)).status).toBe(200);
     t.clock.advance((defaultSettings().nodeLostAfterS + 1) * 1000);
     const gen = await readGeneration(t.db);
     const before = counts();
+    logged.length = 0;
     expect((await poll("q-11", token)).status).toBe(200);
-    expect(counts().batches).toBe(before.batches);
-    expect(counts().writes).toBeGreaterThan(before.writes);
-    expect(await seenAt("q-11")).toBe(t.clock.now());
-    expect((await listEvents(t.db, { nodeId: "q-11", limit: 50 })).map((e) => e.type)).toContain("node_recovered");
+    // a fleet back after an outage past the lost-after time writes no transaction per node: the one write is the
+    // placement run that the new generation starts
+    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
+    expect(await row("q-11")).toMatchObject({ lostAt: null, lastSeenAt: t.clock.now() });
+    const events = await listEvents(t.db, { nodeId: "q-11", limit: 50 });
+    expect(events.filter((e) => e.type === "node_recovered").map((e) => [e.at, e.message])).toEqual([
+      [t.clock.now(), "q-11 is back after 181 s of silence"],
+    ]);
+    // the process log says so, as it does for a transaction's events
+    expect(logged).toEqual([
+      { type: "node_recovered", nodeId: "q-11", message: "q-11 is back after 181 s of silence" },
+    ]);
     // a node back changes what placement may use
-    expect(await readGeneration(t.db)).toBeGreaterThan(gen);
+    expect(await readGeneration(t.db)).toBe(gen + 1);
+    // the next poll writes nothing more
+    logged.length = 0;
+    t.clock.advance(1000);
+    expect((await poll("q-11", token)).status).toBe(200);
+    expect(await readGeneration(t.db)).toBe(gen + 1);
+    expect(logged).toEqual([]);
   });
 
-  it("takes the full path where the node went silent past the limit after its token was checked", async () => {
+  it("a node lost after its token was checked is noted back all the same", async () => {
     const token = await register("q-12");
     expect((await poll("q-12", token)).status).toBe(200);
     t.clock.advance(61_000);
@@ -250,10 +313,27 @@ describe("a poll that refreshes its node's last-seen time", () => {
     seen.before = async (inner) => {
       await inner.write((tx) => tx.update(nodes).set({ lostAt: 1 }).where(eq(nodes.id, "q-12")));
     };
+    const gen = await readGeneration(t.db);
     const before = counts();
     expect((await poll("q-12", token)).status).toBe(200);
-    expect(counts().batches).toBe(before.batches + 1);
-    expect(counts().writes).toBeGreaterThan(before.writes);
+    // (the one write: placement's run)
+    expect(counts()).toEqual({ writes: before.writes + 1, batches: before.batches + 1 });
     expect(await row("q-12")).toMatchObject({ lostAt: null, lastSeenAt: t.clock.now() });
+    const events = await listEvents(t.db, { nodeId: "q-12", limit: 50 });
+    expect(events.map((e) => e.type)).toContain("node_recovered");
+    expect(await readGeneration(t.db)).toBe(gen + 1);
+  });
+
+  it("of a node deleted since its token was checked writes nothing", async () => {
+    const token = await register("q-13");
+    expect((await poll("q-13", token)).status).toBe(200);
+    t.clock.advance((defaultSettings().nodeLostAfterS + 1) * 1000);
+    seen.before = async (inner) => {
+      await inner.write((tx) => tx.delete(nodes).where(eq(nodes.id, "q-13")));
+    };
+    const gen = await readGeneration(t.db);
+    await poll("q-13", token);
+    expect(await listEvents(t.db, { nodeId: "q-13", type: "node_recovered", limit: 50 })).toEqual([]);
+    expect(await readGeneration(t.db)).toBe(gen);
   });
 });
