@@ -1,5 +1,5 @@
 import type { InStatement } from "@libsql/client";
-import { and, asc, count, eq, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
 import { devicesOf } from "../../shared/classes.js";
 import { homeDomain } from "../../shared/fabric.js";
 import type { RegisterRequest } from "../../shared/schemas/agent.js";
@@ -104,8 +104,27 @@ export async function writeBeat(
   });
 }
 
-/** A write's node `id`, heard from at `t`; last seen at or before `seenAfter`, it was silent past the limit. */
-export type HeardCheck = { id: string; t: number; seenAfter: number };
+/**
+ * A write's node `id`, heard from at `t`; last seen at or before `seenAfter`, it was silent past the limit. `back`: the
+ * message of its `node_recovered` event, where the statements are to note its return (the row the token's check read
+ * showed it lost or silent past the limit, or the statements without it found so); without, they change its row only
+ * while it is still heard from.
+ */
+export type HeardCheck = { id: string; t: number; seenAfter: number; back?: string };
+
+/** The row is not lost and not silent past the limit (`seenAfter`): a write that checks it has no return to note. */
+const stillHeard = and(
+  eq(nodes.id, sql.placeholder("id")),
+  isNull(nodes.lostAt),
+  gt(nodes.lastSeenAt, sql.placeholder("seenAfter")),
+);
+
+const heardIfStill = statement<HeardCheck>((q) =>
+  q
+    .update(nodes)
+    .set({ lastSeenAt: param("t") })
+    .where(stillHeard),
+);
 
 /**
  * Statements that note node `check.id` back where its row shows it lost or silent past the limit (and, with `digest`,
@@ -135,62 +154,68 @@ function backStatements(check: HeardCheck, message: string, digest?: string): In
 }
 
 /**
- * The statements that record node `check.id` heard from at `check.t` whatever its row shows, with nothing read first,
- * and note its return (`message`) where it was lost or silent past the limit. The rows each changes: the first 1
- * where the node came back, the last 1 where the node is known.
+ * The statements that record node `check.id` heard from at `check.t`, with nothing read first. The rows each changes:
+ * the first 1 where the node came back (`check.back`), the last 1 where the row was written.
  */
-export function heardBackStatements(check: HeardCheck, message: string): InStatement[] {
+export function heardStatements(q: Q, check: HeardCheck): InStatement[] {
+  if (check.back === undefined) return [heardIfStill(q, check)];
   return [
-    ...backStatements(check, message),
+    ...backStatements(check, check.back),
     { sql: "update nodes set last_seen_at = ?, lost_at = null where id = ?", args: [check.t, check.id] },
   ];
 }
 
-const beatIfSame = statement<{
+type BeatValues = {
   id: string;
   t: number;
+  seenAfter: number;
   digest: string;
   patch: string;
   imexDigest: string | null;
   imexAddresses: number | null;
-}>((q) =>
-  q
-    .update(nodes)
-    .set({
-      lastHeartbeatAt: param("t"),
-      lastSeenAt: param("t"),
-      lostAt: null,
-      imexConfigDigest: param("imexDigest"),
-      imexConfigAddresses: param("imexAddresses"),
-      readings: patchedReadings,
-    })
-    .where(and(eq(nodes.id, sql.placeholder("id")), eq(nodes.heartbeatDigest, sql.placeholder("digest")))),
-);
+};
+
+/** A heartbeat's readings and liveness times, where the last one applied had the same facts (`digest`) and `also`. */
+const beatWhere = (also?: SQL) =>
+  statement<BeatValues>((q) =>
+    q
+      .update(nodes)
+      .set({
+        lastHeartbeatAt: param("t"),
+        lastSeenAt: param("t"),
+        lostAt: null,
+        imexConfigDigest: param("imexDigest"),
+        imexConfigAddresses: param("imexAddresses"),
+        readings: patchedReadings,
+      })
+      .where(and(eq(nodes.id, sql.placeholder("id")), eq(nodes.heartbeatDigest, sql.placeholder("digest")), also)),
+  );
+const beatIfStill = beatWhere(stillHeard);
+const beatBack = beatWhere();
 
 /**
  * The statements that write a heartbeat with nothing new but its readings — merged into the stored ones by `patch`
  * (readingsPatch), the liveness times, the IMEX peer list's summary — where the last heartbeat applied to the node's
- * inventory had the same facts (`digest`), and then note the node's return (`message`) if it was lost or silent past
- * the limit. The rows each changes: the first 1 where the node came back, the last 1 where the heartbeat was written.
+ * inventory had the same facts (`digest`), noting the node's return where `check.back` says to. The rows each
+ * changes: the first 1 where the node came back, the last 1 where the heartbeat was written.
  */
 export function beatStatements(
   q: Q,
   check: HeardCheck & { digest: string },
-  message: string,
   patch: string,
   imexConfig: { digest: string; addresses: number } | undefined,
 ): InStatement[] {
-  return [
-    ...backStatements(check, message, check.digest),
-    beatIfSame(q, {
-      id: check.id,
-      t: check.t,
-      digest: check.digest,
-      patch,
-      imexDigest: imexConfig?.digest ?? null,
-      imexAddresses: imexConfig?.addresses ?? null,
-    }),
-  ];
+  const values: BeatValues = {
+    id: check.id,
+    t: check.t,
+    seenAfter: check.seenAfter,
+    digest: check.digest,
+    patch,
+    imexDigest: imexConfig?.digest ?? null,
+    imexAddresses: imexConfig?.addresses ?? null,
+  };
+  if (check.back === undefined) return [beatIfStill(q, values)];
+  return [...backStatements(check, check.back, check.digest), beatBack(q, values)];
 }
 
 /** A node's stored inventory text. */
