@@ -50,9 +50,9 @@ function heardAt(row: SeenRow, t: number, lostAfterS: number, back = heardFrom(r
 }
 
 /**
- * Whether statement `at` of `stmts` changed its row; `stored`: the events the batch stored,
- * from the rows each changed. A constraint the batch broke (an unknown node's shard reports have no node to belong to)
- * leaves the full path to answer; the database failing is the caller's error.
+ * Whether statement `at` of `stmts` changed its row; `stored`: the events the batch stored, from the rows each changed.
+ * A constraint the batch broke (an unknown node's shard reports have no node to belong to) leaves the full path to
+ * answer; the database failing is the caller's error.
  */
 async function wrote(
   store: Store,

@@ -72,9 +72,8 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   const { store, now, settings, waiter } = c.var.deps;
   const t = now();
   const row = c.var.node;
-  // one batch of statements with other agents' writes, no transaction: a fleet whose polls all come back at once
-  // (every instance restarted, the database back after an outage, even one past the lost-after time) takes no write
-  // lock per node
+  // statements batched with other agents' writes: a fleet whose polls all come back at once (every instance
+  // restarted, the database back after an outage, even one past the lost-after time) writes no transaction per node
   if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS))
     await pollHeard(store, row, t, settings.nodeLostAfterS);
   const placed = await placeTimed(c.var.deps, t);
