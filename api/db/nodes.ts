@@ -69,17 +69,20 @@ export async function markHeard(q: Q, id: string, t: number): Promise<void> {
 /** The stored readings with a heartbeat's merged in by the database (`patch`: readingsPatch). */
 const patchedReadings = sql`json_patch(coalesce(${nodes.readings}, '{}'), ${sql.placeholder("patch")})`;
 
+/** What a heartbeat with nothing new but its readings writes: the liveness times, the IMEX summary, the readings. */
+const beatValues = {
+  lastHeartbeatAt: param("t"),
+  lastSeenAt: param("t"),
+  lostAt: null,
+  imexConfigDigest: param("imexDigest"),
+  imexConfigAddresses: param("imexAddresses"),
+  readings: patchedReadings,
+};
+
 const beatNow = prepared((q) =>
   q
     .update(nodes)
-    .set({
-      lastHeartbeatAt: param("t"),
-      lastSeenAt: param("t"),
-      lostAt: null,
-      imexConfigDigest: param("imexDigest"),
-      imexConfigAddresses: param("imexAddresses"),
-      readings: patchedReadings,
-    })
+    .set(beatValues)
     .where(eq(nodes.id, sql.placeholder("id")))
     .prepare(),
 );
@@ -180,14 +183,7 @@ const beatWhere = (also?: SQL) =>
   statement<BeatValues>((q) =>
     q
       .update(nodes)
-      .set({
-        lastHeartbeatAt: param("t"),
-        lastSeenAt: param("t"),
-        lostAt: null,
-        imexConfigDigest: param("imexDigest"),
-        imexConfigAddresses: param("imexAddresses"),
-        readings: patchedReadings,
-      })
+      .set(beatValues)
       .where(and(eq(nodes.id, sql.placeholder("id")), eq(nodes.heartbeatDigest, sql.placeholder("digest")), also)),
   );
 const beatIfStill = beatWhere(stillHeard);
