@@ -31,6 +31,8 @@ export type Run = {
     seededS?: number;
     rampS?: number;
     seenAgoS?: number;
+    /** With --seen-ago: the nodes noted back from silence, the last this long after the agents started. */
+    back?: { nodes: number; lastS: number };
   };
   phases: Record<string, Phase>;
   floor: number[];
@@ -115,7 +117,12 @@ export function printRun(r: Run): void {
       console.log(
         `registration: none through the API (--preseed: ${r.agents} nodes written to the database in ${x.seededS.toFixed(1)} s` +
           `${x.seenAgoS ? `, last heard from ${x.seenAgoS} s before serve started` : ""}); ` +
-          `each agent started polling at a random point of the first ${x.rampS} s`,
+          `each agent started polling at a random point of the first ${x.rampS} s` +
+          (x.back === undefined
+            ? ""
+            : x.back.nodes
+              ? `; ${x.back.nodes} noted back from silence, the last ${x.back.lastS.toFixed(1)} s after the agents started`
+              : "; none noted back from silence"),
       );
     else
       console.log(

@@ -12,7 +12,8 @@
 //        [--register-timeout 1200] [--cpu-prof DIR] (serve's whole run, and each agent process's over the changes)
 //        [--agents-nice=N] (a value below 0 goes after "=")
 //        [--serve-node-options=OPTS] (NODE_OPTIONS for the serve processes, e.g. --max-semi-space-size=32)
-//        [--preseed [--seen-ago S]] (the nodes written to the database first; last heard from S seconds before)
+//        [--preseed [--seen-ago S]] (the nodes written to the database first; last heard from S seconds before: the
+//        run then says how many nodes the API noted back from silence, and when the last was)
 import type { ChildProcess } from "node:child_process";
 import { setPriority } from "node:os";
 import { tempDir } from "../test/helpers/db.js";
@@ -86,6 +87,26 @@ const api: typeof call = async (...args) => {
     await sleep(Number(r.headers.get("retry-after") ?? 1) * 1000);
   }
 };
+/**
+ * How many nodes the API noted back from silence (`node_recovered` events), and when the last was, in seconds after
+ * the agents started at `startedAt` (ms since the epoch). Each node's first call after an outage notes its return.
+ */
+async function noteBack(startedAt: number): Promise<{ nodes: number; lastS: number } | undefined> {
+  const nodes = new Set<string>();
+  let last = startedAt;
+  for (let before: number | undefined; ; ) {
+    const r = await api("GET", `/api/v1/events?type=node_recovered&limit=1000${before ? `&before=${before}` : ""}`);
+    if (r.status !== 200) return undefined;
+    const items = r.body.items as { id: number; at: number; nodeId: string }[];
+    for (const e of items) {
+      nodes.add(e.nodeId);
+      last = Math.max(last, e.at);
+    }
+    if (items.length < 1000) break;
+    before = items.at(-1)!.id;
+  }
+  return { nodes: nodes.size, lastS: (last - startedAt) / 1000 };
+}
 const children: ChildProcess[] = [];
 let stopping = false;
 let failure: string | undefined;
@@ -197,6 +218,7 @@ try {
   run.phases.start = { ...fresh(), placements: await placements(), tcp: tcpCounters() };
   // registration: the agents start at once, each registering as soon as one of the concurrency slots is free
   const t0 = performance.now();
+  const startedAt = Date.now();
   for (let n = 0; n < args.procs; n++) {
     const job: AgentsJob = {
       origins: urls,
@@ -237,6 +259,7 @@ try {
   };
   if (!done) throw new Error(`registration did not finish in ${args.registerTimeoutS} s`);
   if (!(await until(() => polling === args.procs, 300_000))) throw new Error("not every agent's first poll answered");
+  if (args.seenAgoS) run.registration.back = await noteBack(startedAt);
   const model = await api("PUT", `/api/v1/models/${MODEL}`, {
     spec: {
       weightsPath: "/models/llama-3.1-8b-instruct",
