@@ -1,7 +1,7 @@
-// The agents' frequent writes in their usual case go as a batch of statements whose checks sit in their WHERE, with
-// nothing read first (on a libSQL server: one round trip for many agents). Where a check fails — the heartbeat's facts
-// new, the node silent past the limit, the node unknown — the write takes its full path: nothing is lost, and a node
-// back from silence is still noted.
+// The agents' frequent writes go as a batch of statements whose checks sit in their WHERE, with nothing read first (on
+// a libSQL server: one round trip for many agents); a node back from silence is noted in the same batch, once. Where
+// a check fails — the heartbeat's facts new, the node lost since its token was checked, the node unknown — the write
+// takes its full path (a poll: a second batch): nothing is lost, and a node back from silence is still noted.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store, WrittenEvent } from "../../api/db/client.js";
@@ -211,7 +211,7 @@ describe("a heartbeat with nothing new but its readings", () => {
   });
 });
 
-describe("a status report from a node heard from", () => {
+describe("a status report", () => {
   it("is one batch; a ready shard moves the generation, a loading one does not", async () => {
     const token = await register("q-4");
     const report = (state: string) =>
