@@ -13,7 +13,7 @@ import { readShardState } from "../../shared/schemas/common.js";
 import type { Q, Store, WrittenEvent } from "../db/client.js";
 import { bumpIfReadyMattersStatement, bumpStatement } from "../db/cluster.js";
 import { dbFailure } from "../db/db-errors.js";
-import { beatStatements, type HeardCheck, heardStatements } from "../db/nodes.js";
+import { beatStatements, type HeardCheck, heardStatements } from "../db/node-liveness.js";
 import { readingsPatch } from "../db/readings.js";
 import { shardReportStatements } from "../db/shards.js";
 import { heardFrom, recovered } from "./state.js";

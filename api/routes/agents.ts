@@ -9,15 +9,8 @@ import { requireOwnNode, requireRegistrar, usableJoinToken } from "../auth.js";
 import { runStatement, type Tx } from "../db/client.js";
 import { bumpGeneration, bumpStatement, nextRev } from "../db/cluster.js";
 import { insertEvents, type NewEvent } from "../db/events.js";
-import {
-  findHeartbeatRow,
-  findInventoryText,
-  findNode,
-  markHeard,
-  readInventory,
-  upsertNode,
-  writeBeat,
-} from "../db/nodes.js";
+import { markHeard, writeBeat } from "../db/node-liveness.js";
+import { findHeartbeatRow, findInventoryText, findNode, readInventory, upsertNode } from "../db/nodes.js";
 import { factsDigest, readingsPatch } from "../db/readings.js";
 import { joinTokens, nodes, shards } from "../db/schema.js";
 import { hashSecret, newSecret } from "../db/secrets.js";
