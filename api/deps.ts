@@ -40,10 +40,10 @@ export type AppDeps = {
   /** Facts placement derived from unchanged inventories, kept between placements (absent: derived every time). */
   placementCache?: PlacementCache;
   /**
-   * Runs placement elsewhere than on this event loop (Node: the fleet thread, which keeps its own cache); absent or
-   * answering undefined: here.
+   * Runs placement elsewhere than on this event loop (Node: the fleet thread, which keeps its own cache), `pace` as
+   * placeIfNeeded's; absent or answering undefined: here.
    */
-  place?: (now: number) => Promise<PlaceResult> | undefined;
+  place?: (now: number, pace?: number) => Promise<PlaceResult> | undefined;
   /** Reads the fleet's capacity elsewhere (Node: the fleet thread, with its cache); absent or answering undefined: here. */
   capacity?: (now: number) => Promise<Capacity> | undefined;
   /**

@@ -192,7 +192,7 @@ export async function startServer(config: ServerConfig, log: Log, print: (line: 
     waiter,
     background: background.run,
     placementCache,
-    place: (at) => fleet?.current()?.place(at),
+    place: (at, pace) => fleet?.current()?.place(at, pace),
     capacity: (at) => fleet?.current()?.capacity(at),
     beatHints: newBeatHints(),
     router: routing.router,

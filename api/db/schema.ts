@@ -212,6 +212,12 @@ export const cluster = sqliteTable("cluster", {
   nextSeq: integer("next_seq").notNull().default(1),
   /** The last assignment index handed to a node. */
   assignSeq: integer("assign_seq").notNull().default(0),
+  /**
+   * When the last placement run that wrote began (ms, the clock of its instance) and how long it took, up to its
+   * writes: on a libSQL server every instance paces its runs by the last one, whichever instance made it.
+   */
+  placedAt: integer("placed_at").notNull().default(0),
+  placeMs: integer("place_ms").notNull().default(0),
 });
 
 /** Placed replicas of deployments. */

@@ -70,7 +70,11 @@ port.on("message", (m: HostSays) => {
     const lostAfterS = config.settings.nodeLostAfterS;
     const work =
       m.kind === "place"
-        ? placeIfNeeded(store, m.now, config.settings, cache, { readFirst: true, decideFirst: !store.server })
+        ? placeIfNeeded(store, m.now, config.settings, cache, {
+            readFirst: true,
+            decideFirst: !store.server,
+            ...(m.pace !== undefined && { pace: m.pace }),
+          })
         : m.kind === "scrape"
           ? scrapeCluster(db, m.now, lostAfterS, cache, nvlinkCache)
           : capacityFrom(db, cache, m.now, lostAfterS);

@@ -19,7 +19,7 @@ const STOP_MS = 5000;
 
 export type FleetThread = {
   /** A placement run on the thread; undefined once the thread has ended (run it here). */
-  place(now: number): Promise<PlaceResult> | undefined;
+  place(now: number, pace?: number): Promise<PlaceResult> | undefined;
   /** The cluster gauges read on the thread; undefined once the thread has ended (read them here). */
   scrape(now: number): Promise<ClusterScrape> | undefined;
   /** The fleet's capacity read on the thread; undefined once the thread has ended (read it here). */
@@ -93,19 +93,19 @@ export function startFleetThread(file: string, config: ThreadConfig, o: FleetThr
     }),
   );
 
-  function ask<T>(kind: Ask["kind"], now: number): Promise<T> | undefined {
+  function ask<T>(kind: Ask["kind"], now: number, pace?: number): Promise<T> | undefined {
     if (ended) return undefined;
     const id = ++ids;
     const answer = new Promise<T>((ok, fail) => {
       asked.set(id, { ok: ok as (v: unknown) => void, fail });
-      send({ kind, id, now });
+      send({ kind, id, now, ...(pace !== undefined && { pace }) });
     });
     asked.get(id)!.answer = answer;
     return answer;
   }
 
   return {
-    place: (now) => ask<PlaceResult>("place", now),
+    place: (now, pace) => ask<PlaceResult>("place", now, pace),
     scrape: (now) => ask<ClusterScrape>("scrape", now),
     capacity: (now) => ask<Capacity>("capacity", now),
     async close() {

@@ -16,7 +16,7 @@ export type ThreadConfig = {
 };
 
 /** A piece of work the serving thread asks for; each is answered once, by its id. */
-export type Ask = { id: number; kind: "place" | "scrape" | "capacity"; now: number };
+export type Ask = { id: number; kind: "place" | "scrape" | "capacity"; now: number; pace?: number };
 
 /**
  * What the serving thread sends: work, a write turn granted (or refused, why), or stop (the thread closes its database

@@ -7,6 +7,7 @@ import type { Store, Tx } from "../db/client.js";
 import { prepared } from "../db/prepared.js";
 import { cluster } from "../db/schema.js";
 import { type Basis, type Decided, type Decisions, decide } from "./decide.js";
+import { waitForCluster } from "./pace.js";
 import type { PlaceSettings } from "./repair-adopt.js";
 import { behind, keepPlaced, newPlacementCache, type PlacementCache, warmPlacementCache } from "./rows.js";
 
@@ -19,6 +20,11 @@ export type PlaceResult = {
    * write lock while that one held it): that instance's commit may have moved this instance's nodes too.
    */
   elsewhere?: true;
+  /**
+   * Nothing ran: on a libSQL server the cluster's last run (by any instance) was too recent — ask again after this
+   * many ms (PlaceHow.pace).
+   */
+  waitMs?: number;
   changedNodes: string[];
   assigned: number;
   released: number;
@@ -42,6 +48,7 @@ async function placeIn(
   now: number,
   settings: PlaceSettings,
   cache: PlacementCache,
+  began: number,
   ahead?: Decided,
 ): Promise<PlaceResult & { kept?: Decided["kept"] }> {
   const [c] = await tx.select().from(cluster).where(eq(cluster.id, 1));
@@ -49,9 +56,16 @@ async function placeIn(
   const {
     basis: _basis,
     writes,
+    cluster: counters,
     ...d
   } = ahead && unchangedSince(ahead, c) ? ahead : await decide(tx, c, now, settings, cache);
   for (const w of writes) await w(tx);
+  // the run's start and length, up to here, for every instance's pace (waitForCluster)
+  const placeMs = Math.ceil(performance.now() - began);
+  await tx
+    .update(cluster)
+    .set({ ...counters, placedAt: now, placeMs })
+    .where(eq(cluster.id, 1));
   return { ran: true, ...d };
 }
 
@@ -74,7 +88,13 @@ const isConflict = (e: unknown) =>
 // every poll and every write asks it: its SQL built once
 const generations = prepared((q) =>
   q
-    .select({ g: cluster.generation, p: cluster.placedGeneration, seq: cluster.assignSeq })
+    .select({
+      g: cluster.generation,
+      p: cluster.placedGeneration,
+      seq: cluster.assignSeq,
+      placedAt: cluster.placedAt,
+      placeMs: cluster.placeMs,
+    })
     .from(cluster)
     .where(eq(cluster.id, 1))
     .prepare(),
@@ -95,6 +115,12 @@ export type PlaceHow = {
    * only for placement's writes, not its plan.
    */
   decideFirst?: boolean;
+  /**
+   * On a libSQL server, a run waits for the cluster's last run, whichever instance made it, as placeTimed waits for
+   * its own: as long idle after it as it took, beyond this allowance (ms) — the result's `waitMs` says how long is
+   * left, and nothing ran. Absent: no wait (a file database has one instance).
+   */
+  pace?: number;
 };
 
 /**
@@ -110,6 +136,11 @@ export async function placeIfNeeded(
 ): Promise<PlaceResult> {
   const [c] = await generations(store.db, {});
   if (!c || c.g === c.p) return NOTHING;
+  if (how.pace !== undefined && store.server) {
+    const waitMs = waitForCluster(c, now, how.pace);
+    if (waitMs > 0) return { ...NOTHING, waitMs };
+  }
+  const began = performance.now();
   // (a decision made first reads for itself, outside the transaction)
   const readFirst = !how.decideFirst && (how.readFirst ?? store.server === true);
   if (readFirst && behind(cache, c.g, c.seq)) await warmPlacementCache(store.db, cache);
@@ -117,7 +148,7 @@ export async function placeIfNeeded(
     try {
       // a retry decides in its transaction: what conflicted was written after the decision
       const ahead = how.decideFirst && attempt === 1 ? await decideAhead(store.db, now, settings, cache) : undefined;
-      const { kept, ...placed } = await store.write((tx) => placeIn(tx, now, settings, cache, ahead));
+      const { kept, ...placed } = await store.write((tx) => placeIn(tx, now, settings, cache, began, ahead));
       // committed: the replicas it left are what the next read would fetch
       if (kept) keepPlaced(cache, kept.readAt, kept.assignSeq, kept.replicas);
       return placed.ran ? placed : { ...placed, elsewhere: true };

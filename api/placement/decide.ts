@@ -7,7 +7,7 @@ import { setAssignIndexes } from "../db/assign-index.js";
 import type { Q } from "../db/client.js";
 import { inJson } from "../db/in-json.js";
 import { insertRows } from "../db/insert-rows.js";
-import { allocations, cluster, deployments, portAllocations, replicas, shards } from "../db/schema.js";
+import { allocations, type cluster, deployments, portAllocations, replicas, shards } from "../db/schema.js";
 import { failingReason } from "./failing.js";
 import { failingIn, recentFailures } from "./hold.js";
 import { placedReplicas, planInput } from "./input.js";
@@ -31,6 +31,8 @@ export type Decisions = {
 export type Decided = {
   basis: Basis;
   writes: Write[];
+  /** The cluster row's counters after the writes (written last, by the transaction, with its timing). */
+  cluster: Pick<Basis, "placedGeneration" | "nextSeq" | "assignSeq">;
   changedNodes: string[];
   assigned: number;
   released: number;
@@ -143,11 +145,10 @@ export async function decide(
   // repairs left for the next minute's budget, or room freed for a replacement, leave the generation unplaced: the
   // next poll runs placement again
   const placedGeneration = repairs.deferred || p.again ? c.placedGeneration : c.generation;
-  const nextSeq = input.nextSeq + p.assign.length;
-  writes.push((tx) => tx.update(cluster).set({ placedGeneration, nextSeq, assignSeq: seq }).where(eq(cluster.id, 1)));
   return {
     basis: c,
     writes,
+    cluster: { placedGeneration, nextSeq: input.nextSeq + p.assign.length, assignSeq: seq },
     kept: {
       readAt: c.assignSeq,
       assignSeq: seq,

@@ -3,6 +3,7 @@
 import type { Store } from "../db/client.js";
 import type { Log } from "../log.js";
 import { type PlaceResult, type PlaceSettings, placeIfNeeded } from "./apply.js";
+import { type Owed, owedAfter, waitBefore } from "./pace.js";
 import type { PlacementCache } from "./rows.js";
 
 type PlaceDeps = {
@@ -13,8 +14,11 @@ type PlaceDeps = {
   observePlacement?: (seconds: number) => void;
   /** Told each placement decision (placed, released, a reason that changed). */
   log?: Log;
-  /** Runs placeIfNeeded() elsewhere (Node: on the fleet thread); absent or answering undefined: here. */
-  place?: (now: number) => Promise<PlaceResult> | undefined;
+  /**
+   * Runs placeIfNeeded() elsewhere (Node: on the fleet thread), `pace` as PlaceHow's; absent or answering undefined:
+   * here.
+   */
+  place?: (now: number, pace?: number) => Promise<PlaceResult> | undefined;
 };
 
 type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => number };
@@ -26,19 +30,6 @@ type WakeDeps = PlaceDeps & { waiter: { notify(): void }; log: Log; now: () => n
  * moves the generation would start one.
  */
 export const WRITE_ALLOWANCE_MS = 500;
-
-/** Placement's running time not yet matched by as much idle time, as of `at` (ms, performance.now()). */
-export type Owed = { ms: number; at: number };
-
-/** How long a run asked for at `now` waits: until what placement owes is back within the allowance. */
-export function waitBefore(owed: Owed, now: number, allowanceMs = 0): number {
-  return Math.max(0, owed.ms - (now - owed.at) - allowanceMs);
-}
-
-/** What placement owes after a run from `began` to `ended`: the time it ran, on top of what was left unpaid. */
-export function owedAfter(owed: Owed, began: number, ended: number): Owed {
-  return { ms: Math.max(0, owed.ms - Math.max(0, began - owed.at)) + (ended - began), at: ended };
-}
 
 /** Per store (one API instance): the placement run going on, the one queued to start after it, and what is owed. */
 type Flight = { current?: Promise<PlaceResult>; queued?: Promise<PlaceResult>; owed: Owed };
@@ -56,15 +47,9 @@ export function placeTimed(deps: PlaceDeps, now: number, allowanceMs = 0): Promi
   const flight = f;
   if (flight.queued) return flight.queued;
   const start = () => {
-    const began = performance.now();
-    const run = placeOnce(deps, now)
-      .then((r) => {
-        if (r.ran) flight.owed = owedAfter(flight.owed, began, performance.now());
-        return r;
-      })
-      .finally(() => {
-        if (flight.current === run) flight.current = undefined;
-      });
+    const run = placePaced(deps, now, allowanceMs, flight).finally(() => {
+      if (flight.current === run) flight.current = undefined;
+    });
     flight.current = run;
     return run;
   };
@@ -80,11 +65,31 @@ export function placeTimed(deps: PlaceDeps, now: number, allowanceMs = 0): Promi
   return queued;
 }
 
-/** placeIfNeeded(), telling `observePlacement` how long it took when it ran (an unchanged cluster is not a run). */
-async function placeOnce(deps: PlaceDeps, now: number): Promise<PlaceResult> {
+/**
+ * One run: on a libSQL server, when the cluster's last run (any instance's) was too recent, it waits once for as long
+ * as that asks (placeIfNeeded's `pace`), then runs.
+ */
+async function placePaced(deps: PlaceDeps, now: number, allowanceMs: number, flight: Flight): Promise<PlaceResult> {
+  const placed = await placeOnce(deps, now, flight, allowanceMs);
+  if (!placed.waitMs) return placed;
+  const waitMs = placed.waitMs;
+  await new Promise((ok) => setTimeout(ok, waitMs));
+  return placeOnce(deps, now + waitMs, flight);
+}
+
+/**
+ * placeIfNeeded(), adding to what the instance owes and telling `observePlacement` how long it took when it ran (an
+ * unchanged cluster is not a run).
+ */
+async function placeOnce(deps: PlaceDeps, now: number, flight: Flight, pace?: number): Promise<PlaceResult> {
   const started = performance.now();
-  const placed = await (deps.place?.(now) ?? placeIfNeeded(deps.store, now, deps.settings, deps.placementCache));
-  if (placed.ran) deps.observePlacement?.((performance.now() - started) / 1000);
+  const how = pace === undefined ? {} : { pace };
+  const placed = await (deps.place?.(now, pace) ??
+    placeIfNeeded(deps.store, now, deps.settings, deps.placementCache, how));
+  if (placed.ran) {
+    flight.owed = owedAfter(flight.owed, started, performance.now());
+    deps.observePlacement?.((performance.now() - started) / 1000);
+  }
   if (deps.log) logDecisions(deps.log, placed);
   return placed;
 }

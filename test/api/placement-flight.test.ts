@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { placementAllowance } from "../../api/app.js";
 import { bumpGeneration } from "../../api/db/cluster.js";
 import { cluster } from "../../api/db/schema.js";
+import { owedAfter, waitBefore } from "../../api/placement/pace.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
-import { owedAfter, placeTimed, WRITE_ALLOWANCE_MS, waitBefore } from "../../api/placement/trigger.js";
+import { placeTimed, WRITE_ALLOWANCE_MS } from "../../api/placement/trigger.js";
 import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
