@@ -67,14 +67,16 @@ export function placeTimed(deps: PlaceDeps, now: number, allowanceMs = 0): Promi
 
 /**
  * One run: on a libSQL server, when the cluster's last run (any instance's) was too recent, it waits once for as long
- * as that asks (placeIfNeeded's `pace`), then runs.
+ * as that asks (placeIfNeeded's `pace`), then runs. A change found placed after the wait was placed by another
+ * instance meanwhile (`elsewhere`: its commit may have moved this instance's nodes).
  */
 async function placePaced(deps: PlaceDeps, now: number, allowanceMs: number, flight: Flight): Promise<PlaceResult> {
   const placed = await placeOnce(deps, now, flight, allowanceMs);
   if (!placed.waitMs) return placed;
   const waitMs = placed.waitMs;
   await new Promise((ok) => setTimeout(ok, waitMs));
-  return placeOnce(deps, now + waitMs, flight);
+  const after = await placeOnce(deps, now + waitMs, flight);
+  return after.ran ? after : { ...after, elsewhere: true };
 }
 
 /**

@@ -9,7 +9,7 @@ import { cluster } from "../../api/db/schema.js";
 import { placeIfNeeded } from "../../api/placement/apply.js";
 import { waitForCluster } from "../../api/placement/pace.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
-import { placeTimed, WRITE_ALLOWANCE_MS } from "../../api/placement/trigger.js";
+import { movedAny, placeTimed, WRITE_ALLOWANCE_MS } from "../../api/placement/trigger.js";
 import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
 import { nodeInventory, registerBody } from "../helpers/inventory.js";
 
@@ -109,5 +109,24 @@ describe("placement on a libSQL server", () => {
     const c = await clusterRow();
     expect(c.placedGeneration).toBe(c.generation);
     expect(c.placedAt).toBe(now + 40);
+  });
+
+  it("says a change placed by another instance during its wait was placed elsewhere (its poll hub looks at once)", async () => {
+    await t.store.write((tx) => bumpGeneration(tx));
+    const now = t.clock.now();
+    await otherRan(now, 20);
+    const cache = newPlacementCache();
+    const deps = {
+      store: onServer,
+      settings: defaultSettings(),
+      place: async (at: number, pace?: number) => {
+        // during the wait, another instance places the change
+        if (pace === undefined) await placeIfNeeded(t.store, at, defaultSettings(), newPlacementCache());
+        return placeIfNeeded(onServer, at, defaultSettings(), cache, pace === undefined ? {} : { pace });
+      },
+    };
+    const placed = await placeTimed(deps, now);
+    expect(placed).toMatchObject({ ran: false, elsewhere: true });
+    expect(movedAny(placed)).toBe(true);
   });
 });
