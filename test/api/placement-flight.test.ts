@@ -8,16 +8,12 @@ import { cluster } from "../../api/db/schema.js";
 import { owedAfter, waitBefore } from "../../api/placement/pace.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { placeTimed, WRITE_ALLOWANCE_MS } from "../../api/placement/trigger.js";
-import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
-import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { createTestApp, defaultSettings, registerNodes, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp();
-  await t.call("POST", "/api/v1/agents/register", {
-    token: t.adminToken,
-    body: { ...registerBody("n1", nodeInventory("n1")), labels: { pool: "p" } },
-  });
+  await registerNodes(t, ["n1"]);
   await t.settle();
 });
 afterAll(() => t.close());

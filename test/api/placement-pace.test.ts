@@ -10,18 +10,14 @@ import { placeIfNeeded } from "../../api/placement/apply.js";
 import { waitForCluster } from "../../api/placement/pace.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import { movedAny, placeTimed, WRITE_ALLOWANCE_MS } from "../../api/placement/trigger.js";
-import { createTestApp, defaultSettings, type TestApp } from "../helpers/app.js";
-import { nodeInventory, registerBody } from "../helpers/inventory.js";
+import { createTestApp, defaultSettings, registerNodes, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
 /** The same database as an instance on a libSQL server sees it (the pace applies there only). */
 let onServer: Store;
 beforeAll(async () => {
   t = await createTestApp();
-  await t.call("POST", "/api/v1/agents/register", {
-    token: t.adminToken,
-    body: { ...registerBody("n1", nodeInventory("n1")), labels: { pool: "p" } },
-  });
+  await registerNodes(t, ["n1"]);
   await t.settle();
   onServer = { ...t.store, server: true };
 });
