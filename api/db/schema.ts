@@ -83,7 +83,12 @@ export const nodes = sqliteTable(
      */
     rev: integer("rev").notNull().default(0),
   },
-  (t) => [index("nodes_pool").on(t.pool), index("nodes_rev").on(t.rev), index("nodes_last_seen").on(t.lastSeenAt)],
+  (t) => [
+    index("nodes_pool").on(t.pool),
+    index("nodes_rev").on(t.rev),
+    // with the id, placement's read of the silent nodes (thousands while a fleet comes back) needs no row of the table
+    index("nodes_last_seen_id").on(t.lastSeenAt, t.id),
+  ],
 );
 
 /** Each node's long-poll index, bumped when its desired shards change (not in `nodes`: see docs/architecture.md). */

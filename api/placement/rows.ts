@@ -205,12 +205,16 @@ export type PlacementRows = Awaited<ReturnType<typeof readPlacementRows>>;
  * half of a run that had nothing to place.
  */
 async function silentSince(q: Q, before: number): Promise<Map<string, number>> {
-  const [r] = await q
+  const [r] = await silentQuery(q, before);
+  return new Map(JSON.parse(r?.list ?? "[]") as [string, number][]);
+}
+
+/** silentSince()'s statement (an index on the last-seen time and the id answers it alone: no row of the table read). */
+export const silentQuery = (q: Q, before: number) =>
+  q
     .select({ list: sql<string | null>`json_group_array(json_array(${nodes.id}, ${nodes.lastSeenAt}))` })
     .from(nodes)
     .where(lt(nodes.lastSeenAt, before));
-  return new Map(JSON.parse(r?.list ?? "[]") as [string, number][]);
-}
 
 /**
  * Every row placement reads, as of now. Nodes silent since before `silentBefore` carry their real `lastSeenAt`; the

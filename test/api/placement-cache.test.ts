@@ -5,7 +5,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb } from "../../api/db/open.js";
 import { nodes } from "../../api/db/schema.js";
-import { newPlacementCache, readPlacementRows } from "../../api/placement/rows.js";
+import { newPlacementCache, readPlacementRows, silentQuery } from "../../api/placement/rows.js";
 import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/db.js";
 import { H100_XML, inventoryFromCapture } from "../helpers/inventory.js";
@@ -110,5 +110,15 @@ describe("placement's read cache", () => {
     } finally {
       backup.cleanup();
     }
+  });
+
+  it("finds the silent nodes in an index alone (thousands while a fleet comes back), reading no row of the table", async () => {
+    const q = silentQuery(t.db, t.clock.now()).toSQL();
+    const plan = await t.db.all<{ detail: string }>(
+      sql.raw(`explain query plan ${q.sql.replace("?", String(q.params[0]))}`),
+    );
+    expect(plan.map((r) => r.detail)).toEqual([
+      expect.stringMatching(/^SEARCH nodes USING COVERING INDEX nodes_last_seen_id/),
+    ]);
   });
 });
