@@ -86,7 +86,6 @@ export const nodes = sqliteTable(
   (t) => [
     index("nodes_pool").on(t.pool),
     index("nodes_rev").on(t.rev),
-    // with the id, placement's read of the silent nodes (thousands while a fleet comes back) needs no row of the table
     index("nodes_last_seen_id").on(t.lastSeenAt, t.id),
   ],
 );
@@ -217,10 +216,7 @@ export const cluster = sqliteTable("cluster", {
   nextSeq: integer("next_seq").notNull().default(1),
   /** The last assignment index handed to a node. */
   assignSeq: integer("assign_seq").notNull().default(0),
-  /**
-   * When the last placement run that wrote began (ms, the clock of its instance) and how long it took, up to its
-   * writes: on a libSQL server every instance paces its runs by the last one, whichever instance made it.
-   */
+  /** When the last placement run that wrote began (ms, its instance's clock) and how long it took (placement/pace.ts). */
   placedAt: integer("placed_at").notNull().default(0),
   placeMs: integer("place_ms").notNull().default(0),
 });

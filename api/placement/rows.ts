@@ -209,7 +209,7 @@ async function silentSince(q: Q, before: number): Promise<Map<string, number>> {
   return new Map(JSON.parse(r?.list ?? "[]") as [string, number][]);
 }
 
-/** silentSince()'s statement (an index on the last-seen time and the id answers it alone: no row of the table read). */
+/** silentSince()'s statement (the index on the last-seen time and the id, `nodes_last_seen_id`, answers it alone). */
 export const silentQuery = (q: Q, before: number) =>
   q
     .select({ list: sql<string | null>`json_group_array(json_array(${nodes.id}, ${nodes.lastSeenAt}))` })
