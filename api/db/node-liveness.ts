@@ -6,13 +6,14 @@ import type { Q } from "./client.js";
 import { param, prepared, statement } from "./prepared.js";
 import { nodes } from "./schema.js";
 
-const heardNow = prepared((q) =>
+/** The node heard from at `t`, no longer lost: run in a transaction (markHeard) or sent in a batch (heardStatements). */
+const heard = (q: Q) =>
   q
     .update(nodes)
     .set({ lastSeenAt: param("t"), lostAt: null })
-    .where(eq(nodes.id, sql.placeholder("id")))
-    .prepare(),
-);
+    .where(eq(nodes.id, sql.placeholder("id")));
+const heardNow = prepared((q) => heard(q).prepare());
+const heardBack = statement<{ id: string; t: number }>(heard);
 
 /** Records that the node was heard from at `t` (a status report, a poll): no longer lost. */
 export async function markHeard(q: Q, id: string, t: number): Promise<void> {
@@ -115,10 +116,7 @@ function backStatements(check: HeardCheck, message: string, digest?: string): In
  */
 export function heardStatements(q: Q, check: HeardCheck): InStatement[] {
   if (check.back === undefined) return [heardIfStill(q, check)];
-  return [
-    ...backStatements(check, check.back),
-    { sql: "update nodes set last_seen_at = ?, lost_at = null where id = ?", args: [check.t, check.id] },
-  ];
+  return [...backStatements(check, check.back), heardBack(q, { id: check.id, t: check.t })];
 }
 
 type BeatValues = {
