@@ -1,10 +1,11 @@
 // The fleet thread's entry (a worker thread of `serve`, built to dist/fleet-thread.js): its own connection to the
 // database and placement's cache; it runs placement when asked (each write transaction in the serving thread's turn,
 // so that the instance's writes never race each other for the database's write lock), reads the fleet ahead of
-// changes, and computes the cluster gauges of /metrics and the fleet's capacity.
+// changes, computes the cluster gauges of /metrics and the fleet's capacity, and on a file database copies its
+// write-ahead log into the file (checkpoint.ts).
 import { parentPort, workerData } from "node:worker_threads";
 import type { Store } from "../db/client.js";
-import { openDb } from "../db/open.js";
+import { isFileDb, openDb } from "../db/open.js";
 import type { Log } from "../log.js";
 import { scrapeCluster } from "../metrics/cluster-figures.js";
 import { placeIfNeeded } from "../placement/apply.js";
@@ -12,6 +13,7 @@ import { readFleetAhead } from "../placement/read-ahead.js";
 import { newPlacementCache } from "../placement/rows.js";
 import { capacityFrom } from "../views/capacity.js";
 import type { NvlinkCache } from "../views/nvlink.js";
+import { keepCheckpointing } from "./checkpoint.js";
 import type { HostSays, ThreadConfig, ThreadSays } from "./protocol.js";
 import { fromThreadError, type ThreadError, toThreadError } from "./thread-error.js";
 
@@ -55,6 +57,7 @@ const cache = newPlacementCache();
 const nvlinkCache: NvlinkCache = new Map();
 const stop = new AbortController();
 const reading = readFleetAhead(db, cache, log, stop.signal);
+if (isFileDb(config.dbUrl)) keepCheckpointing(client, { log, stop: stop.signal });
 
 port.on("message", (m: HostSays) => {
   if (m.kind === "granted") {

@@ -3,7 +3,7 @@
 // lines reach the serving thread's log; the cluster gauges it reads are those read on the serving thread; and once it
 // has ended its work comes back to the serving thread.
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -182,6 +182,34 @@ it("answers a poll whose placement the instance's full write queue refused on th
   refuse = false;
   expect((await app.call("GET", "/api/v1/agents/n1/assignments", { token: r.json.nodeToken })).status).toBe(200);
   expect(await placed(app)).toBe(1);
+});
+
+it("copies a file database's write-ahead log into the file, where the serving thread's commits would not yet", async () => {
+  const m = await migratedDb();
+  const file = m.url.slice("file:".length);
+  try {
+    await m.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    const before = statSync(file).size;
+    // ~100 pages of new rows: far under the 1,000 at which SQLite copies the log at a commit
+    await m.client.execute("CREATE TABLE filler (b BLOB)");
+    await m.client.batch(
+      Array.from({ length: 100 }, () => "INSERT INTO filler VALUES (randomblob(4000))"),
+      "write",
+    );
+    expect(statSync(file).size).toBe(before);
+    const thread = startFleetThread(
+      FLEET_THREAD,
+      { dbUrl: m.url, dbSync: "normal", settings: defaultSettings() },
+      { store: m.store, log: silentLog, onEvents: () => {} },
+    );
+    try {
+      await until(async () => statSync(file).size > before + 300_000, 10_000, "the log copied into the file");
+    } finally {
+      await thread.close();
+    }
+  } finally {
+    m.close();
+  }
 });
 
 describe("a fleet thread that ends on its own", () => {
