@@ -18,6 +18,7 @@ export function options() {
       "cpu-prof": { type: "string" },
       "agents-nice": { type: "string" },
       "serve-node-options": { type: "string" },
+      "serve-log-level": { type: "string" },
       preseed: { type: "boolean" },
       "seen-ago": { type: "string" },
     },
@@ -37,6 +38,9 @@ export function options() {
   if (!Number.isInteger(nice) || nice < -20 || nice > 19 || v["agents-nice"]?.trim() === "")
     throw new Error(`--agents-nice wants a whole number from -20 to 19, not ${JSON.stringify(v["agents-nice"])}`);
   if (v["seen-ago"] !== undefined && !v.preseed) throw new Error("--seen-ago goes with --preseed");
+  const logLevel = v["serve-log-level"] ?? "warn";
+  if (!["debug", "info", "warn", "error"].includes(logLevel))
+    throw new Error("--serve-log-level is debug, info, warn or error");
   const wal = v["sqld-wal"] ?? "libsql-wal";
   if (wal !== "libsql-wal" && wal !== "default") throw new Error("--sqld-wal is libsql-wal or default");
   return {
@@ -65,6 +69,11 @@ export function options() {
     agentsNice: nice,
     /** NODE_OPTIONS for the serve processes (none by default: the environment's own). */
     serveNodeOptions: v["serve-node-options"],
+    /**
+     * serve's LLMGW_LOG_LEVEL: warn unless asked, so that what is measured is the API's work, not its access log's — at
+     * serve's own default, info, it writes a line for every call (synchronously, to its stderr: a pipe read here).
+     */
+    serveLogLevel: logLevel,
     cpuProfDir: v["cpu-prof"] === undefined ? undefined : resolve(v["cpu-prof"]),
   };
 }

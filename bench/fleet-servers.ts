@@ -24,6 +24,8 @@ export type ServersOptions = {
   cpuProfDir?: string;
   /** NODE_OPTIONS for the serve processes (a V8 flag to try, e.g. --max-semi-space-size=32; none by default). */
   nodeOptions?: string;
+  /** serve's LLMGW_LOG_LEVEL (warn when absent). */
+  logLevel?: string;
   /** Runs on the (migrated, for sqld) database before any serve starts. */
   beforeServe?: (dbUrl: string) => Promise<void>;
 };
@@ -95,7 +97,7 @@ export async function startServers(o: ServersOptions): Promise<Servers> {
           ...(o.nodeOptions ? { NODE_OPTIONS: o.nodeOptions } : {}),
           LLMGW_DB_URL: dbUrl,
           LLMGW_ADMIN_TOKEN: o.adminToken,
-          LLMGW_LOG_LEVEL: "warn",
+          LLMGW_LOG_LEVEL: o.logLevel ?? "warn",
           LLMGW_LOG_FORMAT: "json",
           FLEET_LOOP_FILE: loopFile,
         },

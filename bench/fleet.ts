@@ -12,6 +12,7 @@
 //        [--register-timeout 1200] [--cpu-prof DIR] (serve's whole run, and each agent process's over the changes)
 //        [--agents-nice=N] (a value below 0 goes after "=")
 //        [--serve-node-options=OPTS] (NODE_OPTIONS for the serve processes, e.g. --max-semi-space-size=32)
+//        [--serve-log-level warn|info|debug|error] (warn by default; serve's own default, info, logs every call)
 //        [--preseed [--seen-ago S]] (the nodes written to the database first; last heard from S seconds before: the
 //        run then says how many nodes the API noted back from silence, and when the last was)
 import type { ChildProcess } from "node:child_process";
@@ -54,7 +55,8 @@ console.log(
     (args.instances === 1
       ? "1 llmgw serve on the embedded file database"
       : `${args.instances} llmgw serve on one sqld (${args.scheme}://, ${args.wal === "default" ? "its default WAL" : "libsql-wal"}), calls round-robin`) +
-    (args.serveNodeOptions ? `, serve with NODE_OPTIONS=${args.serveNodeOptions}` : ""),
+    (args.serveNodeOptions ? `, serve with NODE_OPTIONS=${args.serveNodeOptions}` : "") +
+    `, serve logging at ${args.serveLogLevel}`,
 );
 const tmp = tempDir("llmgw-fleet-");
 let seededS: number | undefined;
@@ -68,6 +70,7 @@ const servers = await startServers({
   wal: args.wal,
   cpuProfDir: args.cpuProfDir,
   nodeOptions: args.serveNodeOptions,
+  logLevel: args.serveLogLevel,
   ...(args.preseed
     ? { beforeServe: async (url: string) => void (seededS = await seedNodes(url, args.agents, args.seenAgoS)) }
     : {}),
