@@ -198,3 +198,17 @@ export function acceptQueue(port: number): number | undefined {
   }
   return undefined;
 }
+
+/** A line on sqld having exited during the run (with what it said went wrong), or undefined while it runs. */
+export function sqldExited(servers: Servers): string | undefined {
+  const sqld = servers.sqld;
+  const c = sqld?.child;
+  if (!sqld || !c || (c.exitCode === null && c.signalCode === null)) return undefined;
+  const out = sqld.output();
+  const errors = out
+    .split("\n")
+    .filter((l) => /panicked|^\S.*(error|Error)/.test(l))
+    .slice(0, 4)
+    .join(" | ");
+  return `sqld exited during the run (${c.exitCode ?? c.signalCode}): ${errors || out.slice(-500)}`;
+}

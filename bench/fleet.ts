@@ -30,10 +30,12 @@ import {
   loopWindow,
   metricValues,
   procStat,
+  sqldExited,
   startServers,
   tcpCounters,
   warnings,
 } from "./fleet-servers.js";
+import { steadyPhase } from "./fleet-steady.js";
 import { machine } from "./machine.js";
 
 let args: ReturnType<typeof options>;
@@ -273,27 +275,9 @@ try {
   await phaseDone("steady");
 
   // steady: nothing declared changes; heartbeats and long-polls only
-  const pids = [...servers.instances.map((i) => i.pid), ...(servers.sqld ? [servers.sqld.child.pid!] : [])];
-  const agentPids = children.map((c) => c.pid!);
-  const before = [...pids, ...agentPids].map((p) => procStat(p).cpuMs);
-  const s0 = performance.now();
-  const end = s0 + args.seconds * 1000;
-  for (let n = 0; performance.now() < end; n++) {
-    const t = performance.now();
-    const r = await fetch(`${urls[n % urls.length]}/healthz`).catch(() => undefined);
-    await r?.arrayBuffer();
-    if (r?.ok) run.floor.push(performance.now() - t);
-    await sleep(Math.min(200, Math.max(0, end - performance.now())));
-  }
-  const wall = performance.now() - s0;
-  const after = [...pids, ...agentPids].map((p) => procStat(p).cpuMs);
-  const share = (i: number) => (after[i]! - before[i]!) / wall;
-  for (let i = 0; i < servers.instances.length; i++)
-    run.cpu.push(
-      `serve[${i}] CPU ${(100 * share(i)).toFixed(1)}% of a core in the steady phase = ${((share(i) * 60_000) / args.agents).toFixed(2)} ms per agent per minute`,
-    );
-  if (servers.sqld) run.cpu.push(`sqld CPU ${(100 * share(pids.length - 1)).toFixed(1)}% of a core`);
-  run.cpu.push(`agents CPU ${agentPids.map((_, i) => `${(100 * share(pids.length + i)).toFixed(1)}%`).join(" + ")}`);
+  const steady = await steadyPhase(servers, urls, children, args.seconds, args.agents);
+  run.floor.push(...steady.floor);
+  run.cpu.push(...steady.cpu);
   await phaseDone("change1");
 
   // the measured changes
@@ -321,18 +305,8 @@ clearInterval(sampler);
 run.lag = (await scrape(["nodejs_eventloop_lag_p99_seconds"])).map((m) => m.nodejs_eventloop_lag_p99_seconds);
 run.mem = servers.instances.map((i) => procStat(i.pid));
 run.warnings = servers.instances.map((i) => warnings(i.proc));
-const sqld = servers.sqld?.child;
-if (sqld && (sqld.exitCode !== null || sqld.signalCode !== null))
-  console.log(
-    `sqld exited during the run (${sqld.exitCode ?? sqld.signalCode}): ${
-      servers
-        .sqld!.output()
-        .split("\n")
-        .filter((l) => /panicked|^\S.*(error|Error)/.test(l))
-        .slice(0, 4)
-        .join(" | ") || servers.sqld!.output().slice(-500)
-    }`,
-  );
+const sqldExit = sqldExited(servers);
+if (sqldExit) console.log(sqldExit);
 await cleanup();
 printRun(run);
 process.exit();
