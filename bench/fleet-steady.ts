@@ -2,9 +2,8 @@
 // process asks GET /healthz one request at a time (the floor the agents' figures are read against) and the processes'
 // CPU is taken from /proc before and after.
 import type { ChildProcess } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { procStat, type Servers } from "./fleet-servers.js";
-
-const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
 
 /** Runs the steady phase for `seconds`: the floor's round trips (ms) and a line on each process's CPU. */
 export async function steadyPhase(

@@ -11,24 +11,22 @@ import type { Log } from "../log.js";
 /** How often the fleet thread copies the log. */
 export const CHECKPOINT_EVERY_MS = 250;
 
-/** Copies the log of `client`'s database file every `everyMs` until `stop` aborts; a failure is logged once. */
+/**
+ * Copies the log of `client`'s database file (a local one: its statements run synchronously, so no copy overlaps the
+ * next) every `everyMs` until `stop` aborts; failures are logged once until a copy succeeds again.
+ */
 export function keepCheckpointing(
   client: Pick<Client, "execute">,
   o: { log: Log; stop: AbortSignal; everyMs?: number },
 ): void {
   let warned = false;
-  let running = false;
   const timer = setInterval(async () => {
-    if (running || o.stop.aborted) return;
-    running = true;
     try {
       await client.execute("PRAGMA wal_checkpoint(PASSIVE)");
       warned = false;
     } catch (e) {
       if (!warned) o.log.warn("copying the database's write-ahead log failed", { error: (e as Error).message });
       warned = true;
-    } finally {
-      running = false;
     }
   }, o.everyMs ?? CHECKPOINT_EVERY_MS);
   timer.unref();
