@@ -141,8 +141,12 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
       ? timed("status", () => http.call("POST", agentPath(a, "status"), a.token, { shards: moves }, 30_000, a.index))
       : undefined;
 
-  /** What the supervisor would report for a new answer: new shards starting (ready later), vanished ones stopped. */
-  function answered(a: Agent, shards: Answer["shards"], at: number, via: number) {
+  /**
+   * What the supervisor would report for a new answer: new shards starting (ready later), vanished ones stopped. The
+   * report is sent before the next poll, as the agent's loop sends it (agent/loop.ts): on the connection the answer
+   * freed, rather than beside the next poll on a second one.
+   */
+  async function answered(a: Agent, shards: Answer["shards"], at: number, via: number) {
     const key = shards
       .map((s) => s.shardId)
       .sort()
@@ -173,7 +177,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
       a.deploymentOf.delete(id);
       moves.push({ ...r, state: "stopped", at });
     }
-    void afterReads().then(() => report(a, moves));
+    const reported = afterReads().then(() => report(a, moves));
     const started = moves.filter((m) => m.state === "starting").map((m) => m.shardId);
     if (started.length)
       setTimeout(() => {
@@ -191,6 +195,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
             deliveries.push({ kind: "ready", node: a.node, at: Date.now(), deployments: names, via });
         });
       }, uniform(job.readyMs));
+    await reported;
   }
 
   // agents whose first poll was answered, of how many registered (-1 while registration goes on)
@@ -221,10 +226,10 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         if (r.status !== 200) throw r.status;
         const answer = JSON.parse(r.text) as Answer;
         a.index = answer.index;
-        answered(a, answer.shards, Date.now(), r.via);
         if (first) polledOnce();
         first = false;
         failures = 0;
+        await answered(a, answer.shards, Date.now(), r.via);
         await afterReads();
       } catch (e) {
         if (stopped) break;

@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { Assignments } from "../../shared/schemas/assignment.js";
 import { NodeId } from "../../shared/schemas/common.js";
 import { z } from "../../shared/z.js";
@@ -7,7 +8,7 @@ import { type NodeAssignment, nodeAssignments } from "../db/shards.js";
 import type { AppDeps, AppEnv } from "../deps.js";
 import { pollHeard } from "../nodes/quick-writes.js";
 import { errorResponses, jsonResponse, nodeSecurity, syncFirst } from "../openapi.js";
-import { movedAny, placeTimed } from "../placement/trigger.js";
+import { movedAny, placeSoon, placeTimed } from "../placement/trigger.js";
 import { holdAnswer, outgoingOf } from "./held-poll.js";
 
 const MAX_WAIT_S = 60;
@@ -25,8 +26,9 @@ const poll = createRoute({
   tags: ["agents"],
   summary: "Long-poll for the node's full desired shard set",
   description:
-    "Runs placement if anything changed since it last ran, then answers at once when the node's index differs from `index`, " +
-    "else waits until it moves or `wait` seconds pass (at most 60, jittered). The reply is always the full set, so a timeout reply is harmless. " +
+    "Runs placement if anything changed since it last ran. A poll whose `index` differs from the node's answers at once, after that run; " +
+    "one that holds the node's index waits, while the run goes on, until the index moves or `wait` seconds pass (at most 60, jittered). " +
+    "The reply is always the full set, so a timeout reply is harmless. " +
     "An `index` above the node's own (the database restored from an older backup, or the node registered anew) is answered 409 `state_behind`: " +
     "the agent registers again with its running engines, which placement can then adopt.",
   security: nodeSecurity,
@@ -76,14 +78,20 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   // restarted, the database back after an outage, even one past the lost-after time) writes no transaction per node
   if (row.lostAt !== null || t - row.lastSeenAt > seenResolutionMs(settings.nodeLostAfterS))
     await pollHeard(store, row, t, settings.nodeLostAfterS);
-  const placed = await placeTimed(c.var.deps, t);
-  if (movedAny(placed)) waiter.notify();
-  // the index the authentication read decides whether the poll waits (unless this poll's placement just moved it):
-  // one that moved since, by another run, is found by the poll hub at its next look. An answer reads it afresh with
-  // the shards, so that the two agree. An agent holding the current index waits before its shards are read: they are
-  // read once, for the answer
-  const known = placed.changedNodes.length ? undefined : row.assignIndex;
-  let current = index !== undefined && wait && index === known ? undefined : await nodeAssignments(store, node);
+  // A long-poll (an agent's: `index` and `wait` given) has placement run beside it rather than first: it answers at
+  // once when its index is behind the node's, or parks, and what the run changes for its node wakes it as any other
+  // commit does (the poll hub). Waiting for the run first held such polls through the run going on and the one queued
+  // after it, paced — seconds at fleet size — and the ones that then parked had the index read before both, so a
+  // change committed meanwhile reached them only at the hub's next look. A plain read (no `wait`) places first, so
+  // that its answer has what this run places.
+  const longPoll = index !== undefined && !!wait;
+  if (longPoll) placeBeside(c);
+  const placed = longPoll ? undefined : await placeTimed(c.var.deps, t);
+  if (placed && movedAny(placed)) waiter.notify();
+  const parks = longPoll && index === row.assignIndex;
+  // An answer reads the index afresh with the shards, so that the two agree; a waiting poll's shards are read once,
+  // for its answer
+  let current = parks ? undefined : await nodeAssignments(store, node);
   if (index !== undefined && wait && (current === undefined || index === current.index)) {
     const ms = Math.min(wait, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
     const after = afterWait(c.var.deps, node, index, ms);
@@ -103,6 +111,15 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   c.header("x-llmgw-index", String(current.index));
   return c.json(current, 200);
 });
+
+/**
+ * Starts placement beside a long-poll: in the background on Node, kept alive by `waitUntil` on Workers. A function of
+ * its own, so that no closure of the handler holds the request's Context: one that did kept it, through the closure
+ * of the held answer, for the whole wait (~4 KiB a poll, ~40 MiB of heap at 10,000 agents).
+ */
+function placeBeside(c: Context<AppEnv>) {
+  placeSoon(c.var.deps, (work) => c.executionCtx.waitUntil(work), "a poll");
+}
 
 /** The answer to a poll that saw `index`: a state_behind error if the database was replaced by an older one. */
 function checked(node: string, index: number | undefined, current: NodeAssignment): NodeAssignment {

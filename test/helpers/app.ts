@@ -65,6 +65,8 @@ export async function createTestApp(
     beatHints?: BeatHints;
     /** Placement runs on a fleet thread (the built dist/fleet-thread.js), as `llmgw serve` runs it. */
     fleetThread?: boolean;
+    /** Runs each placement instead of the app (to hold a run); answering undefined lets the app run it. */
+    place?: AppDeps["place"];
   } = {},
 ) {
   const migrated = await migratedDb();
@@ -95,6 +97,7 @@ export async function createTestApp(
     placementCache: newPlacementCache(),
     // looked up at each call, so that a test can watch them
     ...(thread && { place: (now: number) => thread.place(now), capacity: (now: number) => thread.capacity(now) }),
+    ...(opts.place && { place: opts.place }),
     beatHints: opts.beatHints ?? newBeatHints(),
     docsScript: opts.docsScript,
   });
