@@ -26,8 +26,9 @@ const poll = createRoute({
   tags: ["agents"],
   summary: "Long-poll for the node's full desired shard set",
   description:
-    "Runs placement if anything changed since it last ran. A poll whose `index` differs from the node's answers at once, after that run; " +
-    "one that holds the node's index waits, while the run goes on, until the index moves or `wait` seconds pass (at most 60, jittered). " +
+    "Runs placement if anything changed since it last ran. A long-poll (`index` and `wait` given) does not wait for that run: it answers at once " +
+    "when `index` differs from the node's, else waits until the index moves or `wait` seconds pass (at most 60, jittered). " +
+    "Without `wait` the poll answers after the run. " +
     "The reply is always the full set, so a timeout reply is harmless. " +
     "An `index` above the node's own (the database restored from an older backup, or the node registered anew) is answered 409 `state_behind`: " +
     "the agent registers again with its running engines, which placement can then adopt.",

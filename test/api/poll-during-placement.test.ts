@@ -1,9 +1,8 @@
-// A poll that will wait parks at once, even while a placement run goes on: the run's commit wakes it through the poll
-// hub. At fleet size a poll that first waited for the run going on, and the one queued after it, held its agent for
-// seconds, and then parked with the index it read before both.
+// A long-poll parks at once (or answers at once, when its index is behind), even while a placement run goes on: the
+// run's commit wakes it through the poll hub. At fleet size a poll that first waited for the run going on, and the one
+// queued after it, held its agent for seconds, and then parked with the index it read before both.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { PlaceResult } from "../../api/placement/apply.js";
-import { placeIfNeeded } from "../../api/placement/apply.js";
+import { type PlaceResult, placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
 import type { AssignmentWaiter } from "../../api/poll-hub.js";
 import {
@@ -43,7 +42,7 @@ afterAll(() => {
   return t.close();
 });
 
-it("parks a poll while a placement run goes on, and answers it with what that run commits", async () => {
+it("parks a long-poll while a placement run goes on (or answers one that is behind), and answers it with what that run commits", async () => {
   const poll = (query: string) => t.call("GET", `/api/v1/agents/n1/assignments${query}`, { token: tokens.get("n1") });
   const before = await poll("");
   expect(before.json.shards).toHaveLength(1);
@@ -55,6 +54,10 @@ it("parks a poll while a placement run goes on, and answers it with what that ru
   ).toBe(200);
   const answer = poll(`?index=${before.json.index}&wait=30`);
   await until(async () => parked.includes("n1"), 5000, "the poll parked while the run was held");
+  // one whose index is behind the node's answers at once, with what is committed
+  const behind = await poll("?index=0&wait=30");
+  expect(behind.json.index).toBe(before.json.index);
+  expect(behind.json.shards).toHaveLength(1);
 
   gate = undefined;
   open();
