@@ -4,70 +4,15 @@
 // and reports each new shard `starting`, then `ready` a few seconds later (a vanished one `stopped`). What it measures
 // goes to the parent over IPC, per phase.
 import { type ChildProcess, fork } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
-import { Session } from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { heartbeatOf } from "../shared/heartbeat-of.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
+import { profiler } from "./cpu-profile.js";
 import { httpPools } from "./fleet-http.js";
 import { inventoryOf, nodeIdOf, registrationOf, seededToken, withReadings } from "./fleet-inventory.js";
-
-/**
- * Agents first, first + stride, … (count of them), registered `concurrency` at a time, over `origins` round-robin.
- * The processes take every stride-th node, so that the nodes a change moves (placement favours some over others) fall
- * to every process alike rather than all to one.
- */
-export type AgentsJob = {
-  origins: string[];
-  adminToken: string;
-  first: number;
-  count: number;
-  stride: number;
-  concurrency: number;
-  /** How long a new shard stays `starting` before it is reported `ready` (ms, uniform in the range). */
-  readyMs: [number, number];
-  /**
-   * The nodes are in the database already (--preseed): no registration; each agent starts polling with its derived
-   * token at a random point of the first `rampS` seconds, with serve's default poll wait and heartbeat interval.
-   */
-  seeded?: { rampS: number; pollWaitS: number; heartbeatS: number };
-  /** Where to write a CPU profile of the changes (phases change1 and change2), one file per process. */
-  cpuProfDir?: string;
-};
-/**
- * `shards`: an agent's poll answered with a different shard set (the deployments the new set holds); `ready`: its
- * report of new shards ready was answered (their deployments) — both when the agent saw it.
- */
-export type Delivery = {
-  kind: "shards" | "ready";
-  node: string;
-  at: number;
-  deployments: string[];
-  /** The instance whose answer it was (its index in the origins). */
-  via: number;
-};
-/** Round trips (ms) of the calls that completed in one phase, and the failures by call and status or error code. */
-export type PhaseStats = {
-  name: string;
-  register: number[];
-  heartbeat: number[];
-  status: number[];
-  errors: Record<string, number>;
-  /**
-   * The agents' own event-loop delay in the phase, one per process (ms past a 10 ms timer): a stalled agent process
-   * delays its calls' round trips as a slow API would.
-   */
-  loops: { p99: number; max: number }[];
-};
-export type FromAgents =
-  | { type: "registered"; registered: number; failed: number }
-  | { type: "polling" }
-  | { type: "sample"; open: number; registered: number }
-  | { type: "deliveries"; items: Delivery[] }
-  | { type: "phase"; stats: PhaseStats };
-export type ToAgents = { type: "phase"; name: string } | { type: "stop" };
+import type { AgentsJob, Delivery, FromAgents, PhaseStats, ToAgents } from "./fleet-messages.js";
 
 const JOB_FLAG = "--fleet-agents";
 const MIN_POLL_INTERVAL_MS = 1000;
@@ -327,23 +272,6 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   total = job.count - failed;
   send({ type: "registered", registered, failed });
   if (polled === total) send({ type: "polling" });
-}
-
-/** A CPU profile of this process between start and stop, written to DIR/NAME.cpuprofile (the inspector's). */
-function profiler(dir: string, name: string) {
-  const session = new Session();
-  session.connect();
-  const post = (method: string) =>
-    new Promise<unknown>((ok, no) => session.post(method, (e, r) => (e ? no(e) : ok(r))));
-  return {
-    start: () => void post("Profiler.enable").then(() => post("Profiler.start")),
-    async stop() {
-      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
-      // serve makes the directory only as it exits, after the agents stop
-      await mkdir(dir, { recursive: true });
-      await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
-    },
-  };
 }
 
 /** Starts a child process running `job` (this file, loaded through tsx as this process is); `onMessage` hears it. */

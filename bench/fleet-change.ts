@@ -2,7 +2,7 @@
 // its replicas on nodes, and until each affected agent's long-poll has brought it the new shards (delivery), as the
 // agents themselves saw it. Then whether the shards' stored states agree with what their agents last reported.
 import type { apiCaller } from "../test/helpers/process.js";
-import type { Delivery } from "./fleet-agents.js";
+import type { Delivery } from "./fleet-messages.js";
 
 type Api = ReturnType<typeof apiCaller>;
 export type ChangeResult = {

@@ -1,8 +1,8 @@
 // What bench/fleet.ts prints: a line per figure, phase and change, then the summary line last. A run that stopped
 // early (registration past its deadline, an error) prints what it got, with "–" for what it did not reach.
 import { LISTEN_BACKLOG } from "../api/http-server.js";
-import type { PhaseStats } from "./fleet-agents.js";
 import type { ChangeResult } from "./fleet-change.js";
+import type { PhaseStats } from "./fleet-messages.js";
 import type { LoopWindow } from "./fleet-servers.js";
 import { percentile } from "./load.js";
 
