@@ -1,6 +1,7 @@
 // bench/fleet.ts's command line.
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { LOG_LEVELS } from "../shared/log-node.js";
 
 /** The command line, checked before anything starts (a bad flag exits 2 with a message). */
 export function options() {
@@ -39,8 +40,8 @@ export function options() {
     throw new Error(`--agents-nice wants a whole number from -20 to 19, not ${JSON.stringify(v["agents-nice"])}`);
   if (v["seen-ago"] !== undefined && !v.preseed) throw new Error("--seen-ago goes with --preseed");
   const logLevel = v["serve-log-level"] ?? "warn";
-  if (!["debug", "info", "warn", "error"].includes(logLevel))
-    throw new Error("--serve-log-level is debug, info, warn or error");
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new Error(`--serve-log-level is one of ${LOG_LEVELS.join(", ")}`);
   const wal = v["sqld-wal"] ?? "libsql-wal";
   if (wal !== "libsql-wal" && wal !== "default") throw new Error("--sqld-wal is libsql-wal or default");
   return {

@@ -12,7 +12,7 @@
 //        [--register-timeout 1200] [--cpu-prof DIR] (serve's whole run, and each agent process's over the changes)
 //        [--agents-nice=N] (a value below 0 goes after "=")
 //        [--serve-node-options=OPTS] (NODE_OPTIONS for the serve processes, e.g. --max-semi-space-size=32)
-//        [--serve-log-level warn|info|debug|error] (warn by default; serve's own default, info, logs every call)
+//        [--serve-log-level LEVEL] (LLMGW_LOG_LEVEL's; warn by default; serve's own default, info, logs every call)
 //        [--preseed [--seen-ago S]] (the nodes written to the database first; last heard from S seconds before: the
 //        run then says how many nodes the API noted back from silence, and when the last was)
 import type { ChildProcess } from "node:child_process";
