@@ -93,7 +93,7 @@ export const assignmentRoutes = new OpenAPIHono<AppEnv>().openapi(poll, async (c
   // An answer reads the index afresh with the shards, so that the two agree; a waiting poll's shards are read once,
   // for its answer
   let current = parks ? undefined : await nodeAssignments(store, node);
-  if (index !== undefined && wait && (current === undefined || index === current.index)) {
+  if (longPoll && (current === undefined || index === current.index)) {
     const ms = Math.min(wait, MAX_WAIT_S) * 1000 * (0.9 + 0.1 * Math.random());
     const after = afterWait(c.var.deps, node, index, ms);
     const out = outgoingOf(c.env);
