@@ -32,7 +32,7 @@ export function printLoops<M extends string, T extends string>(o: {
     "\nopen loop: latency to the end of the body, ms (median over runs of each run's p50 and p99; added: median of the per-run differences from direct);",
   );
   console.log(
-    "gen lag: p99 of how late the generator sent; proxy CPU: ms of CPU the proxy (this process for the router and the node floor, or nginx) used per request",
+    "gen lag: p99 of how late the generator sent; proxy CPU: ms of CPU the proxy (serve for the router, this process for the node floor, or nginx) used per request",
   );
   row([
     "mode",

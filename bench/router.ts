@@ -2,9 +2,10 @@
 // Node proxy can do ("node floor", bench/node-floor.ts) in front of the same two, at fixed arrival rates (open loop)
 // and at saturation (closed loop, 64 connections). The engines are `llmgw mock-engine` processes answering at once (no
 // token pacing), so what is left is the cost of the hop. "direct" spreads the requests over both engines from the load
-// generator itself, so each engine sees the same load in every set-up. The router and the node floor run in this
-// process (never at the same time), the load generator in a child process of its own (so this process's CPU time is
-// the proxy's). `--pin` gives the proxies (this process, nginx) the last CPU and the generator and engines the others.
+// generator itself, so each engine sees the same load in every set-up. The router is the built `llmgw serve` in a
+// process of its own, on a database file, as users run it; the node floor runs in this process and the load generator
+// in a child process of its own (so this process's CPU time is the node floor's). `--pin` gives the proxies (serve,
+// this process, nginx) the last CPU and the generator and engines the others.
 // First, at concurrency 1 (bench/router-latency.ts): what each hop adds to one request at a time, and to the first
 // byte and the frame gaps of streams from engines paced at 20 ms a token. Needs nginx on the PATH (Debian: apt-get
 // install nginx); takes about 10 minutes, `--latency-only` (the concurrency-1 part alone) about a minute and a half.
@@ -14,9 +15,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_USAGE_FLUSH_MS } from "../api/router/usage.js";
-import { freePort, killAll, start, until } from "../test/helpers/process.js";
-import { startStack } from "../test/helpers/router.js";
+import { apiCaller, freePort, killAll, type Proc, start, startServe, until } from "../test/helpers/process.js";
+import { declareReplicas } from "../test/helpers/router.js";
 import { requireCurrentDist } from "./dist-check.js";
 import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from "./load.js";
 import { machine } from "./machine.js";
@@ -69,14 +69,23 @@ const MODE_NAMES = Object.keys(MODES) as Mode[];
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
+/** The `/proc/PID/stat` fields after the command's name. */
+const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+/** CPU time used so far by process `pid`, in ms. */
+const procCpuMs = (pid: number) => {
+  const f = stat(pid);
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+};
+/** Resident memory of process `pid`, in bytes. */
+const rssOf = (pid: number) =>
+  Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) * 1024;
 /**
- * CPU time used so far, in ms, by this process (the router or the node floor: the load generator runs in its own) and
- * by nginx.
+ * CPU time used so far, in ms, by each proxy: the router (serve), the node floor (this process: the load generator
+ * runs in its own) and nginx.
  */
-function cpuMs(nginxPid: number) {
+function cpuMs(pids: { router: number; nginx: number }) {
   const u = process.cpuUsage();
-  const stat = readFileSync(`/proc/${nginxPid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return { node: (u.user + u.system) / 1000, nginx: (Number(stat[11]) + Number(stat[12])) * TICK_MS };
+  return { router: procCpuMs(pids.router), node: (u.user + u.system) / 1000, nginx: procCpuMs(pids.nginx) };
 }
 
 // --pin: the proxies get the last CPU to themselves; the load generator and the engines share the others
@@ -93,26 +102,41 @@ if (nginxV.error) {
   console.error(`bench/router.ts needs nginx on the PATH (Debian: apt-get install nginx): ${nginxV.error.message}`);
   process.exit(1);
 }
-const stack = await startStack({ tableTtlMs: 1000, usageFlushMs: DEFAULT_USAGE_FLUSH_MS });
 const dir = mkdtempSync(join(tmpdir(), "llmgw-bench-router-"));
+const ADMIN = "router-bench-admin-token-0000000000001";
+const serve = await startServe(["--db", join(dir, "llmgw.db")], { env: { LLMGW_ADMIN_TOKEN: ADMIN } });
+const api = apiCaller(serve.url, ADMIN);
+const engineProcs: Proc[] = [];
 const abort = new AbortController();
 const floors: { close(): Promise<void> }[] = [];
 const stop = async () => {
   abort.abort();
   await Promise.all(floors.map((f) => f.close().catch(() => undefined)));
   await killAll();
-  await stack.close().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
 };
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => void stop().finally(() => process.exit(130)));
 
 try {
-  const key = await stack.key("bench");
-  const engines = (await stack.replicas(MODEL, 2, () => ["--tokens-per-s", "0"])).map((r) => r.url);
+  const key = (await api("PUT", "/api/v1/api-keys/bench", { spec: {} })).body.secret as string;
+  /** Declares `model` with two replicas, starts their engines with `engineArgs`, waits until the router lists it. */
+  const replicas = async (model: string, engineArgs: string[]) =>
+    (
+      await declareReplicas(
+        api,
+        engineProcs,
+        model,
+        2,
+        () => engineArgs,
+        async () => {
+          const r = await fetch(`${serve.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+          return ((await r.json()) as { data: { id: string }[] }).data.some((m) => m.id === model);
+        },
+      )
+    ).map((r) => r.url);
+  const engines = await replicas(MODEL, ["--tokens-per-s", "0"]);
   // the paced engines serve a model of their own, behind an nginx server and a node floor of their own
-  const paced = (await stack.replicas(PACED_MODEL, 2, () => ["--tokens-per-s", String(PACED_TOKENS_PER_S)])).map(
-    (r) => r.url,
-  );
+  const paced = await replicas(PACED_MODEL, ["--tokens-per-s", String(PACED_TOKENS_PER_S)]);
   const ports = [await freePort(), await freePort()];
   writeFileSync(
     join(dir, "nginx.conf"),
@@ -132,19 +156,20 @@ try {
   floors.push(floor);
   const pacedFloor = await startNodeFloor(paced);
   floors.push(pacedFloor);
+  pin(serve.child.pid, PROXY_CPU);
   pin(process.pid, PROXY_CPU);
   pin(nginx.child.pid, PROXY_CPU);
-  for (const e of stack.engines) pin(e.child.pid, OTHER_CPUS);
+  for (const e of engineProcs) pin(e.child.pid, OTHER_CPUS);
 
   const origins: Record<Target, string[]> = {
     direct: engines,
-    router: [stack.url],
+    router: [serve.url],
     "node floor": [floor.url],
     nginx: [nginxUrl],
   };
   const pacedOrigins: Record<C1Target, string[]> = {
     direct: paced,
-    router: [stack.url],
+    router: [serve.url],
     "node floor": [pacedFloor.url],
     nginx: [pacedNginxUrl],
   };
@@ -177,14 +202,15 @@ try {
   }
   /** Runs `f`, with the CPU time the proxy for `t` spent per request sent (`sent` says how many). */
   async function withCpu<R>(t: Target, f: () => Promise<R>, sent: (r: R) => number): Promise<R & { cpu: number }> {
-    const proc = t === "nginx" ? "nginx" : "node";
-    const before = cpuMs(nginx.child.pid!);
+    const proc = t === "nginx" ? "nginx" : t === "router" ? "router" : "node";
+    const pids = { router: serve.child.pid!, nginx: nginx.child.pid! };
+    const before = cpuMs(pids);
     const result = await f();
-    const after = cpuMs(nginx.child.pid!);
+    const after = cpuMs(pids);
     return { ...result, cpu: t === "direct" ? NaN : (after[proc] - before[proc]) / sent(result) };
   }
 
-  const heapStart = process.memoryUsage().heapUsed;
+  const rssStart = rssOf(serve.child.pid!);
   console.log(`machine: ${machine()}`);
   console.log(
     `engines: 2 × llmgw mock-engine --tokens-per-s 0 (and 2 × --tokens-per-s ${PACED_TOKENS_PER_S} for the streams at concurrency 1); nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`,
@@ -269,9 +295,7 @@ try {
       seconds: SECONDS,
       throughputRuns: THROUGHPUT_RUNS,
     });
-  console.log(
-    `\nrouter process heap used: ${mib(heapStart)} MiB before the runs, ${mib(process.memoryUsage().heapUsed)} MiB after`,
-  );
+  console.log(`\nrouter (serve) RSS: ${mib(rssStart)} MiB before the runs, ${mib(rssOf(serve.child.pid!))} MiB after`);
 } finally {
   await stop();
 }

@@ -24,25 +24,40 @@ export function ttftBucket(ms: number): number {
 
 const count = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
 
-/** One request's outcome as a row of recent usage. */
-export function recentRow(key: string, model: string, o: Outcome, now: number): RecentRow {
-  const row: RecentRow = {
-    keyName: key,
-    model,
-    bucketStart: Math.floor(now / BUCKET_MS) * BUCKET_MS,
-    requests: 1,
-    errors: o.status >= 400 && o.status !== 499 ? 1 : 0,
-    promptTokens: count(o.usage?.promptTokens),
-    completionTokens: count(o.usage?.completionTokens),
-    ...noTtft(),
-  };
-  if (o.ttftMs !== undefined && Number.isFinite(o.ttftMs)) row[TTFT_COLUMNS[ttftBucket(Math.max(0, o.ttftMs))]!] = 1;
-  return row;
+/**
+ * The map key of a row of sums: its start (bucket or hour), key name and model (key names are resource names, with
+ * no NUL, so the model, last, may hold anything).
+ */
+export const rowId = (start: number, key: string, model: string) => `${start}\0${key}\0${model}`;
+
+/** Counts one request's outcome into its row (key, model, bucket) in `into`, in place: no object per request. */
+export function addOutcome(into: Map<string, RecentRow>, key: string, model: string, o: Outcome, now: number): void {
+  const bucketStart = Math.floor(now / BUCKET_MS) * BUCKET_MS;
+  const id = rowId(bucketStart, key, model);
+  let row = into.get(id);
+  if (!row) {
+    row = {
+      keyName: key,
+      model,
+      bucketStart,
+      requests: 0,
+      errors: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      ...noTtft(),
+    };
+    into.set(id, row);
+  }
+  row.requests++;
+  if (o.status >= 400 && o.status !== 499) row.errors++;
+  row.promptTokens += count(o.usage?.promptTokens);
+  row.completionTokens += count(o.usage?.completionTokens);
+  if (o.ttftMs !== undefined && Number.isFinite(o.ttftMs)) row[TTFT_COLUMNS[ttftBucket(Math.max(0, o.ttftMs))]!]++;
 }
 
 /** Adds `row`'s sums into `into`. */
 export function addRecent(into: Map<string, RecentRow>, row: RecentRow): void {
-  const id = `${row.bucketStart}\0${row.keyName}\0${row.model}`;
+  const id = rowId(row.bucketStart, row.keyName, row.model);
   const had = into.get(id);
   if (!had) return void into.set(id, { ...row });
   had.requests += row.requests;

@@ -7,7 +7,15 @@ import type { Store, Tx } from "../db/client.js";
 import { usage } from "../db/schema.js";
 import type { Log } from "../log.js";
 import type { Outcome, Usage, UsageRecorder } from "./types.js";
-import { addRecent, type RecentRow, recentRow, SWEEP_EVERY_MS, sweepBefore, writeRecent } from "./usage-recent.js";
+import {
+  addOutcome,
+  addRecent,
+  type RecentRow,
+  rowId,
+  SWEEP_EVERY_MS,
+  sweepBefore,
+  writeRecent,
+} from "./usage-recent.js";
 
 export const DEFAULT_USAGE_FLUSH_MS = 10_000;
 // rows per INSERT statement: 6 parameters each stays far below SQLite's limit on bound parameters
@@ -27,8 +35,7 @@ export type UsageWriter = UsageRecorder & {
 
 /** Adds `row`'s sums into `into`. */
 function add(into: Map<string, Row>, row: Row): void {
-  // key names are resource names (no NUL), so the model, last, may hold anything
-  const id = `${row.hourStart}\0${row.keyName}\0${row.model}`;
+  const id = rowId(row.hourStart, row.keyName, row.model);
   const had = into.get(id);
   if (!had) into.set(id, { ...row });
   else {
@@ -107,18 +114,19 @@ export function createUsageRecorder(store: Store, o: { flushMs?: number; log: Lo
   return {
     record(key: string, model: string, u: Usage, now: number) {
       const hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
-      add(sums, {
-        keyName: key,
-        model,
-        hourStart,
-        requests: 1,
-        promptTokens: tokens(u.promptTokens),
-        completionTokens: tokens(u.completionTokens),
-      });
+      const id = rowId(hourStart, key, model);
+      let row = sums.get(id);
+      if (!row) {
+        row = { keyName: key, model, hourStart, requests: 0, promptTokens: 0, completionTokens: 0 };
+        sums.set(id, row);
+      }
+      row.requests++;
+      row.promptTokens += tokens(u.promptTokens);
+      row.completionTokens += tokens(u.completionTokens);
     },
     observe(key: string, model: string, outcome: Outcome, now: number) {
       if (now > latest) latest = now;
-      addRecent(recent, recentRow(key, model, outcome, now));
+      addOutcome(recent, key, model, outcome, now);
     },
     flush: () => flush(),
     pending: () => sums.size + recent.size,
