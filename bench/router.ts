@@ -104,7 +104,14 @@ if (nginxV.error) {
 }
 const dir = mkdtempSync(join(tmpdir(), "llmgw-bench-router-"));
 const ADMIN = "router-bench-admin-token-0000000000001";
-const serve = await startServe(["--db", join(dir, "llmgw.db")], { env: { LLMGW_ADMIN_TOKEN: ADMIN } });
+const serve = await startServe(["--db", join(dir, "llmgw.db")], { env: { LLMGW_ADMIN_TOKEN: ADMIN } }).catch(
+  async (e: unknown) => {
+    await killAll();
+    rmSync(dir, { recursive: true, force: true });
+    console.error(`bench/router.ts: llmgw serve did not start: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  },
+);
 const api = apiCaller(serve.url, ADMIN);
 const engineProcs: Proc[] = [];
 const abort = new AbortController();
@@ -118,8 +125,10 @@ const stop = async () => {
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => void stop().finally(() => process.exit(130)));
 
 try {
-  const key = (await api("PUT", "/api/v1/api-keys/bench", { spec: {} })).body.secret as string;
-  /** Declares `model` with two replicas, starts their engines with `engineArgs`, waits until the router lists it. */
+  const made = await api("PUT", "/api/v1/api-keys/bench", { spec: {} });
+  if (made.status !== 201) throw new Error(`the API key: ${made.status} ${JSON.stringify(made.body)}`);
+  const key = made.body.secret as string;
+  /** Declares `model` with two replicas, starts their engines with `engineArgs`, waits until both serve it. */
   const replicas = async (model: string, engineArgs: string[]) =>
     (
       await declareReplicas(
@@ -129,6 +138,7 @@ try {
         2,
         () => engineArgs,
         async () => {
+          if ((await api("GET", `/api/v1/deployments/${model}`)).body.status?.ready !== 2) return false;
           const r = await fetch(`${serve.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
           return ((await r.json()) as { data: { id: string }[] }).data.some((m) => m.id === model);
         },

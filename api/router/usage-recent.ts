@@ -30,7 +30,7 @@ const count = (n: number | undefined) => (n !== undefined && Number.isFinite(n) 
  */
 export const rowId = (start: number, key: string, model: string) => `${start}\0${key}\0${model}`;
 
-/** Counts one request's outcome into its row (key, model, bucket) in `into`, in place: no object per request. */
+/** Counts one request's outcome into its row (key, model, bucket) in `into`, in place: no row object per request. */
 export function addOutcome(into: Map<string, RecentRow>, key: string, model: string, o: Outcome, now: number): void {
   const bucketStart = Math.floor(now / BUCKET_MS) * BUCKET_MS;
   const id = rowId(bucketStart, key, model);

@@ -11,6 +11,7 @@ import type { AssignmentWaiter } from "../../api/poll-hub.js";
 import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
 import { until } from "../helpers/process.js";
 
+// (V8's flags are the process's: contexts made after this in the unit lane's shared process have `gc` too)
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
 
@@ -68,6 +69,8 @@ it("lets a parked long-poll's request Context be collected, and still answers th
       req.on("error", fail);
       req.end();
     });
+    let answered = false;
+    void answer.then(() => (answered = true));
     await until(async () => parked.includes("n1"), 5000, "the poll parked");
     await until(
       async () => {
@@ -81,6 +84,7 @@ it("lets a parked long-poll's request Context be collected, and still answers th
       throw new Error(`${e.message} (collected: ${[...collected].join(", ") || "nothing"})`);
     });
     // still parked, and answered when its node's shards change
+    expect(answered).toBe(false);
     await t.admin("PUT", "/api/v1/deployments/d", { body: { spec: { model: "m", replicas: 0, pool: "p" } } });
     const a = await answer;
     expect(a.status).toBe(200);

@@ -103,6 +103,14 @@ describe("jsonTap", () => {
       u(7, 8),
     ],
     [
+      "content full of the letters of its key",
+      {
+        choices: [{ message: { content: 'gg"usage g"usag"e"\\"usage"g usage"' } }],
+        usage: { prompt_tokens: 11, completion_tokens: 12 },
+      },
+      u(11, 12),
+    ],
+    [
       "usage: null, content quoting one",
       { choices: [{ message: { content: '"usage":{"prompt_tokens":9}' } }], usage: null },
       undefined,
@@ -208,6 +216,14 @@ describe("sseTap", () => {
       DONE,
     ]);
     expect(r.usage).toEqual(u(10, 2));
+  });
+
+  it("finds the usage event among content full of its key's letters, split at every byte", () => {
+    const noisy = [chunk('g"usage" gg'), chunk('"usag g"'), usageOnly, DONE];
+    const bytes = enc.encode(noisy.join(""));
+    const r = run(sseTap(true), pieces(bytes, 1));
+    expect(r.usage).toEqual(u(10, 3));
+    expect(r.all.toString("utf8")).toBe([noisy[0], noisy[1], DONE].join(""));
   });
 
   it("reports no usage for a stream without any", () => {
