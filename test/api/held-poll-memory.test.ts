@@ -7,8 +7,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { listen } from "../../api/http-server.js";
-import type { AssignmentWaiter } from "../../api/poll-hub.js";
-import { createTestApp, declareOneGpuDeployment, registerNodes, type TestApp } from "../helpers/app.js";
+import { createTestApp, declareOneGpuDeployment, recordParks, registerNodes, type TestApp } from "../helpers/app.js";
 import { until } from "../helpers/process.js";
 
 // (V8's flags are the process's: contexts made after this in the unit lane's shared process have `gc` too)
@@ -24,13 +23,7 @@ const registry = new FinalizationRegistry<string>((what) => collected.add(what))
 
 beforeAll(async () => {
   t = await createTestApp({
-    wrapWaiter: (hub): AssignmentWaiter => ({
-      ...hub,
-      wait(node, index, ms, signal) {
-        parked.push(node);
-        return hub.wait(node, index, ms, signal);
-      },
-    }),
+    wrapWaiter: recordParks(parked),
   });
   tokens = await registerNodes(t, ["n1"]);
   await declareOneGpuDeployment(t, 1);

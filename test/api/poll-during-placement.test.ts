@@ -4,11 +4,11 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type PlaceResult, placeIfNeeded } from "../../api/placement/apply.js";
 import { newPlacementCache } from "../../api/placement/rows.js";
-import type { AssignmentWaiter } from "../../api/poll-hub.js";
 import {
   createTestApp,
   declareOneGpuDeployment,
   defaultSettings,
+  recordParks,
   registerNodes,
   type TestApp,
 } from "../helpers/app.js";
@@ -26,13 +26,7 @@ beforeAll(async () => {
   t = await createTestApp({
     place: (now): Promise<PlaceResult> | undefined =>
       gate?.then(() => placeIfNeeded(t.store, now, defaultSettings(), cache)),
-    wrapWaiter: (hub): AssignmentWaiter => ({
-      ...hub,
-      wait(node, index, ms, signal) {
-        parked.push(node);
-        return hub.wait(node, index, ms, signal);
-      },
-    }),
+    wrapWaiter: recordParks(parked),
   });
   tokens = await registerNodes(t, ["n1"]);
   await declareOneGpuDeployment(t, 1);

@@ -51,6 +51,17 @@ export async function migratedDb() {
   };
 }
 
+/** A `wrapWaiter` that pushes onto `parked` the node of each poll that asks the hub to wait. */
+export const recordParks =
+  (parked: string[]) =>
+  (hub: AssignmentWaiter): AssignmentWaiter => ({
+    ...hub,
+    wait(node, index, ms, signal) {
+      parked.push(node);
+      return hub.wait(node, index, ms, signal);
+    },
+  });
+
 /** The app on a fresh, migrated temp-file database with one admin token, plus a small request helper. */
 export async function createTestApp(
   opts: {
