@@ -12,12 +12,13 @@
 // Run: npx tsx bench/router.ts [--rates 200,500,1000] [--runs N] [--throughput-runs N] [--seconds S] [--pin]
 //        [--latency-only] [--latency-requests N] [--latency-streams N]
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiCaller, freePort, killAll, type Proc, start, startServe, until } from "../test/helpers/process.js";
 import { declareReplicas } from "../test/helpers/router.js";
 import { requireCurrentDist } from "./dist-check.js";
+import { procStat } from "./fleet-servers.js";
 import { type ClosedResult, type Job, type OpenResult, runLoad, type Shot } from "./load.js";
 import { machine } from "./machine.js";
 import { startNodeFloor } from "./node-floor.js";
@@ -66,26 +67,13 @@ const MODES = {
 type Mode = keyof typeof MODES;
 const MODE_NAMES = Object.keys(MODES) as Mode[];
 
-const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
-
-const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
-/** The `/proc/PID/stat` fields after the command's name. */
-const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-/** CPU time used so far by process `pid`, in ms. */
-const procCpuMs = (pid: number) => {
-  const f = stat(pid);
-  return (Number(f[11]) + Number(f[12])) * TICK_MS;
-};
-/** Resident memory of process `pid`, in bytes. */
-const rssOf = (pid: number) =>
-  Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) * 1024;
 /**
  * CPU time used so far, in ms, by each proxy: the router (serve), the node floor (this process: the load generator
  * runs in its own) and nginx.
  */
 function cpuMs(pids: { router: number; nginx: number }) {
   const u = process.cpuUsage();
-  return { router: procCpuMs(pids.router), node: (u.user + u.system) / 1000, nginx: procCpuMs(pids.nginx) };
+  return { router: procStat(pids.router).cpuMs, node: (u.user + u.system) / 1000, nginx: procStat(pids.nginx).cpuMs };
 }
 
 // --pin: the proxies get the last CPU to themselves; the load generator and the engines share the others
@@ -220,7 +208,7 @@ try {
     return { ...result, cpu: t === "direct" ? NaN : (after[proc] - before[proc]) / sent(result) };
   }
 
-  const rssStart = rssOf(serve.child.pid!);
+  const rssStart = procStat(serve.child.pid!).rssMb;
   console.log(`machine: ${machine()}`);
   console.log(
     `engines: 2 × llmgw mock-engine --tokens-per-s 0 (and 2 × --tokens-per-s ${PACED_TOKENS_PER_S} for the streams at concurrency 1); nginx ${nginxV.stderr.match(/nginx\/(\S+)/)?.[1] ?? "?"}, 1 worker; ${SECONDS} s per run after a ${WARMUP_S} s warm-up${args.pin ? `; pinned: proxies on CPU ${PROXY_CPU}, generator and engines on ${OTHER_CPUS}` : ""}`,
@@ -305,7 +293,9 @@ try {
       seconds: SECONDS,
       throughputRuns: THROUGHPUT_RUNS,
     });
-  console.log(`\nrouter (serve) RSS: ${mib(rssStart)} MiB before the runs, ${mib(rssOf(serve.child.pid!))} MiB after`);
+  console.log(
+    `\nrouter (serve) RSS: ${rssStart.toFixed(0)} MiB before the runs, ${procStat(serve.child.pid!).rssMb.toFixed(0)} MiB after`,
+  );
 } finally {
   await stop();
 }
