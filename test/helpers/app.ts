@@ -180,9 +180,15 @@ export async function registerNodes(
   return tokens;
 }
 
-/** `t`'s app served over real HTTP (Node's server, as `llmgw serve` runs it) on a free port of 127.0.0.1. */
-export async function serveOverHttp(t: TestApp): Promise<{ port: number; close: () => Promise<void> }> {
-  const server = listen(t.app, undefined, "127.0.0.1", 0);
+/**
+ * `t`'s app (or `app`, standing in front of it) served over real HTTP (Node's server, as `llmgw serve` runs it) on a
+ * free port of 127.0.0.1; `close` closes `t` too.
+ */
+export async function serveOverHttp(
+  t: TestApp,
+  app: Parameters<typeof listen>[0] = t.app,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = listen(app, undefined, "127.0.0.1", 0);
   await new Promise<void>((ok) => server.once("listening", () => ok()));
   return {
     port: (server.address() as AddressInfo).port,
