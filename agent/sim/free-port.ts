@@ -24,7 +24,7 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /** The first port of the kernel's ephemeral range (the local ports of outgoing connections and of port 0). */
-function ephemeralLow(): number {
+export function ephemeralLow(): number {
   try {
     const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
     return Number.isInteger(low) && low > 1024 ? low : 32_768;

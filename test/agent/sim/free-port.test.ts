@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePortBlock } from "../../../agent/sim/free-port.js";
+import { ephemeralLow, freePortBlock } from "../../../agent/sim/free-port.js";
 
 const held: Server[] = [];
 afterEach(async () => {
@@ -17,9 +17,13 @@ const occupy = (port: number) =>
     s.listen(port, () => ok());
   });
 
+/** The first port of a random block of `size` below the kernel's ephemeral range, where no outgoing connection takes one. */
+const randomLow = (base: number, size: number) =>
+  base + Math.floor(Math.random() * Math.floor((ephemeralLow() - base - size) / size)) * size;
+
 describe("freePortBlock", () => {
   it("skips a block where one port is taken, and gives the next whose ports are all free", async () => {
-    const low = 20_000 + Math.floor(Math.random() * 1000) * 20;
+    const low = randomLow(20_000, 20);
     await occupy(low + 3);
     const picks = [0, 0.6]; // the first block (taken at low + 3), then the second of two
     const first = await freePortBlock(10, { low, high: low + 20, random: () => picks.shift() ?? 0.6 });
@@ -27,7 +31,7 @@ describe("freePortBlock", () => {
   });
 
   it("says so when every block is taken", async () => {
-    const low = 21_000 + Math.floor(Math.random() * 1000) * 10;
+    const low = randomLow(21_000, 10);
     await occupy(low + 9);
     await expect(freePortBlock(10, { low, high: low + 10, tries: 3 })).rejects.toThrow(
       `found no 10 free ports in a row between ${low} and ${low + 10}`,
