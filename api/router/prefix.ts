@@ -116,10 +116,38 @@ function addOpening(h: Gathered, isChat: boolean, body: Record<string, unknown>,
 
 const listOf = (x: unknown): readonly unknown[] => (Array.isArray(x) ? x : []);
 
+/** Characters a token id stands for where a prompt is given as token ids (about an English token's). */
+const CHARS_PER_TOKEN = 4;
+
+const isTokens = (x: unknown): x is number[] => Array.isArray(x) && x.length > 0 && typeof x[0] === "number";
+
+/**
+ * A completion's prompt, or the first of a batch: text, or token ids (a list of numbers, or the first of a list of
+ * such lists), as the OpenAI API and the engines take them.
+ */
+function completionPrompt(prompt: unknown): unknown {
+  return Array.isArray(prompt) && !isTokens(prompt) ? prompt[0] : prompt;
+}
+
+/**
+ * Token ids as text, as far as `limit` characters: each id and a space (so ids that share their leading ids render to
+ * texts that share their opening, and no two lists render alike).
+ */
+function tokenText(ids: number[], limit: number): string {
+  const parts: string[] = [];
+  let n = 0;
+  for (let i = 0; i < ids.length && n < limit; i++) {
+    const s = `${ids[i]} `;
+    parts.push(s);
+    n += s.length;
+  }
+  return parts.join("");
+}
+
 /**
  * The first `limit` characters of the prompt as an engine would see it in order: tools, then each message (role and
- * content) for chat; the prompt for completions; instructions, then input, for responses. Only what is needed is
- * rendered (a 100,000-token prompt costs no more than a short one).
+ * content) for chat; the prompt for completions (token ids as their numbers); instructions, then input, for
+ * responses. Only what is needed is rendered (a 100,000-token prompt costs no more than a short one).
  */
 export function promptHead(path: string, body: Record<string, unknown>, limit: number): string {
   return promptParts(path, body, limit).text();
@@ -132,7 +160,8 @@ function promptParts(path: string, body: Record<string, unknown>, limit: number)
     const messages = listOf(body.messages);
     addItems(h, messages, 0, Math.min(messages.length, MAX_PARTS));
   } else if (path.endsWith("/completions")) {
-    h.add(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
+    const prompt = completionPrompt(body.prompt);
+    h.add(isTokens(prompt) ? tokenText(prompt, limit) : prompt);
   } else if (path.endsWith("/responses")) {
     addOpening(h, false, body, limit);
     const input = listOf(body.input);
@@ -219,10 +248,11 @@ function charsOf(content: unknown): number {
  * How many characters of the prompt are the request's own rather than shared by its tenant: a chat's (or response's)
  * messages after its system part — its first user message, and the turns since (tool results and function calls
  * included), which its key's replica holds from the turns before — or the whole prompt where it has no system part (a
- * completion's first prompt). A first turn's own text counts too, though no replica holds it yet: where it is long (a
- * pasted document), the conversation's next turns will look for it on the key's replica. Keyed on the whole prompt
- * (`keyOn: "prompt"`), the system part counts too: the requests that share it are the ones kept together. Only lengths
- * are read: as cheap for a 100,000-token prompt as for a short one.
+ * completion's first prompt; given as token ids, CHARS_PER_TOKEN characters an id). A first turn's own text counts
+ * too, though no replica holds it yet: where it is long (a pasted document), the conversation's next turns will look
+ * for it on the key's replica. Keyed on the whole prompt (`keyOn: "prompt"`), the system part counts too: the requests
+ * that share it are the ones kept together. Only lengths are read: as cheap for a 100,000-token prompt as for a short
+ * one.
  */
 export function ownChars(
   path: string,
@@ -240,7 +270,10 @@ export function ownChars(
     }
     return n;
   }
-  if (path.endsWith("/completions")) return charsOf(Array.isArray(body.prompt) ? body.prompt[0] : body.prompt);
+  if (path.endsWith("/completions")) {
+    const prompt = completionPrompt(body.prompt);
+    return isTokens(prompt) ? prompt.length * CHARS_PER_TOKEN : charsOf(prompt);
+  }
   return 0;
 }
 

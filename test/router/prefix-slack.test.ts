@@ -47,6 +47,9 @@ describe("ownChars", () => {
     ];
     expect(ownChars("/v1/responses", { instructions: SYSTEM, input })).toBe(10 + 7 + 300);
     expect(ownChars("/v1/completions", { prompt: ["z".repeat(40), "w"] })).toBe(40);
+    // token ids count as about four characters each, alone or the first of a batch
+    expect(ownChars("/v1/completions", { prompt: [1, 2, 3] })).toBe(12);
+    expect(ownChars("/v1/completions", { prompt: [[1, 2], [3]] })).toBe(8);
     expect(ownChars("/v1/embeddings", { input: "x" })).toBe(0);
     // keyed on the whole prompt, the system part and a response's instructions count too
     expect(ownChars(CHAT, conversation(0), "prompt")).toBe(SYSTEM.length + ownChars(CHAT, conversation(0)));

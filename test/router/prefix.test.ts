@@ -32,6 +32,10 @@ describe("promptHead", () => {
   it("takes a completion's prompt and a response's instructions and input", () => {
     expect(promptHead("/v1/completions", { prompt: "once upon" }, 100)).toBe("once upon");
     expect(promptHead("/v1/completions", { prompt: ["first", "second"] }, 100)).toBe("first");
+    // token ids, alone or the first of a batch, as far as the limit
+    expect(promptHead("/v1/completions", { prompt: [101, 7, 2023] }, 100)).toBe("101 7 2023 ");
+    expect(promptHead("/v1/completions", { prompt: [[5, 6], [7]] }, 100)).toBe("5 6 ");
+    expect(promptHead("/v1/completions", { prompt: Array.from({ length: 1000 }, (_, i) => i) }, 10)).toBe("0 1 2 3 4 ");
     expect(promptHead("/v1/responses", { instructions: "be kind", input: "hello" }, 100)).toBe("be kind\nhello");
     expect(promptHead("/v1/responses", { input: [{ role: "user", content: "q" }] }, 100)).toBe("\nuser:q\n");
   });
@@ -119,6 +123,18 @@ describe("prefixKey", () => {
     const a = prefixKey("/v1/chat/completions", chat(SYSTEM), S);
     const b = prefixKey("/v1/chat/completions", chat(SYSTEM.replace("ACME", "Initech")), S);
     expect(a).not.toBe(b);
+  });
+
+  it("keys a completion given as token ids on its leading ids", () => {
+    const ids = (n: number, from = 0) => Array.from({ length: n }, (_, i) => 1000 + i + from);
+    const key = (prompt: unknown) => prefixKey("/v1/completions", { model: "m", prompt }, S);
+    // past the key's blocks, the rest of the prompt does not move it; a different opening does
+    expect(key([...ids(200), 1, 2, 3])).toBe(key([...ids(200), 9, 9]));
+    expect(key(ids(200))).not.toBe(key(ids(200, 1)));
+    expect(key([ids(200), ids(3)])).toBe(key(ids(200)));
+    expect(key(ids(200))).toBeDefined();
+    // ids that a shorter list shares render differently from the longer list's ("12 3" is not "1 23")
+    expect(key([12, 3])).not.toBe(key([1, 23]));
   });
 
   it("keys a short prompt on its full blocks, or its whole text, and has no key without a prompt", () => {
