@@ -13,6 +13,9 @@ import { Assignments, StartShard } from "../shared/schemas/assignment.js";
 import { Problem } from "../shared/schemas/problem.js";
 import { z } from "../shared/z.js";
 
+/** Seconds a long-poll may take past its wait before the client gives up on it. */
+export const POLL_MARGIN_S = 15;
+
 /** A call the control plane refused or answered badly; `status` 0 when it could not be reached or made no sense. */
 export class ApiCallError extends Error {
   constructor(
@@ -213,7 +216,7 @@ export function createClient(o: ClientOptions) {
           AssignmentsAnswer,
           token,
           undefined,
-          (waitS + 15) * 1000,
+          (waitS + POLL_MARGIN_S) * 1000,
           signal,
         )
       ).data;

@@ -1,8 +1,8 @@
-// The long-running agent: long-poll → reconcile → report, with discovery and heartbeats on their own timer. No
-// loop can die: each catches, logs one line, backs off with jitter and goes on. Aborting the signal (SIGTERM)
-// stops the agent and leaves every engine running.
+// The long-running agent: long-poll → reconcile → report, a heartbeat between two polls when one is due, and discovery
+// on its own timer. No loop can die: each catches, logs one line, backs off with jitter and goes on. Aborting the
+// signal (SIGTERM) stops the agent and leaves every engine running.
 import type { Inventory } from "../shared/schemas/inventory.js";
-import { ApiCallError, type Client } from "./client.js";
+import { ApiCallError, type Client, POLL_MARGIN_S } from "./client.js";
 import { missingDevices } from "./heartbeat.js";
 import { needsRegistration, type Session } from "./session.js";
 import { type Backoff, backoffMs } from "./supervisor/backoff.js";
@@ -28,6 +28,10 @@ const RETRY: Backoff = { baseMs: 1000, maxMs: 30_000 };
 // A long-poll normally waits for a change; one answered at once (the first, one after a change, or a control plane
 // that does not wait) is followed by the next no sooner than this, so that an answering server never makes a spin.
 const MIN_POLL_INTERVAL_MS = 1000;
+// Heartbeats ride the poll loop: one due within this share of the interval is sent before the next poll, on the
+// connection the last answer freed (the API answers a long-poll after 90–100 % of its wait, so a poll that ends at the
+// due time may end a little before it), and a poll waits no longer than until the next is due.
+export const HEARTBEAT_EARLY = 0.1;
 const oneLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0];
 
 /** Sleeps `ms`, or less when the signal aborts. */
@@ -42,6 +46,10 @@ export const sleep = (ms: number, signal: AbortSignal) =>
     }
     signal.addEventListener("abort", finish, { once: true });
   });
+
+/** The wait of the next long-poll: the API's, cut short so that it ends when the next heartbeat is due (at least 1 s). */
+export const pollWaitS = (apiWaitS: number, heartbeatDueInMs: number) =>
+  Math.max(1, Math.min(apiWaitS, Math.ceil(heartbeatDueInMs / 1000)));
 
 /** Runs the agent until `signal` aborts. */
 export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
@@ -89,9 +97,13 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         if (early > 0) await sleep(early, signal);
         if (signal.aborted) break;
         lastPoll = now();
-        await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), { force: first });
+        await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), {
+          force: first,
+          withinMs: d.session.intervals().heartbeatIntervalS * 1000 * HEARTBEAT_EARLY,
+        });
         first = false;
-        const a = await d.client.poll(d.nodeId, index, d.session.intervals().pollWaitS, d.session.token()!, signal);
+        const wait = pollWaitS(d.session.intervals().pollWaitS, d.session.heartbeatDueInMs());
+        const a = await d.client.poll(d.nodeId, index, wait, d.session.token()!, signal);
         if (a.index < index) {
           // its state is older than ours (restored from a backup): as after 409 state_behind, report the running
           // engines and keep them through the adopt grace
@@ -144,7 +156,11 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
     every(d.checkIntervalMs, "discovery", async () => {
       inv = await d.discover();
       try {
-        await d.session.sync(inv, d.supervisor.current(), d.supervisor.running());
+        // a fabric change goes at once; a heartbeat with nothing new is the poll loop's, unless that loop is later with
+        // it than a poll may take
+        await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), {
+          withinMs: -(d.session.intervals().pollWaitS + POLL_MARGIN_S) * 1000,
+        });
       } catch (e) {
         refused(e);
         throw e;

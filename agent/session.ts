@@ -26,6 +26,14 @@ export type Session = Awaited<ReturnType<typeof openSession>>;
 const keyPath = (stateDir: string) => join(stateDir, "registered.key");
 const digest = (s: string) => createHash("sha256").update(s).digest("hex");
 
+/**
+ * When a sync registers or sends a heartbeat. It registers when the node token is missing or refused, or the inventory
+ * changed in a way a heartbeat cannot carry; it sends a heartbeat when the fabric changed, or else when one is due
+ * within `withinMs` (default 0: when due; negative: only once overdue by that much). `force` registers even when
+ * nothing changed (at agent start, to report running shards); `due` sends a heartbeat even when none is due.
+ */
+export type SyncOptions = { force?: boolean; due?: boolean; withinMs?: number };
+
 /** True for answers that mean "register again": unknown token or node, or GPUs the registration does not have. */
 export const needsRegistration = (e: unknown) =>
   e instanceof ApiCallError && [401, 404, 409].includes(e.status) && e.code !== "node_exists";
@@ -99,19 +107,21 @@ export async function openSession(d: SessionDeps) {
     lastHeartbeatAt = d.now();
   }
 
+  /** Milliseconds until the next heartbeat is due (negative: overdue). */
+  const heartbeatDueInMs = () => lastHeartbeatAt + intervals.heartbeatIntervalS * 1000 - d.now();
+
   async function syncNow(
     inv: Inventory,
     shards: ShardReport[],
     running: RunningShard[],
-    o: { force?: boolean; due?: boolean },
+    o: SyncOptions,
   ): Promise<"registered" | "heartbeat" | "none"> {
     const key = digest(registrationKey(inv));
     if (o.force || !token || mustRegister || key !== registeredKey) {
       await register(inv, running);
       return "registered";
     }
-    if (!o.due && lastFabric === fabricKey(inv) && d.now() - lastHeartbeatAt < intervals.heartbeatIntervalS * 1000)
-      return "none";
+    if (!o.due && lastFabric === fabricKey(inv) && heartbeatDueInMs() > (o.withinMs ?? 0)) return "none";
     try {
       await heartbeat(inv, shards);
       return "heartbeat";
@@ -126,19 +136,17 @@ export async function openSession(d: SessionDeps) {
     /** The node token (after a registration). */
     token: () => token,
     intervals: () => intervals,
+    heartbeatDueInMs,
     /** Forget the registration: the next sync registers. */
     invalidate() {
       mustRegister = true;
     },
-    /**
-     * Registers or sends a heartbeat as needed. `force` registers even when the key is unchanged (at agent start, to
-     * report running shards); `due` sends a heartbeat even when nothing changed.
-     */
+    /** Registers or sends a heartbeat as needed (SyncOptions says when). */
     sync(
       inv: Inventory,
       shards: ShardReport[],
       running: RunningShard[],
-      o: { force?: boolean; due?: boolean } = {},
+      o: SyncOptions = {},
     ): Promise<"registered" | "heartbeat" | "none"> {
       // the poll loop and the discovery timer both sync: one at a time, so they never register twice at once
       const run = syncing.then(() => syncNow(inv, shards, running, o));

@@ -1,11 +1,14 @@
 // The simulated agents of bench/fleet.ts, run in child processes (this file again) so that their CPU is not the API's.
 // Each agent speaks the agent's real protocol: registers with a real inventory, long-polls its assignments with the
-// wait the registration answer gives, heartbeats on its own jittered timer with the body agent/heartbeat.ts builds,
-// and reports each new shard `starting`, then `ready` a few seconds later (a vanished one `stopped`). What it measures
+// wait the registration answer gives (cut short to end when its next heartbeat is due), sends each heartbeat between
+// two polls with the body agent/heartbeat.ts builds, as agent/loop.ts does, and reports each new shard `starting`, then
+// `ready` a few seconds later (a vanished one `stopped`). What it measures
 // goes to the parent over IPC, per phase.
 import { type ChildProcess, fork } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { POLL_MARGIN_S } from "../agent/client.js";
+import { HEARTBEAT_EARLY, pollWaitS } from "../agent/loop.js";
 import { heartbeatOf } from "../shared/heartbeat-of.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
@@ -24,6 +27,7 @@ const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
  * a change), and that wait counted as the API's delivery time.
  */
 const afterReads = () => new Promise<void>((ok) => setImmediate(ok));
+const HEARTBEAT_FAILED = Symbol("heartbeat failed");
 const uniform = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 
 type Agent = {
@@ -34,6 +38,9 @@ type Agent = {
   index: number;
   pollWaitS: number;
   heartbeatS: number;
+  /** When it last sent a heartbeat (or registered), ms; and how many it sent. */
+  beatAt: number;
+  beats: number;
   shards: Map<string, ShardReport>;
   /** The deployment of each shard it runs. */
   deploymentOf: Map<string, string>;
@@ -150,6 +157,23 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
     if (++polled === total) send({ type: "polling" });
   };
 
+  /** Sends the agent's heartbeat when it is due within HEARTBEAT_EARLY of the interval; ms until the next is due. */
+  /**
+   * Sends the agent's heartbeat when it is due within HEARTBEAT_EARLY of the interval; ms until the next is due. One
+   * that fails throws HEARTBEAT_FAILED (counted already), and the poll loop backs off, as the agent's does.
+   */
+  async function heartbeat(a: Agent) {
+    const dueIn = () => a.beatAt + a.heartbeatS * 1000 - Date.now();
+    if (dueIn() > a.heartbeatS * 1000 * HEARTBEAT_EARLY) return dueIn();
+    const body = heartbeatOf(withReadings(a.inv, a.beats++), [...a.shards.values()]);
+    const via = await timed("heartbeat", () =>
+      http.call("POST", agentPath(a, "heartbeat"), a.token, body, 30_000, a.index),
+    );
+    if (via === undefined) throw HEARTBEAT_FAILED;
+    a.beatAt = Date.now();
+    return dueIn();
+  }
+
   async function polls(a: Agent) {
     let last = -Infinity;
     let failures = 0;
@@ -159,12 +183,14 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
       if (early > 0) await sleep(early);
       if (stopped) break;
       last = Date.now();
-      const path = agentPath(a, `assignments?index=${a.index}&wait=${a.pollWaitS}`);
       try {
+        const wait = pollWaitS(a.pollWaitS, await heartbeat(a));
+        if (stopped) break;
+        const path = agentPath(a, `assignments?index=${a.index}&wait=${wait}`);
         open++;
         let r: Awaited<ReturnType<typeof http.call>>;
         try {
-          r = await http.call("GET", path, a.token, undefined, (a.pollWaitS + 15) * 1000, a.index);
+          r = await http.call("GET", path, a.token, undefined, (wait + POLL_MARGIN_S) * 1000, a.index);
         } finally {
           open--;
         }
@@ -178,22 +204,10 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         await afterReads();
       } catch (e) {
         if (stopped) break;
-        fail("poll", e);
+        if (e !== HEARTBEAT_FAILED) fail("poll", e);
         await sleep(Math.min(30_000, 1000 * 2 ** failures++) * (0.5 + Math.random() / 2));
       }
     }
-  }
-
-  function heartbeats(a: Agent) {
-    let n = 0;
-    const beat = async () => {
-      if (stopped) return;
-      const body = heartbeatOf(withReadings(a.inv, n++), [...a.shards.values()]);
-      await timed("heartbeat", () => http.call("POST", agentPath(a, "heartbeat"), a.token, body, 30_000, a.index));
-      if (!stopped) setTimeout(beat, a.heartbeatS * 1000 * (0.95 + 0.1 * Math.random()));
-    };
-    // the first at a random point of the interval, so that a fleet registered in a burst does not beat in step
-    setTimeout(beat, Math.random() * a.heartbeatS * 1000);
   }
 
   let registered = 0;
@@ -205,7 +219,20 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
       await sleep(Math.random() * job.seeded.rampS * 1000);
       registered++;
       const { pollWaitS, heartbeatS } = job.seeded;
-      return { i, node: nodeIdOf(i), inv, token: seededToken(i), index: 0, pollWaitS, heartbeatS, ...noShards() };
+      // seeded, not registered: its first heartbeat at a random point of the interval, so that the fleet's are spread
+      const beatAt = Date.now() - Math.random() * heartbeatS * 1000;
+      return {
+        i,
+        node: nodeIdOf(i),
+        inv,
+        token: seededToken(i),
+        index: 0,
+        pollWaitS,
+        heartbeatS,
+        beatAt,
+        beats: 0,
+        ...noShards(),
+      };
     }
     const body = registrationOf(i, inv);
     for (let attempt = 1; attempt <= 5 && !stopped; attempt++) {
@@ -224,6 +251,9 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
           index: 0,
           pollWaitS: reply.pollWaitS,
           heartbeatS: reply.heartbeatIntervalS,
+          // a registration stands for a heartbeat, as the agent's session counts it
+          beatAt: Date.now(),
+          beats: 0,
           ...noShards(),
         };
       } catch (e) {
@@ -265,7 +295,6 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         const a = await register(job.first + k++ * job.stride);
         if (!a) continue;
         void polls(a);
-        heartbeats(a);
       }
     }),
   );

@@ -3,7 +3,16 @@ import { delay, HttpResponse, http, type JsonBodyType } from "msw";
 import type { StartShard } from "../../shared/schemas/assignment.js";
 
 export type Kind = "register" | "heartbeat" | "status" | "poll";
-export type Call = { kind: Kind; auth: string | null; index: string | null; url: URL; body: unknown };
+/** One call as it arrived: when, and how many polls were being held then (this one not counted). */
+export type Call = {
+  kind: Kind;
+  auth: string | null;
+  index: string | null;
+  url: URL;
+  body: unknown;
+  at: number;
+  pollsHeld: number;
+};
 type Answer = () => Response | Promise<Response>;
 
 /** A problem+json answer as the API gives it. */
@@ -21,7 +30,7 @@ export function fakeControlPlane(base: string) {
     /** One-shot answers per endpoint, used before the default one. */
     next: { register: [], heartbeat: [], status: [], poll: [] } as Record<Kind, Answer[]>,
     assignments: { index: 1, shards: [] as StartShard[] } as { index: number; shards: StartShard[] },
-    /** How long a poll at the current index waits before answering (a short long-poll). */
+    /** How long a poll at the current index waits before answering (a short long-poll), at most its `wait`. */
     pollWaitMs: 10,
     registration: { heartbeatIntervalS: 60, pollWaitS: 1, nodeLostAfterS: 180 },
     of: (kind: Kind) => cp.calls.filter((c) => c.kind === kind),
@@ -29,6 +38,7 @@ export function fakeControlPlane(base: string) {
   };
   const ack = (nodeId: string) =>
     HttpResponse.json({ nodeId, receivedAt: Date.now(), heartbeatIntervalS: cp.registration.heartbeatIntervalS });
+  let pollsHeld = 0;
   const record = async (kind: Kind, request: Request, fallback: (body: unknown) => Response | Promise<Response>) => {
     const body = request.method === "GET" ? undefined : await request.json();
     cp.calls.push({
@@ -37,6 +47,8 @@ export function fakeControlPlane(base: string) {
       index: request.headers.get("x-llmgw-index"),
       url: new URL(request.url),
       body,
+      at: Date.now(),
+      pollsHeld,
     });
     const a = cp.next[kind].shift();
     return a ? a() : fallback(body);
@@ -59,7 +71,11 @@ export function fakeControlPlane(base: string) {
     ),
     http.get(`${base}/api/v1/agents/:node/assignments`, ({ request }) =>
       record("poll", request, async () => {
-        if (Number(new URL(request.url).searchParams.get("index")) === cp.assignments.index) await delay(cp.pollWaitMs);
+        const q = new URL(request.url).searchParams;
+        if (Number(q.get("index")) === cp.assignments.index) {
+          pollsHeld++;
+          await delay(Math.min(cp.pollWaitMs, Number(q.get("wait") ?? 0) * 1000)).finally(() => pollsHeld--);
+        }
         return HttpResponse.json(cp.assignments as unknown as JsonBodyType);
       }),
     ),

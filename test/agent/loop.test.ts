@@ -176,6 +176,21 @@ describe("agent loop", () => {
     expect(cp.of("status")[1]!.body).toMatchObject({ shards: [{ shardId: "r1-s0", state: "starting" }] });
   });
 
+  it("sends a due heartbeat between two polls, each poll waiting no longer than until the next is due", async () => {
+    cp.registration = { ...cp.registration, heartbeatIntervalS: 1, pollWaitS: 30 };
+    cp.pollWaitMs = 60_000; // a poll is held for its whole wait
+    await start();
+    await waitFor("three heartbeats", () => cp.of("heartbeat").length >= 3, 6000);
+    const [registered] = cp.of("register");
+    const beats = cp.of("heartbeat");
+    // none sent beside a held poll (the discovery timer, every 50 ms here, leaves them to the poll loop) ...
+    expect(beats.map((b) => b.pollsHeld)).toEqual(beats.map(() => 0));
+    // ... none much before its time (the API may answer a long-poll at 90 % of its wait) ...
+    expect(beats[0]!.at - registered!.at).toBeGreaterThanOrEqual(850);
+    // ... and the polls asked to wait until the next was due, not the API's 30 s
+    expect(new Set(cp.of("poll").map((p) => p.url.searchParams.get("wait")))).toEqual(new Set(["1"]));
+  });
+
   it("runs discovery on its timer and survives a discovery that throws", async () => {
     await start();
     discover = async () => {

@@ -97,6 +97,26 @@ describe("session", () => {
     expect(cp.of("heartbeat")).toHaveLength(2);
   });
 
+  it("sends a heartbeat due within `withinMs`, and with a negative one only once that overdue", async () => {
+    const s = await open();
+    await s.sync(INV, [], []);
+    clock += 53_999;
+    expect(s.heartbeatDueInMs()).toBe(6_001);
+    expect(await s.sync(INV, [], [], { withinMs: 6_000 })).toBe("none");
+    clock += 1;
+    expect(await s.sync(INV, [], [], { withinMs: 6_000 })).toBe("heartbeat");
+    expect(s.heartbeatDueInMs()).toBe(60_000);
+
+    clock += 60_000 + 44_999; // due, and overdue by less than 45 s
+    expect(await s.sync(INV, [], [], { withinMs: -45_000 })).toBe("none");
+    clock += 1;
+    expect(await s.sync(INV, [], [], { withinMs: -45_000 })).toBe("heartbeat");
+    expect(cp.of("heartbeat")).toHaveLength(2);
+    // a fabric change goes at once, whatever the timing
+    const moving = changed((i) => (i.gpus[0]!.fabric!.state = "In Progress"));
+    expect(await s.sync(moving, [], [], { withinMs: -45_000 })).toBe("heartbeat");
+  });
+
   it("sends the summary of the IMEX peer list with heartbeats, reading the file at most once a minute", async () => {
     const cfgPath = join(t.dir, "nodes_config.cfg");
     writeFileSync(cfgPath, "10.0.0.12\n10.0.0.11\n");

@@ -212,7 +212,8 @@ describe("agent against a control plane sending unusable shards", () => {
   it("paces its polls when the control plane answers every long-poll at once", async () => {
     server.use(
       http.get(`${CP}/api/v1/agents/:node/assignments`, ({ request }) => {
-        cp.calls.push({ kind: "poll", auth: null, index: null, url: new URL(request.url), body: undefined });
+        const call = { kind: "poll", auth: null, index: null, url: new URL(request.url), body: undefined } as const;
+        cp.calls.push({ ...call, at: Date.now(), pollsHeld: 0 });
         // a loop that spins starves the test's own timer: end it here, so that the test fails rather than hangs
         if (cp.of("poll").length >= 50) ac.abort();
         return HttpResponse.json({ index: 1, shards: [] });
