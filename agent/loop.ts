@@ -28,10 +28,12 @@ const RETRY: Backoff = { baseMs: 1000, maxMs: 30_000 };
 // A long-poll normally waits for a change; one answered at once (the first, one after a change, or a control plane
 // that does not wait) is followed by the next no sooner than this, so that an answering server never makes a spin.
 const MIN_POLL_INTERVAL_MS = 1000;
-// Heartbeats ride the poll loop: one due within this share of the interval is sent before the next poll, on the
-// connection the last answer freed (the API answers a long-poll after 90–100 % of its wait, so a poll that ends at the
-// due time may end a little before it), and a poll waits no longer than until the next is due.
-export const HEARTBEAT_EARLY = 0.1;
+// Heartbeats ride the poll loop, sent before a poll on the connection the last answer freed. After a poll that waited
+// its whole wait (nothing changed), the heartbeat goes when it would be due before the next such poll ends, so a
+// quiet agent sends no poll it would not have sent; after an answer that came early (a change, the first poll, an
+// error), only when it is due within this share of the interval, and the next poll is cut short to end when it is
+// due (the API answers a long-poll after 90–100 % of its wait) — a burst of changes brings no burst of heartbeats.
+const HEARTBEAT_EARLY = 0.1;
 const oneLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0];
 
 /** Sleeps `ms`, or less when the signal aborts. */
@@ -51,12 +53,22 @@ export const sleep = (ms: number, signal: AbortSignal) =>
 export const pollWaitS = (apiWaitS: number, heartbeatDueInMs: number) =>
   Math.max(1, Math.min(apiWaitS, Math.ceil(heartbeatDueInMs / 1000)));
 
+/**
+ * How soon before it is due the poll loop sends a heartbeat (HEARTBEAT_EARLY says why): within the next poll's wait
+ * after one that waited its whole wait (`quiet`), else within a tenth of the interval.
+ */
+export const heartbeatWithinMs = (quiet: boolean, i: { heartbeatIntervalS: number; pollWaitS: number }) =>
+  1000 *
+  (quiet ? Math.max(i.pollWaitS, i.heartbeatIntervalS * HEARTBEAT_EARLY) : i.heartbeatIntervalS * HEARTBEAT_EARLY);
+
 /** Runs the agent until `signal` aborts. */
 export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
   const backoff = d.backoff ?? RETRY;
   let inv = await d.discover();
   let index = 0;
   const canRun = (s: Parameters<typeof missingDevices>[0]) => missingDevices(s, inv);
+  // whether the poll loop waits on a long-poll now
+  let polling = false;
 
   /** What a refused call means for the session: register again, and after 409 state_behind also forget the index. */
   function refused(e: unknown) {
@@ -91,6 +103,8 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
     const now = d.now ?? Date.now;
     const minInterval = d.minPollIntervalMs ?? MIN_POLL_INTERVAL_MS;
     let lastPoll = -Infinity;
+    // whether the last poll waited its whole wait (HEARTBEAT_EARLY)
+    let quiet = false;
     while (!signal.aborted) {
       try {
         const early = lastPoll + minInterval - now();
@@ -99,11 +113,15 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         lastPoll = now();
         await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), {
           force: first,
-          withinMs: d.session.intervals().heartbeatIntervalS * 1000 * HEARTBEAT_EARLY,
+          withinMs: heartbeatWithinMs(quiet, d.session.intervals()),
         });
         first = false;
+        quiet = false;
         const wait = pollWaitS(d.session.intervals().pollWaitS, d.session.heartbeatDueInMs());
-        const a = await d.client.poll(d.nodeId, index, wait, d.session.token()!, signal);
+        polling = true;
+        const a = await d.client.poll(d.nodeId, index, wait, d.session.token()!, signal).finally(() => {
+          polling = false;
+        });
         if (a.index < index) {
           // its state is older than ours (restored from a backup): as after 409 state_behind, report the running
           // engines and keep them through the adopt grace
@@ -114,6 +132,8 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
           d.session.invalidate();
         }
         const moved = a.index !== index;
+        // unchanged and not cut short by a heartbeat due: it waited its whole wait
+        quiet = !moved && wait === d.session.intervals().pollWaitS;
         index = a.index;
         d.supervisor.setDesired(a.shards, canRun, a.refused);
         await d.supervisor.tick();
@@ -156,11 +176,11 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
     every(d.checkIntervalMs, "discovery", async () => {
       inv = await d.discover();
       try {
-        // a fabric change goes at once; a heartbeat with nothing new is the poll loop's, unless that loop is later with
-        // it than a poll may take
-        await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), {
-          withinMs: -(d.session.intervals().pollWaitS + POLL_MARGIN_S) * 1000,
-        });
+        // a fabric change goes at once; a heartbeat with nothing new is the poll loop's while it polls (its poll ends
+        // by then, unless it is later than a poll may take), this timer's while that loop is busy elsewhere (an engine
+        // draining, a back-off)
+        const late = polling ? (d.session.intervals().pollWaitS + POLL_MARGIN_S) * 1000 : 0;
+        await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), { withinMs: -late });
       } catch (e) {
         refused(e);
         throw e;

@@ -32,6 +32,8 @@ export function fakeControlPlane(base: string) {
     assignments: { index: 1, shards: [] as StartShard[] } as { index: number; shards: StartShard[] },
     /** How long a poll at the current index waits before answering (a short long-poll), at most its `wait`. */
     pollWaitMs: 10,
+    /** The share of its `wait` a poll is held at most (the API answers after 90–100 % of it). */
+    waitShare: 1,
     registration: { heartbeatIntervalS: 60, pollWaitS: 1, nodeLostAfterS: 180 },
     of: (kind: Kind) => cp.calls.filter((c) => c.kind === kind),
     handlers: [] as ReturnType<typeof http.post>[],
@@ -74,7 +76,8 @@ export function fakeControlPlane(base: string) {
         const q = new URL(request.url).searchParams;
         if (Number(q.get("index")) === cp.assignments.index) {
           pollsHeld++;
-          await delay(Math.min(cp.pollWaitMs, Number(q.get("wait") ?? 0) * 1000)).finally(() => pollsHeld--);
+          const wait = Number(q.get("wait") ?? 0) * 1000 * cp.waitShare;
+          await delay(Math.min(cp.pollWaitMs, wait)).finally(() => pollsHeld--);
         }
         return HttpResponse.json(cp.assignments as unknown as JsonBodyType);
       }),

@@ -1,4 +1,4 @@
-import { HttpResponse } from "msw";
+import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../../agent/client.js";
@@ -49,8 +49,8 @@ afterEach(async () => {
   t.cleanup();
 });
 
-/** Starts the loop against the fake control plane and a supervisor over fake engines. */
-async function start() {
+/** Starts the loop against the fake control plane and a supervisor over fake engines (`tick` in place of its own). */
+async function start(tick?: (own: () => Promise<void>) => Promise<void>) {
   const cfg = parseAgentConfig(`state_dir: ${t.dir}\njoin_token: llmgw_join_j\n`);
   const client = createClient({ server: CP });
   const log = (l: string) => lines.push(l);
@@ -62,6 +62,10 @@ async function start() {
     now: Date.now,
   });
   const supervisor = fakeSupervisor(t.dir, w);
+  if (tick) {
+    const own = supervisor.tick.bind(supervisor);
+    supervisor.tick = () => tick(own);
+  }
   running = runLoop(
     {
       nodeId: "n1",
@@ -178,17 +182,64 @@ describe("agent loop", () => {
 
   it("sends a due heartbeat between two polls, each poll waiting no longer than until the next is due", async () => {
     cp.registration = { ...cp.registration, heartbeatIntervalS: 1, pollWaitS: 30 };
-    cp.pollWaitMs = 60_000; // a poll is held for its whole wait
+    cp.pollWaitMs = 60_000; // a poll is held for 90 % of its wait, as the API may answer
+    cp.waitShare = 0.9;
     await start();
     await waitFor("three heartbeats", () => cp.of("heartbeat").length >= 3, 6000);
     const [registered] = cp.of("register");
     const beats = cp.of("heartbeat");
     // none sent beside a held poll (the discovery timer, every 50 ms here, leaves them to the poll loop) ...
     expect(beats.map((b) => b.pollsHeld)).toEqual(beats.map(() => 0));
-    // ... none much before its time (the API may answer a long-poll at 90 % of its wait) ...
+    // ... none much before its time ...
     expect(beats[0]!.at - registered!.at).toBeGreaterThanOrEqual(850);
     // ... and the polls asked to wait until the next was due, not the API's 30 s
     expect(new Set(cp.of("poll").map((p) => p.url.searchParams.get("wait")))).toEqual(new Set(["1"]));
+  });
+
+  it("sends no more polls for its heartbeats when the interval is not a whole number of waits", async () => {
+    // a 2 s wait, answered after 1.8 s, and a 3 s interval: the heartbeat goes after each poll (1.2 s early), where
+    // cutting polls to end at the due time would take two polls a heartbeat
+    cp.registration = { ...cp.registration, heartbeatIntervalS: 3, pollWaitS: 2 };
+    cp.pollWaitMs = 60_000;
+    cp.waitShare = 0.9;
+    await start();
+    await waitFor("three heartbeats", () => cp.of("heartbeat").length >= 3, 10_000);
+    const after = cp.of("register")[0]!.at;
+    const polls = cp.of("poll").filter((p) => p.at > after && p.at <= cp.of("heartbeat")[2]!.at);
+    expect(polls.length).toBeLessThanOrEqual(4);
+    expect(new Set(polls.map((p) => p.url.searchParams.get("wait")))).toEqual(new Set(["2"]));
+  });
+
+  it("sends no heartbeat before it is due when answers come at once (a burst of changes)", async () => {
+    cp.registration = { ...cp.registration, heartbeatIntervalS: 2, pollWaitS: 30 };
+    await start();
+    // every answer a new index: each poll is answered at once
+    server.use(
+      http.get(`${CP}/api/v1/agents/:node/assignments`, () =>
+        HttpResponse.json({ ...cp.assignments, index: cp.assignments.index++ }),
+      ),
+    );
+    const t0 = Date.now();
+    await waitFor("1.5 s of answers", () => Date.now() - t0 >= 1500);
+    expect(cp.of("heartbeat")).toEqual([]);
+  });
+
+  it("sends a due heartbeat from the discovery timer while the poll loop is busy elsewhere", async () => {
+    cp.registration = { ...cp.registration, heartbeatIntervalS: 1, pollWaitS: 1 };
+    let busy: { from: number; to?: number; over?: Promise<unknown> } | undefined;
+    // reconciling takes 2.5 s once (engines draining, one after another): every tick in that time waits for it, the
+    // poll loop's after its first answer too
+    await start(async (own) => {
+      if (!busy) {
+        busy = { from: Date.now() };
+        busy.over = new Promise((ok) => setTimeout(ok, 2500)).then(() => (busy!.to = Date.now()));
+      }
+      await busy.over;
+      await own();
+    });
+    await waitFor("the poll loop busy, then back", () => busy?.to !== undefined, 5000);
+    const during = cp.of("heartbeat").filter((b) => b.at > busy!.from && b.at < busy!.to!);
+    expect(during.length).toBeGreaterThanOrEqual(1);
   });
 
   it("runs discovery on its timer and survives a discovery that throws", async () => {

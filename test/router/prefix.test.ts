@@ -133,7 +133,7 @@ describe("prefixKey", () => {
     expect(key(ids(200))).not.toBe(key(ids(200, 1)));
     expect(key([ids(200), ids(3)])).toBe(key(ids(200)));
     expect(key(ids(200))).toBeDefined();
-    // ids that a shorter list shares render differently from the longer list's ("12 3" is not "1 23")
+    // each id ends at its space: [12, 3] and [1, 23] do not render alike
     expect(key([12, 3])).not.toBe(key([1, 23]));
   });
 
