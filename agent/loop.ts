@@ -28,12 +28,12 @@ const RETRY: Backoff = { baseMs: 1000, maxMs: 30_000 };
 // A long-poll normally waits for a change; one answered at once (the first, one after a change, or a control plane
 // that does not wait) is followed by the next no sooner than this, so that an answering server never makes a spin.
 const MIN_POLL_INTERVAL_MS = 1000;
-// Heartbeats ride the poll loop, sent before a poll on the connection the last answer freed. After a poll that waited
-// its whole wait (nothing changed), the heartbeat goes when it would be due before the next such poll ends, so a
-// quiet agent sends no poll it would not have sent; after an answer that came early (a change, the first poll, an
-// error), only when it is due within this share of the interval, and the next poll is cut short to end when it is
-// due (the API answers a long-poll after 90–100 % of its wait) — a burst of changes brings no burst of heartbeats.
-const HEARTBEAT_EARLY = 0.1;
+// Heartbeats ride the poll loop: one due within this share of the interval is sent before the next poll, on the
+// connection the last answer freed (the API answers a long-poll after 90–100 % of its wait, so a poll that ends at the
+// due time may end a little before it), and a poll waits no longer than until the next is due. Heartbeats keep their
+// interval — each is a write, and writes share one database writer — at the price of a shorter poll where the
+// interval is not a whole number of waits (at the defaults, 50 s and 60 s: two polls a minute rather than 1.2–1.3).
+export const HEARTBEAT_EARLY = 0.1;
 const oneLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0];
 
 /** Sleeps `ms`, or less when the signal aborts. */
@@ -52,14 +52,6 @@ export const sleep = (ms: number, signal: AbortSignal) =>
 /** The wait of the next long-poll: the API's, cut short so that it ends when the next heartbeat is due (at least 1 s). */
 export const pollWaitS = (apiWaitS: number, heartbeatDueInMs: number) =>
   Math.max(1, Math.min(apiWaitS, Math.ceil(heartbeatDueInMs / 1000)));
-
-/**
- * How soon before it is due the poll loop sends a heartbeat (HEARTBEAT_EARLY says why): within the next poll's wait
- * after one that waited its whole wait (`quiet`), else within a tenth of the interval.
- */
-export const heartbeatWithinMs = (quiet: boolean, i: { heartbeatIntervalS: number; pollWaitS: number }) =>
-  1000 *
-  (quiet ? Math.max(i.pollWaitS, i.heartbeatIntervalS * HEARTBEAT_EARLY) : i.heartbeatIntervalS * HEARTBEAT_EARLY);
 
 /** Runs the agent until `signal` aborts. */
 export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
@@ -103,8 +95,6 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
     const now = d.now ?? Date.now;
     const minInterval = d.minPollIntervalMs ?? MIN_POLL_INTERVAL_MS;
     let lastPoll = -Infinity;
-    // whether the last poll waited its whole wait (HEARTBEAT_EARLY)
-    let quiet = false;
     while (!signal.aborted) {
       try {
         const early = lastPoll + minInterval - now();
@@ -113,10 +103,9 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         lastPoll = now();
         await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), {
           force: first,
-          withinMs: heartbeatWithinMs(quiet, d.session.intervals()),
+          withinMs: d.session.intervals().heartbeatIntervalS * 1000 * HEARTBEAT_EARLY,
         });
         first = false;
-        quiet = false;
         const wait = pollWaitS(d.session.intervals().pollWaitS, d.session.heartbeatDueInMs());
         polling = true;
         const a = await d.client.poll(d.nodeId, index, wait, d.session.token()!, signal).finally(() => {
@@ -132,8 +121,6 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
           d.session.invalidate();
         }
         const moved = a.index !== index;
-        // unchanged and not cut short by a heartbeat due: it waited its whole wait
-        quiet = !moved && wait === d.session.intervals().pollWaitS;
         index = a.index;
         d.supervisor.setDesired(a.shards, canRun, a.refused);
         await d.supervisor.tick();

@@ -7,7 +7,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { POLL_MARGIN_S } from "../agent/client.js";
-import { heartbeatWithinMs, pollWaitS } from "../agent/loop.js";
+import { HEARTBEAT_EARLY, pollWaitS } from "../agent/loop.js";
 import { heartbeatOf } from "../shared/heartbeat-of.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
@@ -157,14 +157,12 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
   };
 
   /**
-   * Sends the agent's heartbeat when it is due soon enough (heartbeatWithinMs: `quiet` after a poll that waited its
-   * whole wait); ms until the next is due. One that fails throws HEARTBEAT_FAILED (counted already), and the poll loop
-   * backs off, as the agent's does.
+   * Sends the agent's heartbeat when it is due within HEARTBEAT_EARLY of the interval; ms until the next is due. One
+   * that fails throws HEARTBEAT_FAILED (counted already), and the poll loop backs off, as the agent's does.
    */
-  async function heartbeat(a: Agent, quiet: boolean) {
+  async function heartbeat(a: Agent) {
     const dueIn = () => a.beatAt + a.heartbeatS * 1000 - Date.now();
-    if (dueIn() > heartbeatWithinMs(quiet, { heartbeatIntervalS: a.heartbeatS, pollWaitS: a.pollWaitS }))
-      return dueIn();
+    if (dueIn() > a.heartbeatS * 1000 * HEARTBEAT_EARLY) return dueIn();
     const body = heartbeatOf(withReadings(a.inv, a.beats++), [...a.shards.values()]);
     const via = await timed("heartbeat", () =>
       http.call("POST", agentPath(a, "heartbeat"), a.token, body, 30_000, a.index),
@@ -178,16 +176,13 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
     let last = -Infinity;
     let failures = 0;
     let first = true;
-    let quiet = false;
     while (!stopped) {
       const early = last + MIN_POLL_INTERVAL_MS - Date.now();
       if (early > 0) await sleep(early);
       if (stopped) break;
       last = Date.now();
       try {
-        const dueIn = await heartbeat(a, quiet);
-        quiet = false;
-        const wait = pollWaitS(a.pollWaitS, dueIn);
+        const wait = pollWaitS(a.pollWaitS, await heartbeat(a));
         if (stopped) break;
         const path = agentPath(a, `assignments?index=${a.index}&wait=${wait}`);
         open++;
@@ -199,7 +194,6 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         }
         if (r.status !== 200) throw r.status;
         const answer = JSON.parse(r.text) as Answer;
-        quiet = answer.index === a.index && wait === a.pollWaitS;
         a.index = answer.index;
         if (first) polledOnce();
         first = false;
