@@ -4,7 +4,7 @@
 import type { Inventory } from "../shared/schemas/inventory.js";
 import { ApiCallError, type Client, POLL_MARGIN_S } from "./client.js";
 import { missingDevices } from "./heartbeat.js";
-import { needsRegistration, type Session } from "./session.js";
+import { HeartbeatFailed, needsRegistration, type Session } from "./session.js";
 import { type Backoff, backoffMs } from "./supervisor/backoff.js";
 import type { Supervisor } from "./supervisor/reconcile.js";
 
@@ -101,10 +101,16 @@ export async function runLoop(d: LoopDeps, signal: AbortSignal): Promise<void> {
         if (early > 0) await sleep(early, signal);
         if (signal.aborted) break;
         lastPoll = now();
-        await d.session.sync(inv, d.supervisor.current(), d.supervisor.running(), {
-          force: first,
-          withinMs: d.session.intervals().heartbeatIntervalS * 1000 * HEARTBEAT_EARLY,
-        });
+        await d.session
+          .sync(inv, d.supervisor.current(), d.supervisor.running(), {
+            force: first,
+            withinMs: d.session.intervals().heartbeatIntervalS * 1000 * HEARTBEAT_EARLY,
+          })
+          .catch((e: unknown) => {
+            // the poll goes on (a refused heartbeat says nothing of the assignments); the session retries it later
+            if (!(e instanceof HeartbeatFailed)) throw e;
+            d.log(`${oneLine(e)}; polling on, the next try in ${(e.retryInMs / 1000).toFixed(1)} s`);
+          });
         first = false;
         const wait = pollWaitS(d.session.intervals().pollWaitS, d.session.heartbeatDueInMs());
         polling = true;

@@ -13,6 +13,7 @@ import type { AgentConfig } from "./config.js";
 import { cachedImexConfig } from "./discovery/imex-config.js";
 import { fabricKey, registrationKey } from "./heartbeat.js";
 import { type Identity, readJoinToken, readNodeToken, saveNodeToken } from "./identity.js";
+import { backoffMs } from "./supervisor/backoff.js";
 
 export type SessionDeps = {
   cfg: AgentConfig;
@@ -33,6 +34,24 @@ const digest = (s: string) => createHash("sha256").update(s).digest("hex");
  * nothing changed (at agent start, to report running shards); `due` sends a heartbeat even when none is due.
  */
 export type SyncOptions = { force?: boolean; due?: boolean; withinMs?: number };
+
+/**
+ * A heartbeat the control plane refused or did not answer, for a reason registering again would not mend (a 5xx, an
+ * unreachable server, a refused body). The session tries the next one after a back-off, so the poll loop can go on
+ * polling meanwhile rather than back off with it.
+ */
+export class HeartbeatFailed extends Error {
+  constructor(
+    cause: unknown,
+    readonly retryInMs: number,
+  ) {
+    super(`heartbeat failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** The back-off after `n` heartbeats failed in a row: from 1 s, doubling, to at most the heartbeat interval. */
+export const heartbeatRetryMs = (n: number, intervalS: number) =>
+  backoffMs(n, { baseMs: 1000, maxMs: intervalS * 1000 });
 
 /** True for answers that mean "register again": unknown token or node, or GPUs the registration does not have. */
 export const needsRegistration = (e: unknown) =>
@@ -107,8 +126,12 @@ export async function openSession(d: SessionDeps) {
     lastHeartbeatAt = d.now();
   }
 
-  /** Milliseconds until the next heartbeat is due (negative: overdue). */
-  const heartbeatDueInMs = () => lastHeartbeatAt + intervals.heartbeatIntervalS * 1000 - d.now();
+  // heartbeats that failed in a row, and no new try before `retryAt`
+  let failures = 0;
+  let retryAt = 0;
+
+  /** Milliseconds until the next heartbeat is due (negative: overdue), or until it may be tried again after a failure. */
+  const heartbeatDueInMs = () => Math.max(lastHeartbeatAt + intervals.heartbeatIntervalS * 1000, retryAt) - d.now();
 
   async function syncNow(
     inv: Inventory,
@@ -121,12 +144,19 @@ export async function openSession(d: SessionDeps) {
       await register(inv, running);
       return "registered";
     }
-    if (!o.due && lastFabric === fabricKey(inv) && heartbeatDueInMs() > (o.withinMs ?? 0)) return "none";
+    if (!o.due && (lastFabric === fabricKey(inv) || d.now() < retryAt) && heartbeatDueInMs() > (o.withinMs ?? 0))
+      return "none";
     try {
       await heartbeat(inv, shards);
+      failures = 0;
+      retryAt = 0;
       return "heartbeat";
     } catch (e) {
-      if (!needsRegistration(e)) throw e;
+      if (!needsRegistration(e)) {
+        const wait = heartbeatRetryMs(++failures, intervals.heartbeatIntervalS);
+        retryAt = d.now() + wait;
+        throw new HeartbeatFailed(e, wait);
+      }
       await register(inv, running);
       return "registered";
     }

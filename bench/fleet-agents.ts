@@ -8,6 +8,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { POLL_MARGIN_S } from "../agent/client.js";
 import { HEARTBEAT_EARLY, pollWaitS } from "../agent/loop.js";
+import { heartbeatRetryMs } from "../agent/session.js";
 import { heartbeatOf } from "../shared/heartbeat-of.js";
 import type { ShardReport } from "../shared/schemas/agent.js";
 import type { Inventory } from "../shared/schemas/inventory.js";
@@ -26,7 +27,6 @@ const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms));
  * a change), and that wait counted as the API's delivery time.
  */
 const afterReads = () => new Promise<void>((ok) => setImmediate(ok));
-const HEARTBEAT_FAILED = Symbol("heartbeat failed");
 const uniform = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
 
 type Agent = {
@@ -37,9 +37,11 @@ type Agent = {
   index: number;
   pollWaitS: number;
   heartbeatS: number;
-  /** When it last sent a heartbeat (or registered), ms; and how many it sent. */
+  /** When it last sent a heartbeat (or registered), ms; how many it sent; failures in a row, no new try before. */
   beatAt: number;
   beats: number;
+  beatFailures: number;
+  retryAt: number;
   shards: Map<string, ShardReport>;
   /** The deployment of each shard it runs. */
   deploymentOf: Map<string, string>;
@@ -158,17 +160,18 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
 
   /**
    * Sends the agent's heartbeat when it is due within HEARTBEAT_EARLY of the interval; ms until the next is due. One
-   * that fails throws HEARTBEAT_FAILED (counted already), and the poll loop backs off, as the agent's does.
+   * that fails (counted already) is tried again after a back-off, the agent polling on meanwhile, as the agent's
+   * session does.
    */
   async function heartbeat(a: Agent) {
-    const dueIn = () => a.beatAt + a.heartbeatS * 1000 - Date.now();
+    const dueIn = () => Math.max(a.beatAt + a.heartbeatS * 1000, a.retryAt) - Date.now();
     if (dueIn() > a.heartbeatS * 1000 * HEARTBEAT_EARLY) return dueIn();
     const body = heartbeatOf(withReadings(a.inv, a.beats++), [...a.shards.values()]);
     const via = await timed("heartbeat", () =>
       http.call("POST", agentPath(a, "heartbeat"), a.token, body, 30_000, a.index),
     );
-    if (via === undefined) throw HEARTBEAT_FAILED;
-    a.beatAt = Date.now();
+    if (via === undefined) a.retryAt = Date.now() + heartbeatRetryMs(++a.beatFailures, a.heartbeatS);
+    else [a.beatAt, a.retryAt, a.beatFailures] = [Date.now(), 0, 0];
     return dueIn();
   }
 
@@ -202,7 +205,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         await afterReads();
       } catch (e) {
         if (stopped) break;
-        if (e !== HEARTBEAT_FAILED) fail("poll", e);
+        fail("poll", e);
         await sleep(Math.min(30_000, 1000 * 2 ** failures++) * (0.5 + Math.random() / 2));
       }
     }
@@ -229,6 +232,8 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         heartbeatS,
         beatAt,
         beats: 0,
+        beatFailures: 0,
+        retryAt: 0,
         ...noShards(),
       };
     }
@@ -252,6 +257,8 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
           // a registration stands for a heartbeat, as the agent's session counts it
           beatAt: Date.now(),
           beats: 0,
+          beatFailures: 0,
+          retryAt: 0,
           ...noShards(),
         };
       } catch (e) {

@@ -3,7 +3,7 @@ import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../../agent/client.js";
 import { parseAgentConfig } from "../../agent/config.js";
-import { runLoop } from "../../agent/loop.js";
+import { type LoopDeps, runLoop } from "../../agent/loop.js";
 import { openSession } from "../../agent/session.js";
 import { tempDir } from "../helpers/db.js";
 import { H100_XML, inventoryFromCapture } from "../helpers/inventory.js";
@@ -49,8 +49,11 @@ afterEach(async () => {
   t.cleanup();
 });
 
-/** Starts the loop against the fake control plane and a supervisor over fake engines (`tick` in place of its own). */
-async function start(tick?: (own: () => Promise<void>) => Promise<void>) {
+/**
+ * Starts the loop against the fake control plane and a supervisor over fake engines (`tick` in place of its own; `over`
+ * in place of the test's loop settings).
+ */
+async function start(tick?: (own: () => Promise<void>) => Promise<void>, over: Partial<LoopDeps> = {}) {
   const cfg = parseAgentConfig(`state_dir: ${t.dir}\njoin_token: llmgw_join_j\n`);
   const client = createClient({ server: CP });
   const log = (l: string) => lines.push(l);
@@ -78,6 +81,7 @@ async function start(tick?: (own: () => Promise<void>) => Promise<void>) {
       reconcileIntervalMs: 20,
       backoff: { baseMs: 5, maxMs: 20 },
       minPollIntervalMs: 5,
+      ...over,
     },
     ac.signal,
   );
@@ -194,6 +198,27 @@ describe("agent loop", () => {
     expect(beats[0]!.at - registered!.at).toBeGreaterThanOrEqual(850);
     // ... and the polls asked to wait until the next was due, not the API's 30 s
     expect(new Set(cp.of("poll").map((p) => p.url.searchParams.get("wait")))).toEqual(new Set(["1"]));
+  });
+
+  it("goes on polling while its heartbeats are refused, trying them again after a back-off", async () => {
+    cp.registration = { ...cp.registration, heartbeatIntervalS: 1, pollWaitS: 30 };
+    cp.pollWaitMs = 60_000;
+    cp.next.heartbeat.push(
+      () => problem(503, "database_busy"),
+      () => problem(503, "database_busy"),
+    );
+    // the loop's own back-off after a failed call is 2–4 s here: polls must not wait for it
+    await start(undefined, { backoff: { baseMs: 4000, maxMs: 4000 } });
+    await waitFor("a heartbeat accepted after two refused", () => cp.of("heartbeat").length >= 3, 8000);
+    const [refused1, refused2, accepted] = cp.of("heartbeat");
+    const nextPoll = (after: { at: number }) => cp.of("poll").find((p) => p.at >= after.at)?.at ?? Infinity;
+    // a poll went out at once after each refusal (the assignments do not wait for the heartbeat) ...
+    expect(nextPoll(refused1!) - refused1!.at).toBeLessThan(500);
+    expect(nextPoll(refused2!) - refused2!.at).toBeLessThan(500);
+    expect(nextPoll(refused2!)).toBeLessThan(accepted!.at);
+    // ... and each retry came after the heartbeat's own back-off (0.5–1 s, then 1–2 s), not at once
+    expect(refused2!.at - refused1!.at).toBeGreaterThanOrEqual(400);
+    expect(lines.filter((l) => /^heartbeat failed: .*; polling on, the next try in \d/.test(l))).toHaveLength(2);
   });
 
   it("sends no heartbeat before it is due when answers come at once (a burst of changes)", async () => {

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ApiCallError, createClient } from "../../agent/client.js";
 import { parseAgentConfig } from "../../agent/config.js";
 import type { Identity } from "../../agent/identity.js";
-import { needsRegistration, openSession } from "../../agent/session.js";
+import { HeartbeatFailed, needsRegistration, openSession } from "../../agent/session.js";
 import { heartbeatOf } from "../../shared/heartbeat-of.js";
 import { imexConfigDigest } from "../../shared/imex-config.js";
 import type { Inventory } from "../../shared/schemas/inventory.js";
@@ -186,12 +186,33 @@ describe("session", () => {
     expect(cp.calls.map((c) => c.kind)).toEqual(["register", "heartbeat", "register"]);
   });
 
-  it("throws a heartbeat failure that registering would not fix", async () => {
+  it("throws a heartbeat failure that registering would not fix, and tries again only after a back-off", async () => {
     const s = await open();
     await s.sync(INV, [], []);
+    clock += 60_000;
     cp.next.heartbeat.push(() => problem(500, "internal"));
-    await expect(s.sync(INV, [], [], { due: true })).rejects.toMatchObject({ status: 500 });
+    const failed = await s.sync(INV, [], []).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(HeartbeatFailed);
+    expect((failed as HeartbeatFailed).cause).toMatchObject({ status: 500 });
+    const { retryInMs } = failed as HeartbeatFailed;
+    expect(retryInMs).toBeGreaterThanOrEqual(500);
+    expect(retryInMs).toBeLessThan(1000);
     expect(cp.of("register")).toHaveLength(1);
+    // overdue, but not tried again before the back-off is over (the poll loop waits until then) ...
+    expect(s.heartbeatDueInMs()).toBe(retryInMs);
+    expect(await s.sync(INV, [], [])).toBe("none");
+    // ... nor for a fabric change; then it is
+    expect(
+      await s.sync(
+        changed((i) => (i.gpus[0]!.fabric!.state = "In Progress")),
+        [],
+        [],
+      ),
+    ).toBe("none");
+    clock += retryInMs;
+    expect(await s.sync(INV, [], [])).toBe("heartbeat");
+    expect(cp.of("heartbeat")).toHaveLength(2);
+    expect(s.heartbeatDueInMs()).toBe(60_000);
   });
 
   it("joins again with the join token when the node token is refused at registration (the node was deleted)", async () => {
