@@ -144,8 +144,9 @@ export async function openSession(d: SessionDeps) {
       await register(inv, running);
       return "registered";
     }
-    if (!o.due && (lastFabric === fabricKey(inv) || d.now() < retryAt) && heartbeatDueInMs() > (o.withinMs ?? 0))
-      return "none";
+    // after a failure, nothing before its back-off is over (not even a fabric change, nor early by `withinMs`)
+    if (!o.due && d.now() < retryAt) return "none";
+    if (!o.due && lastFabric === fabricKey(inv) && heartbeatDueInMs() > (o.withinMs ?? 0)) return "none";
     try {
       await heartbeat(inv, shards);
       failures = 0;

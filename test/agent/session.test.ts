@@ -201,6 +201,7 @@ describe("session", () => {
     // overdue, but not tried again before the back-off is over (the poll loop waits until then) ...
     expect(s.heartbeatDueInMs()).toBe(retryInMs);
     expect(await s.sync(INV, [], [])).toBe("none");
+    expect(await s.sync(INV, [], [], { withinMs: 6_000 })).toBe("none");
     // ... nor for a fabric change; then it is
     expect(
       await s.sync(
