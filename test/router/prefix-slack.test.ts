@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { byPrefix } from "../../api/router/balancer.js";
-import { ownChars, prefixPick } from "../../api/router/prefix.js";
+import { prefixPick } from "../../api/router/prefix.js";
+import { ownChars } from "../../api/router/prompt-text.js";
 import { routingOf } from "../../api/router/routing.js";
 import type { Endpoint, Routing } from "../../api/router/types.js";
 

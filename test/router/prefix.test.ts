@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { byPrefix, choose } from "../../api/router/balancer.js";
-import { prefixKey, promptHead } from "../../api/router/prefix.js";
+import { prefixKey } from "../../api/router/prefix.js";
+import { promptHead } from "../../api/router/prompt-text.js";
 import { routingOf } from "../../api/router/routing.js";
 import type { Endpoint } from "../../api/router/types.js";
 

@@ -4,7 +4,7 @@
 // large response written through the socket's back-pressure without a listener left behind per wait.
 import { afterAll, describe, expect, it } from "vitest";
 import type { UpstreamResponse } from "../../api/router/failures.js";
-import { ownChars } from "../../api/router/prefix.js";
+import { ownChars } from "../../api/router/prompt-text.js";
 import { until } from "../helpers/process.js";
 import { BOTH_ROUTERS, closeRouterServers, ENDPOINT, oneReplicaDeps, type RouterCall } from "../helpers/router-deps.js";
 
