@@ -202,7 +202,7 @@ describe("session", () => {
     expect(s.heartbeatDueInMs()).toBe(retryInMs);
     expect(await s.sync(INV, [], [])).toBe("none");
     expect(await s.sync(INV, [], [], { withinMs: 6_000 })).toBe("none");
-    // ... nor for a fabric change; then it is
+    // ... nor for a fabric change; once it is over, the heartbeat goes
     expect(
       await s.sync(
         changed((i) => (i.gpus[0]!.fabric!.state = "In Progress")),
