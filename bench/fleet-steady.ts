@@ -39,7 +39,7 @@ export async function steadyPhase(
     );
   if (servers.sqld) cpu.push(`sqld CPU ${(100 * share(pids.length - 1)).toFixed(1)}% of a core`);
   cpu.push(`agents CPU ${agentPids.map((_, i) => `${(100 * share(pids.length + i)).toFixed(1)}%`).join(" + ")}`);
-  // serve, sqld, the agents and this process (the floor's requests, the probes)
+  // serve, sqld, the agents and this process (the floor's requests, the probes), in ms
   const own = process.cpuUsage(own0);
   const oursMs = after.reduce((a, x, i) => a + x - before[i]!, 0) + (own.user + own.system) / 1000;
   cpu.push(`the machine's CPUs in the steady phase: ${machineLine(machine0, oursMs, wall)}`);

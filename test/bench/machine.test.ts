@@ -18,16 +18,29 @@ describe("cpuShares", () => {
   it("splits the busy time into the benchmark's processes and other work, with the hypervisor's steal", () => {
     // 2 CPUs for 1 s: 200 ticks in all, 120 busy and 20 stolen; the benchmark used 0.8 s of CPU (40 % of 2 CPUs)
     const s = cpuShares(before, { busy: 1_120, steal: 120, total: 10_200 }, 800, 1_000, 2);
-    expect(s).toEqual({ busy: 60, ours: 40, other: 20, steal: 10 });
+    expect(s).toEqual({ busy: 60, ours: 40, other: 20, steal: 10, over: false });
   });
 
-  it("never counts the benchmark for more than the machine was busy (counters read a moment apart)", () => {
-    const s = cpuShares(before, { busy: 1_050, steal: 100, total: 10_200 }, 1_000, 1_000, 2);
-    expect(s).toMatchObject({ busy: 25, ours: 25, other: 0 });
+  it("never counts the benchmark for more than the machine was busy, and says when its counters read more", () => {
+    // counters read a moment apart: under a point over, nothing to say
+    expect(cpuShares(before, { busy: 1_050, steal: 100, total: 10_200 }, 505, 1_000, 2)).toMatchObject({
+      busy: 25,
+      ours: 25,
+      other: 0,
+      over: false,
+    });
+    // twice what the machine did (a unit slip): cut, and said
+    expect(cpuShares(before, { busy: 1_050, steal: 100, total: 10_200 }, 1_000, 1_000, 2)).toMatchObject({
+      busy: 25,
+      ours: 25,
+      other: 0,
+      over: true,
+    });
   });
 
-  it("says nothing where no time passed or /proc/stat could not be read", () => {
+  it("says nothing where no time passed or /proc/stat could not be read at the start", () => {
     expect(cpuShares(before, before, 0, 1_000, 2)).toBeUndefined();
-    expect(cpuShares({ busy: 0, steal: 0, total: 0 }, { busy: 0, steal: 0, total: 0 }, 0, 1_000, 2)).toBeUndefined();
+    // zeros at the start would make the shares cover everything since boot
+    expect(cpuShares({ busy: 0, steal: 0, total: 0 }, before, 0, 1_000, 2)).toBeUndefined();
   });
 });
