@@ -213,7 +213,14 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
 
   let registered = 0;
   let failed = 0;
-  const noShards = () => ({ shards: new Map<string, ShardReport>(), deploymentOf: new Map<string, string>() });
+  /** An agent's state before its first heartbeat: none sent or failed, no shards. */
+  const unbeaten = () => ({
+    beats: 0,
+    beatFailures: 0,
+    retryAt: 0,
+    shards: new Map<string, ShardReport>(),
+    deploymentOf: new Map<string, string>(),
+  });
   async function register(i: number): Promise<Agent | undefined> {
     const inv = inventoryOf(i);
     if (job.seeded) {
@@ -231,10 +238,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
         pollWaitS,
         heartbeatS,
         beatAt,
-        beats: 0,
-        beatFailures: 0,
-        retryAt: 0,
-        ...noShards(),
+        ...unbeaten(),
       };
     }
     const body = registrationOf(i, inv);
@@ -256,10 +260,7 @@ async function runAgents(job: AgentsJob, send: (m: FromAgents) => void) {
           heartbeatS: reply.heartbeatIntervalS,
           // a registration stands for a heartbeat, as the agent's session counts it
           beatAt: Date.now(),
-          beats: 0,
-          beatFailures: 0,
-          retryAt: 0,
-          ...noShards(),
+          ...unbeaten(),
         };
       } catch (e) {
         fail("register", e);
