@@ -43,8 +43,8 @@ export function machineTicks(): Ticks {
  * benchmark's own processes account for (`ourMs` of CPU over `wallMs`, on `cores` CPUs) and how much is not theirs —
  * other processes, and the kernel's own work for them (softirq: loopback traffic is not in a process's CPU time) —
  * and the share a hypervisor took (steal: time this VM's CPUs were ready while another guest ran). A noisy hour shows
- * here. `over`: the processes' counters read more than the machine was busy by over a point (a unit or timing error,
- * shown rather than hidden; `ours` is then cut to the busy share). Undefined when no time passed or the counters were
+ * here. `read`: the processes' share as their counters read it; `over`: that is more than the machine was busy by
+ * over a point (a unit or timing error, shown rather than hidden; `ours` is then cut to the busy share). Undefined when no time passed or the counters were
  * not read at the start.
  */
 export function cpuShares(before: Ticks, after: Ticks, ourMs: number, wallMs: number, cores: number) {
@@ -53,7 +53,8 @@ export function cpuShares(before: Ticks, after: Ticks, ourMs: number, wallMs: nu
   const busy = (100 * (after.busy - before.busy)) / total;
   const read = (100 * ourMs) / (wallMs * cores);
   const ours = Math.min(busy, read);
-  return { busy, ours, other: busy - ours, steal: (100 * (after.steal - before.steal)) / total, over: read > busy + 1 };
+  const steal = (100 * (after.steal - before.steal)) / total;
+  return { busy, ours, read, other: busy - ours, steal, over: read > busy + 1 };
 }
 
 /** cpuShares() from `before` to now, as one line. */
@@ -62,6 +63,6 @@ export function machineLine(before: Ticks, ourMs: number, wallMs: number): strin
   const s = cpuShares(before, machineTicks(), ourMs, wallMs, cores);
   if (!s) return "/proc/stat not readable";
   const f = (x: number) => `${x.toFixed(1)} %`;
-  const ours = `${f(s.ours)}${s.over ? ` (its processes' counters read ${f((100 * ourMs) / (wallMs * cores))}: more than the machine)` : ""}`;
+  const ours = `${f(s.ours)}${s.over ? ` (its processes' counters read ${f(s.read)}: more than the machine)` : ""}`;
   return `${f(s.busy)} busy of ${cores} CPUs (this benchmark's processes ${ours}, not theirs ${f(s.other)}), steal ${f(s.steal)}`;
 }

@@ -18,7 +18,7 @@ describe("cpuShares", () => {
   it("splits the busy time into the benchmark's processes and other work, with the hypervisor's steal", () => {
     // 2 CPUs for 1 s: 200 ticks in all, 120 busy and 20 stolen; the benchmark used 0.8 s of CPU (40 % of 2 CPUs)
     const s = cpuShares(before, { busy: 1_120, steal: 120, total: 10_200 }, 800, 1_000, 2);
-    expect(s).toEqual({ busy: 60, ours: 40, other: 20, steal: 10, over: false });
+    expect(s).toEqual({ busy: 60, ours: 40, read: 40, other: 20, steal: 10, over: false });
   });
 
   it("never counts the benchmark for more than the machine was busy, and says when its counters read more", () => {
