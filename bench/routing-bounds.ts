@@ -11,7 +11,8 @@
 // first token would come soonest, knowing every cache and every replica's prefill queue: greedy, and no router sees
 // that much). Last, the ideal: one cache of all replicas' capacity.
 // Run: npx tsx bench/routing-bounds.ts [--trace FILE] [--limit 1200] [--speed 4] [--replicas 4] [--cache-tokens N]
-//        [--slack N] [--queue-factor X] [--key-blocks N] [--prefill-queue]   (absent knobs: the router's defaults)
+//        [--slack N] [--queue-factor X] [--key-blocks N] [--key-on conversation|prompt] (absent knobs: the router's
+//        defaults) [--prefill-queue] [--api chat|completions] (the requests as bench/routing.ts sends them)
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
@@ -21,8 +22,19 @@ import { routingOf } from "../api/router/routing.js";
 import type { Endpoint } from "../api/router/types.js";
 import { ROOT } from "../test/helpers/process.js";
 import { machine } from "./machine.js";
-import { idealCache, namespaced, p90, prefixKnobFlags, prefixRoutingOf, traceOrExit } from "./routing-replay.js";
-import { messagesOf, promptOf, traceLine, turnsOf } from "./trace.js";
+import {
+  idealCache,
+  p90,
+  prefixKnobFlags,
+  prefixRoutingOf,
+  REPLAY_PATHS,
+  type ReplayApi,
+  replayApiFlag,
+  replayApiOf,
+  replayBody,
+  traceOrExit,
+} from "./routing-replay.js";
+import { promptOf, traceLine, turnsOf } from "./trace.js";
 import { makeTrace } from "./traces/make-trace.js";
 
 const SHIPPED = join(ROOT, "bench", "traces", "multi-tenant-chat.jsonl");
@@ -37,6 +49,7 @@ const { values: v } = parseArgs({
     "tokens-per-s": { type: "string", default: "200" },
     "max-tokens": { type: "string", default: "32" },
     ...prefixKnobFlags,
+    ...replayApiFlag,
     "prefill-queue": { type: "boolean", default: false },
   },
 });
@@ -60,8 +73,10 @@ const o = {
 };
 // the router's own settings, with the knobs given
 let routed: ReturnType<typeof routingOf>;
+let api: ReplayApi;
 try {
   routed = routingOf({ prefixRouting: prefixRoutingOf(v) });
+  api = replayApiOf(v.api);
 } catch (e) {
   console.error(`bench/routing-bounds.ts: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(2);
@@ -78,10 +93,11 @@ if (made && entries.some((e, n) => traceLine(e) !== traceLine(made.entries[n]!))
   process.exit(1);
 }
 const sessions = made?.sessions ?? [];
-// the body the replay sends (routing-replay.ts: the messages of turnsOf after a namespace), and its words as the
-// engine's tokens
+// the body the replay sends (routing-replay.ts: the messages of turnsOf, or one prompt, after a namespace), and its
+// words as the engine's tokens
 const turns = turnsOf(entries);
-const bodies = entries.map((e, i) => ({ messages: namespaced("run", messagesOf(e, turns[i])) }));
+const path = REPLAY_PATHS[api];
+const bodies = entries.map((e, i) => replayBody(api, "run", e, turns[i]!));
 const words = entries.map((e) => `run ${promptOf(e)}`.split(" "));
 const replies = entries.map((e) => Math.min(e.output_length, o.maxTokens));
 
@@ -105,7 +121,7 @@ function run(policy: Policy) {
     const queued = (url: string) => begins[Number(url)]!.reduce((sum, b) => sum + (b.at > now ? b.chars : 0), 0);
     // the bound the router holds this request to (its own text's length sets how long a queue it waits behind);
     // `session` and `precise` are held to it as the router's key is
-    const byRouter = policy === "p2c" ? undefined : prefixPick("/v1/chat/completions", bodies[n]!, routing);
+    const byRouter = policy === "p2c" ? undefined : prefixPick(path, bodies[n]!, routing);
     let r: number;
     if (policy === "soonest") {
       // every cache and every prefill queue known: the replica where this request's first token comes soonest
@@ -152,7 +168,7 @@ function run(policy: Policy) {
 }
 console.log(`machine: ${machine()}`);
 console.log(
-  `trace: ${relative(ROOT, resolve(v.trace))}, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; slack ${routing.slack}, queue factor ${routing.queueFactor}`,
+  `trace: ${relative(ROOT, resolve(v.trace))}, ${entries.length} requests at ${o.speed}× speed; ${o.replicas} replicas of ${o.cacheTokens.toLocaleString("en")} cached tokens, prefill ${o.prefill} tokens/s${o.queue ? " one request at a time" : ""}; sent as ${api === "chat" ? "chat completions" : "completions"}; slack ${routing.slack}, queue factor ${routing.queueFactor}`,
 );
 const best = idealCache(words, { capacityTokens: o.cacheTokens * o.replicas, prefillTokensPerS: o.prefill });
 for (const policy of ["p2c", "prefix", ...(shipped ? (["session"] as const) : []), "precise", "soonest"] as const) {

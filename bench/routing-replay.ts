@@ -3,7 +3,7 @@
 
 import { readFileSync } from "node:fs";
 import { createPrefixCache } from "../agent/sim/prefix-cache.js";
-import { messagesOf, readTrace, type TraceEntry, type Turn } from "./trace.js";
+import { messagesOf, promptOf, readTrace, type TraceEntry, type Turn } from "./trace.js";
 
 export type Shot = { ttftMs: number; prompt: number; cached: number; output: number; error?: string };
 export type ReplayResult = { shots: Shot[]; seconds: number };
@@ -18,10 +18,21 @@ export function traceOrExit(bench: string, file: string, limit: number): TraceEn
   }
 }
 
-/** The first content chunk's arrival and the final usage of one streamed chat completion. */
-async function send(url: string, key: string, body: object): Promise<Shot> {
+/** How a replay sends each request: as a chat client (messages) or as a completions client (one prompt string). */
+export type ReplayApi = "chat" | "completions";
+export const REPLAY_PATHS: Record<ReplayApi, string> = { chat: "/v1/chat/completions", completions: "/v1/completions" };
+
+/** The request body of entry `e` (its `turns`), after `namespace`: chat messages or one completion prompt. */
+export function replayBody(api: ReplayApi, namespace: string, e: TraceEntry, turns: readonly Turn[]) {
+  return api === "chat"
+    ? { messages: namespaced(namespace, messagesOf(e, turns)) }
+    : { prompt: `${namespace} ${promptOf(e)}` };
+}
+
+/** The first generated text's arrival and the final usage of one streamed chat or text completion. */
+async function send(url: string, path: string, key: string, body: object): Promise<Shot> {
   const began = performance.now();
-  const res = await fetch(`${url}/v1/chat/completions`, {
+  const res = await fetch(`${url}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -46,8 +57,12 @@ async function send(url: string, key: string, body: object): Promise<Shot> {
       end = buffered.indexOf("\n\n");
       const data = event.startsWith("data: ") ? event.slice(6) : "";
       if (!data || data === "[DONE]") continue;
-      const parsed = JSON.parse(data) as { choices?: { delta?: { content?: string } }[]; usage?: typeof usage };
-      if (ttftMs < 0 && parsed.choices?.[0]?.delta?.content) ttftMs = performance.now() - began;
+      const parsed = JSON.parse(data) as {
+        choices?: { delta?: { content?: string }; text?: string }[];
+        usage?: typeof usage;
+      };
+      const first = parsed.choices?.[0];
+      if (ttftMs < 0 && (first?.delta?.content || first?.text)) ttftMs = performance.now() - began;
       if (parsed.usage) usage = parsed.usage;
     }
   }
@@ -104,6 +119,7 @@ export async function replay(o: {
   onHalf?: () => void;
   /** Each entry's messages (trace.ts turnsOf). */
   turns: readonly (readonly Turn[])[];
+  api: ReplayApi;
 }): Promise<ReplayResult> {
   const t0 = performance.now();
   const start = o.entries[0]?.timestamp ?? 0;
@@ -116,14 +132,14 @@ export async function replay(o: {
       if (i === half) o.onHalf?.();
       const body = {
         model: o.model,
-        messages: namespaced(o.namespace, messagesOf(e, o.turns[i])),
+        ...replayBody(o.api, o.namespace, e, o.turns[i]!),
         max_tokens: Math.max(1, Math.min(e.output_length, o.maxTokens)),
         stream: true,
         stream_options: { include_usage: true },
       };
       for (let attempt = 0; ; attempt++) {
         try {
-          return await send(o.pick(), o.key, body);
+          return await send(o.pick(), REPLAY_PATHS[o.api], o.key, body);
         } catch (err) {
           if (attempt >= 1) return { ttftMs: -1, prompt: 0, cached: 0, output: 0, error: String(err) };
         }
@@ -166,6 +182,15 @@ export const prefixKnobFlags = {
   slack: { type: "string" },
   "queue-factor": { type: "string" },
 } as const;
+
+/** The flag for how a replay sends its requests (ReplayApi), for parseArgs. */
+export const replayApiFlag = { api: { type: "string", default: "chat" } } as const;
+
+/** The --api flag's value, checked. */
+export function replayApiOf(api: string | undefined): ReplayApi {
+  if (api === undefined || api === "chat" || api === "completions") return api ?? "chat";
+  throw new Error(`--api wants chat or completions, not ${JSON.stringify(api)}`);
+}
 
 /** The prefixRouting the given flags make (the knobs not given left to the router's defaults); throws on a bad value. */
 export function prefixRoutingOf(

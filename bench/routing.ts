@@ -6,8 +6,10 @@
 // on K instances, one of them killed halfway. The hit rate is the engines' own (cached / prompt tokens in their usage),
 // beside an ideal cache: one LRU of all replicas' capacity that sees every request.
 // Run: npm run build && npx tsx bench/routing.ts [--trace FILE] [--limit N] [--speed X] [--replicas R] [--instances K]
-//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--queue-factor X]
-//        [--prefill-alone]   (the knobs of the model spec's prefixRouting; absent: the router's defaults)
+//        [--policies random,p2c,prefix] [--key-blocks N] [--slack N] [--queue-factor X] [--key-on conversation|prompt]
+//        (the knobs of the model spec's prefixRouting; absent: the router's defaults) [--prefill-alone]
+//        [--api chat|completions]   (each request as a chat client sends it — a system message, then its turns — or as
+//        one completion prompt, as inference-perf's shared-prefix workload does)
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { routingOf } from "../api/router/routing.js";
@@ -17,7 +19,16 @@ import { apiCaller, killAll, type Proc, ROOT } from "../test/helpers/process.js"
 import { declareReplicas } from "../test/helpers/router.js";
 import { requireCurrentDist } from "./dist-check.js";
 import { machine } from "./machine.js";
-import { idealCache, prefixKnobFlags, prefixRoutingOf, replay, summarize, traceOrExit } from "./routing-replay.js";
+import {
+  idealCache,
+  prefixKnobFlags,
+  prefixRoutingOf,
+  replay,
+  replayApiFlag,
+  replayApiOf,
+  summarize,
+  traceOrExit,
+} from "./routing-replay.js";
 import { promptOf, type TraceEntry, turnsOf } from "./trace.js";
 
 function options() {
@@ -33,6 +44,7 @@ function options() {
       "max-tokens": { type: "string", default: "32" },
       policies: { type: "string", default: "random,p2c,prefix" },
       ...prefixKnobFlags,
+      ...replayApiFlag,
       "prefill-alone": { type: "boolean", default: false },
     },
   });
@@ -59,6 +71,7 @@ function options() {
     prefixRouting: prefixRoutingOf(v),
     /** The engines prefill each request as if alone (--no-prefill-queue) rather than one at a time. */
     prefillAlone: v["prefill-alone"] === true,
+    api: replayApiOf(v.api),
   };
 }
 let args: ReturnType<typeof options>;
@@ -73,7 +86,7 @@ try {
 const MODEL = "bench";
 const ADMIN = "routing-bench-admin-token-000000000001";
 const entries: TraceEntry[] = traceOrExit("bench/routing.ts", args.trace, args.limit);
-// each request's messages as a chat client sends them: a system prompt, then its conversation's turns
+// each request's messages as a chat client sends them: a system prompt, then its conversation's turns (--api chat)
 const turns = turnsOf(entries);
 
 /** The ideal cache for the run of `namespace` (routing-replay.ts idealCache), replies as the mock engine caches them. */
@@ -91,7 +104,7 @@ const ideal = (namespace: string) =>
 
 console.log(`machine: ${machine()}`);
 console.log(
-  `trace: ${args.trace.replace(`${ROOT}/`, "")}, ${entries.length} requests at ${args.speed}× speed; ${args.replicas} replicas of ${args.cacheTokens.toLocaleString("en")} cached tokens, prefill ${args.prefill} tokens/s ${args.prefillAlone ? "each request as if alone" : "one request at a time"}; replies capped at ${args.maxTokens} tokens; prefixRouting ${JSON.stringify(routingOf({ prefixRouting: args.prefixRouting }))}`,
+  `trace: ${args.trace.replace(`${ROOT}/`, "")}, ${entries.length} requests at ${args.speed}× speed; ${args.replicas} replicas of ${args.cacheTokens.toLocaleString("en")} cached tokens, prefill ${args.prefill} tokens/s ${args.prefillAlone ? "each request as if alone" : "one request at a time"}; sent as ${args.api === "chat" ? "chat completions" : "completions"}; replies capped at ${args.maxTokens} tokens; prefixRouting ${JSON.stringify(routingOf({ prefixRouting: args.prefixRouting }))}`,
 );
 const sqld = await startSqld();
 const env = { LLMGW_ADMIN_TOKEN: ADMIN, LLMGW_LOG_LEVEL: "warn" };
@@ -150,6 +163,7 @@ try {
       maxTokens: args.maxTokens,
       namespace,
       turns,
+      api: args.api,
       model: MODEL,
       key,
       pick: () => (run.policy === "random" ? random(replicas).url : random(live)),
