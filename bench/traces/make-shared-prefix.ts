@@ -18,6 +18,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { BLOCK_TOKENS, rng, type TraceEntry, traceLine, traceStats } from "../trace.js";
+import { firstSeenNumbering, flagNumber, rateScale } from "./make-common.js";
 
 export type SharedPrefixOptions = {
   requests: number;
@@ -60,13 +61,8 @@ export function makeSharedPrefixTrace(o: SharedPrefixOptions): { entries: TraceE
   const times: number[] = [];
   for (let i = 0, t = 0; i < o.requests; i++, t += -Math.log(1 - u())) times.push(t);
   const span = times.at(-1) ?? 0;
-  const scale = span > 0 ? ((o.requests - 1) * 1000) / o.rate / span : 0;
-  const renumber = new Map<number, number>();
-  const number = (id: number) => {
-    const n = renumber.get(id) ?? renumber.size;
-    renumber.set(id, n);
-    return n;
-  };
+  const scale = rateScale(o.requests, span, o.rate);
+  const number = firstSeenNumbering();
   const picked = times.map((_, i) => prompts[i % prompts.length]!);
   const entries = picked.map((p, i) => ({
     timestamp: Math.round(times[i]! * scale),
@@ -92,13 +88,8 @@ function options(): SharedPrefixOptions & { out: string } {
       seed: { type: "string" },
     },
   });
-  const num = (flag: keyof typeof v, dflt: number, whole: boolean, min: number) => {
-    const x = v[flag];
-    const n = x === undefined ? dflt : Number(x);
-    if (x?.trim() === "" || !Number.isFinite(n) || (whole && !Number.isInteger(n)) || n < min)
-      throw new Error(`--${flag} wants a ${whole ? "whole " : ""}number from ${min} up, not ${JSON.stringify(x)}`);
-    return n;
-  };
+  const num = (flag: keyof typeof v, dflt: number, whole: boolean, min: number) =>
+    flagNumber(flag, v[flag], dflt, whole, min);
   if (!v.out) throw new Error("--out FILE is required");
   const d = SHARED_PREFIX_DEFAULTS;
   return {

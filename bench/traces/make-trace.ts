@@ -22,6 +22,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { BLOCK_TOKENS, rng, type TraceEntry, traceLine, traceStats } from "../trace.js";
+import { firstSeenNumbering, flagNumber, rateScale } from "./make-common.js";
 
 export type TraceOptions = { requests: number; rate: number; tenants: number; seed: number };
 
@@ -101,13 +102,8 @@ export function makeTrace(o: TraceOptions): { entries: TraceEntry[]; sessions: n
     .slice(0, o.requests);
   const t0 = kept[0]?.t ?? 0;
   const span = (kept.at(-1)?.t ?? t0) - t0;
-  const scale = span > 0 ? ((kept.length - 1) * 1000) / o.rate / span : 1;
-  const renumber = new Map<number, number>();
-  const number = (id: number) => {
-    const n = renumber.get(id) ?? renumber.size;
-    renumber.set(id, n);
-    return n;
-  };
+  const scale = rateScale(kept.length, span, o.rate);
+  const number = firstSeenNumbering();
   const entries = kept.map((r) => ({
     timestamp: Math.round((r.t - t0) * scale),
     input_length: r.input,
@@ -128,19 +124,13 @@ function options() {
       seed: { type: "string" },
     },
   });
-  const num = (flag: string, x: string | undefined, dflt: number, whole: boolean, min: number) => {
-    const n = x === undefined ? dflt : Number(x);
-    if (x?.trim() === "" || !Number.isFinite(n) || (whole && !Number.isInteger(n)) || n < min)
-      throw new Error(`--${flag} wants a ${whole ? "whole " : ""}number from ${min} up, not ${JSON.stringify(x)}`);
-    return n;
-  };
   if (!v.out) throw new Error("--out FILE is required");
   return {
     out: v.out,
-    requests: num("requests", v.requests, 3000, true, 1),
-    rate: num("rate", v.rate, 10, false, 0.001),
-    tenants: num("tenants", v.tenants, 12, true, 1),
-    seed: num("seed", v.seed, 1, true, 0),
+    requests: flagNumber("requests", v.requests, 3000, true, 1),
+    rate: flagNumber("rate", v.rate, 10, false, 0.001),
+    tenants: flagNumber("tenants", v.tenants, 12, true, 1),
+    seed: flagNumber("seed", v.seed, 1, true, 0),
   };
 }
 
