@@ -55,7 +55,11 @@ describe("the router's key on the shared-prefix trace", () => {
   });
 
   it("sent as chat, keys each prompt apart by default and the group together with keyOn prompt", () => {
-    expect(perGroup(keys("chat", "conversation"))).toEqual([5, 5, 5, 5]);
-    expect(perGroup(keys("chat", "prompt"))).toEqual([1, 1, 1, 1]);
+    const apart = keys("chat", "conversation");
+    const together = keys("chat", "prompt");
+    expect(perGroup(apart)).toEqual([5, 5, 5, 5]);
+    expect(perGroup(together)).toEqual([1, 1, 1, 1]);
+    expect(new Set(together).size).toBe(4);
+    expect([...apart, ...together].filter((k) => k === undefined)).toEqual([]);
   });
 });
