@@ -44,8 +44,8 @@ export function machineTicks(): Ticks {
  * other processes, and the kernel's own work for them (softirq: loopback traffic is not in a process's CPU time) —
  * and the share a hypervisor took (steal: time this VM's CPUs were ready while another guest ran). A noisy hour shows
  * here. `read`: the processes' share as their counters read it; `over`: that is more than the machine was busy by
- * over a point (a unit or timing error, shown rather than hidden; `ours` is then cut to the busy share). Undefined when no time passed or the counters were
- * not read at the start.
+ * over a point (a unit or timing error, shown rather than hidden; `ours` is then cut to the busy share). Undefined
+ * when no time passed or the counters were not read at the start.
  */
 export function cpuShares(before: Ticks, after: Ticks, ourMs: number, wallMs: number, cores: number) {
   const total = after.total - before.total;
